@@ -1,0 +1,49 @@
+"""Start and stop the embedded (local) Ray cluster cleanly.
+
+``ray stop`` leaves ``<temp-dir>/ray_current_cluster`` behind, and a later ``ray.init(num_cpus=...)`` then
+tries to join that dead cluster and fails ("When connecting to an existing cluster, num_cpus and num_gpus
+must not be provided"). ``address="local"`` always starts a fresh local cluster, whatever that file says.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterator
+from typing import Any
+
+
+def init_local_ray(num_cpus: int | None = None, *, dashboard: bool = False, **kwargs: Any) -> dict[str, Any]:
+    """Start a new local Ray cluster for this process (or reuse the one this process already started)."""
+    import ray
+
+    if ray.is_initialized():
+        return {"address": ray.get_runtime_context().gcs_address, "reused": True}
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    context = ray.init(address="local", num_cpus=num_cpus or os.cpu_count(), include_dashboard=dashboard,
+                       log_to_driver=False, configure_logging=False, **kwargs)
+    return {"address": context.address_info["gcs_address"], "reused": False}
+
+
+def connect_ray(address: str | None = None, **kwargs: Any) -> dict[str, Any]:
+    """Join the cluster a job was submitted to (``ray job submit``), else start the embedded one."""
+    import ray
+
+    address = address or os.environ.get("RAY_ADDRESS")
+    if address and address != "local":
+        ray.init(address=address, **kwargs)
+        return {"address": address, "reused": True}
+    return init_local_ray(**kwargs)
+
+
+@contextlib.contextmanager
+def local_ray(num_cpus: int | None = None, **kwargs: Any) -> Iterator[dict[str, Any]]:
+    """A local cluster for the duration of a block; shut down afterwards even on error."""
+    import ray
+
+    info = init_local_ray(num_cpus, **kwargs)
+    try:
+        yield info
+    finally:
+        if not info["reused"]:
+            ray.shutdown()

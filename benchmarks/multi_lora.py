@@ -1,0 +1,203 @@
+"""Multi-LoRA serving against the merged way, for K checkpoints, in one run.
+
+(a) multi-LoRA: one vLLM server holds the base weights once; all K adapters are published and their
+    evaluation sessions run concurrently.
+(b) merged: for each checkpoint, merge the adapter into the base (PEFT ``merge_and_unload``), save, start
+    a server for it alone, evaluate, stop. This is what serving each checkpoint as its own model costs.
+Both evaluate the same sessions, shaped like agent traffic: each harness's real system prompt and tool
+list (pi, opencode, hermes, as captured), a user task, then a second turn holding a tool call and its
+result. Wall time includes server start, as it would in a real evaluation job.
+
+Then, on the multi-LoRA server: adapter publish latency (publish + retire of fresh versions), and the
+latency of requests for other adapters while publishes happen against a no-publish baseline.
+
+    python -m benchmarks.multi_lora [--checkpoints 9] [--rank 32]
+
+The last line is one JSON object with the figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import shutil
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import httpx
+
+from actors.serving import ServingConfig, VLLMServer
+from benchmarks.stats import percentile
+from environments.harness_prompts import HARNESSES, harness_request
+from environments.tiny_model import build_tiny_model, random_lora_adapter
+
+TASKS = ("Find why the tests fail and fix the bug.", "How many rows of sales.csv have a missing region?")
+MAX_TOKENS = 24
+
+
+def sessions() -> list[list[list[dict]]]:
+    """Each session is a list of turns; each turn is the message list sent at that point."""
+    out = []
+    for harness in HARNESSES:
+        captured = harness_request(harness)
+        system, _user, *rest = captured["messages"]
+        for task in TASKS:
+            user = {"role": "user", "content": task}
+            out.append([[system, user], [system, user, *rest]])
+    return out
+
+
+def tools_of(turns: list[list[dict]]) -> list[dict]:
+    system = turns[0][0]["content"]
+    for harness in HARNESSES:
+        if harness_request(harness)["messages"][0]["content"] == system:
+            return harness_request(harness)["tools"]
+    raise AssertionError("session does not come from a captured harness")
+
+
+async def evaluate(url: str, models: list[str], concurrency: int = 48) -> list[float]:
+    """Run every session for every model, turns in order within a session; return request latencies (s)."""
+    limit = asyncio.Semaphore(concurrency)
+    latencies: list[float] = []
+    async with httpx.AsyncClient(base_url=url, timeout=600.0) as client:
+        async def run_session(model: str, turns: list[list[dict]]) -> None:
+            tools = tools_of(turns)
+            for messages in turns:
+                body = {"model": model, "messages": messages, "tools": tools, "max_tokens": MAX_TOKENS,
+                        "temperature": 0.0}
+                async with limit:
+                    started = time.perf_counter()
+                    response = await client.post("/chat/completions", json=body)
+                    latencies.append(time.perf_counter() - started)
+                response.raise_for_status()
+
+        await asyncio.gather(*(run_session(m, s) for m in models for s in sessions()))
+    return latencies
+
+
+def make_checkpoints(base: Path, out: Path, count: int, rank: int) -> list[Path]:
+    return [random_lora_adapter(base, out / f"ckpt-{i}", rank=rank, seed=1000 + i, alpha=rank) for i in range(count)]
+
+
+def merge(base: Path, adapter: Path, out: Path) -> Path:
+    from peft import PeftModel
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    merged = PeftModel.from_pretrained(AutoModelForCausalLM.from_pretrained(base), adapter).merge_and_unload()
+    merged.save_pretrained(out)
+    AutoTokenizer.from_pretrained(base).save_pretrained(out)
+    return out
+
+
+def run_multi_lora(base: Path, checkpoints: list[Path], rank: int, work: Path) -> tuple[float, VLLMServer]:
+    started = time.perf_counter()
+    server = VLLMServer(ServingConfig(model=str(base), max_lora_rank=rank, max_loras=len(checkpoints) + 2),
+                        str(work / "multi"))
+    server.start()
+    names = []
+    for i, path in enumerate(checkpoints):
+        server.publish(f"ckpt-v{i}", str(path))
+        names.append(f"ckpt-v{i}")
+    asyncio.run(evaluate(server.url(), names))
+    return time.perf_counter() - started, server
+
+
+def run_merged(base: Path, checkpoints: list[Path], work: Path) -> float:
+    started = time.perf_counter()
+    for i, path in enumerate(checkpoints):
+        merged = merge(base, path, work / f"merged-{i}")
+        server = VLLMServer(ServingConfig(model=str(merged), enable_lora=False), str(work / f"merged-srv-{i}"))
+        try:
+            server.start()
+            asyncio.run(evaluate(server.url(), ["base"]))
+        finally:
+            server.stop()
+        shutil.rmtree(merged, ignore_errors=True)
+        print(f"  merged checkpoint {i + 1}/{len(checkpoints)} done at {time.perf_counter() - started:.0f} s",
+              flush=True)
+    return time.perf_counter() - started
+
+
+def publish_under_load(server: VLLMServer, adapter: Path, others: list[str], publishes: int,
+                       baseline_s: float) -> dict[str, float]:
+    """Latency of other adapters' requests with and without concurrent publishes, and publish latency."""
+    url = server.url()
+    stop = threading.Event()
+    phase = {"name": "baseline"}
+    samples: dict[str, list[float]] = {"baseline": [], "publish": []}
+
+    def client(model: str) -> None:
+        messages = sessions()[0][0]
+        with httpx.Client(base_url=url, timeout=120.0) as http:
+            while not stop.is_set():
+                current = phase["name"]
+                started = time.perf_counter()
+                http.post("/chat/completions", json={"model": model, "messages": messages, "max_tokens": 8,
+                                                     "temperature": 0.0}).raise_for_status()
+                samples[current].append((time.perf_counter() - started) * 1000.0)
+
+    threads = [threading.Thread(target=client, args=(m,), daemon=True) for m in others]
+    for t in threads:
+        t.start()
+    time.sleep(baseline_s)
+    phase["name"] = "publish"
+    publish_ms = []
+    for i in range(publishes):
+        publish_ms.append(server.publish(f"fresh-v{i}", str(adapter)))
+        time.sleep(0.05)
+        server.retire(f"fresh-v{i}")
+    stop.set()
+    for t in threads:
+        t.join()
+    return {
+        "publish_p50_ms": percentile(publish_ms, 0.5),
+        "publish_p99_ms": percentile(publish_ms, 0.99),
+        "others_p99_ms_during_publish": percentile(samples["publish"], 0.99),
+        "others_p99_ms_baseline": percentile(samples["baseline"], 0.99),
+        "others_p50_ms_during_publish": percentile(samples["publish"], 0.5),
+        "others_p50_ms_baseline": percentile(samples["baseline"], 0.5),
+        "others_requests": len(samples["publish"]) + len(samples["baseline"]),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--checkpoints", type=int, default=9)
+    parser.add_argument("--rank", type=int, default=32)
+    parser.add_argument("--publishes", type=int, default=40)
+    parser.add_argument("--model", type=Path, default=None, help="base model folder (default: the tiny model)")
+    args = parser.parse_args()
+
+    base = args.model or build_tiny_model()
+    work = Path(tempfile.mkdtemp(prefix="ha-bench-multi-lora-"))
+    try:
+        checkpoints = make_checkpoints(base, work, args.checkpoints, args.rank)
+        requests = len(sessions()) * 2
+        print(f"{args.checkpoints} checkpoints (rank {args.rank}) x {len(sessions())} sessions x 2 turns "
+              f"= {args.checkpoints * requests} requests per way; base {base.name}", flush=True)
+        multi_s, server = run_multi_lora(base, checkpoints, args.rank, work)
+        print(f"multi-LoRA: {multi_s:.1f} s (one server, {args.checkpoints} adapters concurrently)", flush=True)
+        try:
+            live = server.adapters()[:3]
+            under_load = publish_under_load(server, checkpoints[0], live, args.publishes, baseline_s=10.0)
+        finally:
+            server.stop()
+        merged_s = run_merged(base, checkpoints, work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    ratio = merged_s / multi_s
+    print(f"merged:     {merged_s:.1f} s ({args.checkpoints} x merge + start + evaluate + stop)")
+    print(f"ratio merged/multi-LoRA: {ratio:.2f} (ideal {args.checkpoints}, goal >= {0.9 * args.checkpoints:.1f})")
+    print(f"publish p50 {under_load['publish_p50_ms']:.1f} ms, p99 {under_load['publish_p99_ms']:.1f} ms; "
+          f"other adapters' request p99 {under_load['others_p99_ms_during_publish']:.1f} ms during publishes vs "
+          f"{under_load['others_p99_ms_baseline']:.1f} ms baseline")
+    figures = {"checkpoints": args.checkpoints, "multi_lora_s": round(multi_s, 2), "merged_s": round(merged_s, 2),
+               "ratio": round(ratio, 3), **{k: round(v, 2) for k, v in under_load.items()}}
+    print(json.dumps(figures))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,56 @@
+"""The server command line and its config validation."""
+
+from __future__ import annotations
+
+import pytest
+
+from actors.serving.config import ServingConfig, default_max_loras, resolve_device, server_command, server_env
+
+
+def test_max_loras_default_fits_three_trainers_with_a_staleness_window_of_four():
+    assert default_max_loras() == 18
+    assert ServingConfig(model="m").max_loras == 18
+    assert default_max_loras(trainers=1, max_staleness=0) == 2
+
+
+def _flag(cmd: list[str], name: str) -> str:
+    return cmd[cmd.index(name) + 1]
+
+
+def test_cpu_command_enables_runtime_lora_and_the_hermes_tool_parser():
+    cfg = ServingConfig(model="/models/tiny", max_lora_rank=16, max_loras=6)
+    cmd = server_command(cfg, 8123, device="cpu", python="py")
+    assert cmd[:3] == ["py", "-m", "vllm.entrypoints.openai.api_server"]
+    assert _flag(cmd, "--dtype") == "float32"
+    assert _flag(cmd, "--max-lora-rank") == "16" and _flag(cmd, "--max-loras") == "6"
+    assert _flag(cmd, "--tool-call-parser") == "hermes" and "--enable-auto-tool-choice" in cmd
+    assert _flag(cmd, "--port") == "8123" and _flag(cmd, "--host") == "127.0.0.1"
+    assert "--gpu-memory-utilization" not in cmd
+    env = server_env(cfg, device="cpu")
+    assert env["VLLM_ALLOW_RUNTIME_LORA_UPDATING"] == "1" and env["VLLM_CPU_KVCACHE_SPACE"] == "2"
+
+
+def test_gpu_command_uses_bf16_and_a_memory_share():
+    cmd = server_command(ServingConfig(model="m"), 1, device="gpu", python="py")
+    assert _flag(cmd, "--dtype") == "bfloat16" and "--gpu-memory-utilization" in cmd
+    assert "VLLM_CPU_KVCACHE_SPACE" not in server_env(ServingConfig(model="m"), device="gpu")
+
+
+def test_merged_serving_has_no_lora_flags():
+    assert "--enable-lora" not in server_command(ServingConfig(model="m", enable_lora=False), 1, device="cpu")
+
+
+def test_device_auto_follows_cuda():
+    assert resolve_device("auto", True) == "gpu" and resolve_device("auto", False) == "cpu"
+    assert resolve_device("cpu", True) == "cpu"
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"model": ""}, "serving.model is empty"),
+    ({"model": "m", "max_lora_rank": 12}, "max_lora_rank=12"),
+    ({"model": "m", "max_loras": 0}, "max_loras=0"),
+    ({"model": "m", "device": "tpu"}, "device='tpu'"),
+])
+def test_bad_config_names_the_field_and_the_fix(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        ServingConfig(**kwargs)

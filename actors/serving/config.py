@@ -108,6 +108,8 @@ def server_env(cfg: ServingConfig, *, device: Literal["cpu", "gpu"]) -> dict[str
         "VLLM_SERVER_DEV_MODE": "1",
         "VLLM_NO_USAGE_STATS": "1",
         "VLLM_DO_NOT_TRACK": "1",
+        # vLLM logs to stdout; unbuffered so the log file has its lines even when the process is killed.
+        "PYTHONUNBUFFERED": "1",
         "HF_HUB_OFFLINE": "1",
         "TRANSFORMERS_OFFLINE": "1",
     }

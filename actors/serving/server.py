@@ -57,6 +57,14 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
+def _die_with_parent() -> None:
+    """Runs in the child before exec: SIGTERM it when the actor that started it dies, even by SIGKILL
+    (Ray kills actors that way), so no orphaned vLLM keeps the port and gigabytes of memory."""
+    import ctypes
+
+    ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # 1 = PR_SET_PDEATHSIG
+
+
 def _cuda_available() -> bool:
     try:
         import torch
@@ -101,7 +109,7 @@ class VLLMServer:
         log.info("starting vLLM: %s", " ".join(cmd))
         with open(log_path, "ab") as log_file:
             self._proc = subprocess.Popen(cmd, stdout=log_file, stderr=subprocess.STDOUT, env=env,
-                                          start_new_session=True)
+                                          start_new_session=True, preexec_fn=_die_with_parent)
         deadline = time.monotonic() + self.cfg.startup_timeout_s
         while time.monotonic() < deadline:
             if self._proc.poll() is not None:

@@ -1,0 +1,33 @@
+"""Model presets (``jobs/configs/models/*.yaml``, one ServingConfig each) and resolving ``tiny``."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+from actors.serving import ServingConfig
+from jobs.config import load_config
+
+PRESETS_DIR = Path(__file__).resolve().parent / "configs" / "models"
+TINY = "tiny"
+
+
+def preset_names() -> list[str]:
+    return sorted(p.stem for p in PRESETS_DIR.glob("*.yaml"))
+
+
+def load_preset(name: str, overrides: tuple[str, ...] = ()) -> ServingConfig:
+    """The serving config of a named preset; nothing is downloaded or built here."""
+    path = PRESETS_DIR / f"{name}.yaml"
+    if not path.exists():
+        raise ValueError(f"unknown model preset {name!r}: choose one of {', '.join(preset_names())}")
+    return load_config(ServingConfig, path, overrides)
+
+
+def resolve_model(cfg: ServingConfig) -> ServingConfig:
+    """Replace ``model: tiny`` by the locally built tiny model's folder (building it if needed)."""
+    if cfg.model != TINY:
+        return cfg
+    from environments.tiny_model import build_tiny_model
+
+    return replace(cfg, model=str(build_tiny_model()))

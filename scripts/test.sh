@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# Set up the environment (idempotent) and run the test suite: everything except `gpu` tests, which skip
+# themselves without CUDA anyway. Extra arguments go to pytest.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh
+export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 RAY_USAGE_STATS_ENABLED=0 TRL_EXPERIMENTAL_SILENCE=1
+exec .venv/bin/python -m pytest -m "not gpu" -p no:cacheprovider "$@"

@@ -1,0 +1,69 @@
+"""Every shipped config loads into its dataclass; bad keys and values are named with their fix."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from actors.serving import ServingConfig
+from jobs.config import ConfigError, load_config
+from jobs.models import load_preset, preset_names, resolve_model
+from jobs.smoke import DEFAULT_CONFIG, SmokeConfig
+
+
+def test_every_model_preset_loads_without_downloading_anything():
+    names = preset_names()
+    assert {"tiny", "lfm3-1.7b", "lfm2.5-24b-a2b", "twil-8b"} <= set(names)
+    for name in names:
+        cfg = load_preset(name)
+        assert isinstance(cfg, ServingConfig) and cfg.max_lora_rank == 32 and cfg.max_loras == 18
+
+
+def test_the_smoke_config_loads_and_accepts_dotted_overrides():
+    assert load_config(SmokeConfig, DEFAULT_CONFIG).model_preset == "tiny"
+    assert load_config(SmokeConfig, DEFAULT_CONFIG, ["max_tokens=8"]).max_tokens == 8
+
+
+def test_unknown_keys_are_named_with_the_known_ones(tmp_path: Path):
+    path = tmp_path / "bad.yaml"
+    path.write_text("model: m\nmax_lora: 8\n")
+    with pytest.raises(ConfigError, match=r"unknown key\(s\) max_lora; known: .*max_lora_rank"):
+        load_config(ServingConfig, path)
+
+
+def test_validation_errors_carry_the_file_name(tmp_path: Path):
+    path = tmp_path / "bad.yaml"
+    path.write_text("model: m\nmax_lora_rank: 12\n")
+    with pytest.raises(ConfigError, match=r"bad.yaml: .*max_lora_rank=12"):
+        load_config(ServingConfig, path)
+
+
+@dataclass(frozen=True)
+class Inner:
+    rate: float = 1.0
+
+
+@dataclass(frozen=True)
+class Outer:
+    inner: Inner = field(default_factory=Inner)
+    tags: tuple[str, ...] = ()
+
+
+def test_nested_sections_lists_and_overrides_convert(tmp_path: Path):
+    path = tmp_path / "c.yaml"
+    path.write_text("inner: {rate: 2}\ntags: [a, b]\n")
+    cfg = load_config(Outer, path, ["inner.rate=3"])
+    assert cfg == Outer(inner=Inner(rate=3.0), tags=("a", "b"))
+    with pytest.raises(ConfigError, match="dotted.key=value"):
+        load_config(Outer, path, ["inner.rate"])
+    with pytest.raises(ConfigError, match="not valid YAML"):
+        (tmp_path / "broken.yaml").write_text("a: [")
+        load_config(Outer, tmp_path / "broken.yaml")
+
+
+def test_tiny_resolves_to_the_built_model_and_others_stay_as_named(cache_dir: Path):
+    assert resolve_model(ServingConfig(model="/some/model")).model == "/some/model"
+    resolved = resolve_model(load_preset("tiny"))
+    assert (Path(resolved.model) / "config.json").exists()

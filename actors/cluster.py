@@ -20,8 +20,14 @@ def init_local_ray(num_cpus: int | None = None, *, dashboard: bool = False, **kw
     if ray.is_initialized():
         return {"address": ray.get_runtime_context().gcs_address, "reused": True}
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-    context = ray.init(address="local", num_cpus=num_cpus or os.cpu_count(), include_dashboard=dashboard,
-                       log_to_driver=False, configure_logging=False, **kwargs)
+    context = ray.init(
+        address="local",
+        num_cpus=num_cpus or os.cpu_count(),
+        include_dashboard=dashboard,
+        log_to_driver=False,
+        configure_logging=False,
+        **kwargs,
+    )
     return {"address": context.address_info["gcs_address"], "reused": False}
 
 

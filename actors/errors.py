@@ -1,14 +1,14 @@
 """Errors raised by the actors, one small tree. Messages are for operators: they say what to change.
 
-    ActorError
-    ├── ServingError                  the vLLM server process
-    │   ├── ServerStartError          it did not become healthy in time (log tail attached)
-    │   └── ServerUnavailableError    it is down and could not be brought back
-    └── AdapterError                  one named LoRA adapter
-        ├── AdapterExistsError        the name is already live: publish a new name, never overwrite
-        ├── AdapterNotFoundError      no live adapter has that name
-        ├── AdapterInvalidError       the files are missing, truncated, not LoRA, or the rank is too large
-        └── AdapterCapacityError      max_loras adapters are live: retire one or raise max_loras
+ActorError
+├── ServingError                  the vLLM server process
+│   ├── ServerStartError          it did not become healthy in time (log tail attached)
+│   └── ServerUnavailableError    it is down and could not be brought back
+└── AdapterError                  one named LoRA adapter
+    ├── AdapterExistsError        the name is already live: publish a new name, never overwrite
+    ├── AdapterNotFoundError      no live adapter has that name
+    ├── AdapterInvalidError       the files are missing, truncated, not LoRA, or the rank is too large
+    └── AdapterCapacityError      max_loras adapters are live: retire one or raise max_loras
 """
 
 from __future__ import annotations

@@ -12,13 +12,22 @@ if TYPE_CHECKING:
 def serving_bundle(device: Literal["cpu", "gpu"], cpus: float = 1.0, gpus: float = 1.0) -> dict[str, float]:
     """The placement-group bundle the serving actor needs: its CPU share, plus a GPU on GPU machines."""
     if cpus <= 0 or (device == "gpu" and gpus <= 0):
-        raise ValueError(f"serving bundle needs cpus > 0 and, on GPU, gpus > 0 (got cpus={cpus}, gpus={gpus})")
+        raise ValueError(
+            f"serving bundle needs cpus > 0 and, on GPU, gpus > 0 (got cpus={cpus}, gpus={gpus})"
+        )
     return {"CPU": cpus, "GPU": gpus} if device == "gpu" else {"CPU": cpus}
 
 
-def make_actor(cls: type, *args: Any, resources: dict[str, float], name: str | None = None,
-               placement_group: PlacementGroup | None = None, bundle_index: int = 0,
-               max_concurrency: int = 1, **kwargs: Any) -> ActorHandle:
+def make_actor(
+    cls: type,
+    *args: Any,
+    resources: dict[str, float],
+    name: str | None = None,
+    placement_group: PlacementGroup | None = None,
+    bundle_index: int = 0,
+    max_concurrency: int = 1,
+    **kwargs: Any,
+) -> ActorHandle:
     """Create a Ray actor from a plain class. The only ``ray.remote`` call site in the project."""
     import ray
     from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
@@ -32,20 +41,35 @@ def make_actor(cls: type, *args: Any, resources: dict[str, float], name: str | N
         options["name"] = name
     if placement_group is not None:
         options["scheduling_strategy"] = PlacementGroupSchedulingStrategy(
-            placement_group=placement_group, placement_group_bundle_index=bundle_index)
+            placement_group=placement_group, placement_group_bundle_index=bundle_index
+        )
     return ray.remote(cls).options(**options).remote(*args, **kwargs)
 
 
-def start_serving(cfg: Any, *, device: Literal["cpu", "gpu"], name: str | None = None,
-                  placement_group: PlacementGroup | None = None, bundle_index: int = 0,
-                  work_dir: str | None = None) -> ActorHandle:
+def start_serving(
+    cfg: Any,
+    *,
+    device: Literal["cpu", "gpu"],
+    name: str | None = None,
+    placement_group: PlacementGroup | None = None,
+    bundle_index: int = 0,
+    work_dir: str | None = None,
+) -> ActorHandle:
     """Start the serving actor (a threaded VLLMServer) and wait until its server answers."""
     import ray
 
     from actors.serving.server import VLLMServer
 
     # The vLLM process is a child of the actor and brings its own threads; the actor itself is I/O.
-    handle = make_actor(VLLMServer, cfg, work_dir, resources=serving_bundle(device), name=name,
-                        placement_group=placement_group, bundle_index=bundle_index, max_concurrency=16)
+    handle = make_actor(
+        VLLMServer,
+        cfg,
+        work_dir,
+        resources=serving_bundle(device),
+        name=name,
+        placement_group=placement_group,
+        bundle_index=bundle_index,
+        max_concurrency=16,
+    )
     ray.get(handle.start.remote())
     return handle

@@ -32,17 +32,42 @@ from serve.rules.shellread import read_shell  # noqa: E402
 from serve.trace import session_trace  # noqa: E402
 
 LENGTHS = (5, 60, 200)
-TOOLS = [{"type": "function", "function": {"name": n, "parameters": {"type": "object"}}}
-         for n in ("read", "bash", "edit", "write")]
+TOOLS = [
+    {"type": "function", "function": {"name": n, "parameters": {"type": "object"}}}
+    for n in ("read", "bash", "edit", "write")
+]
 CALLS = [
     ("bash", {"command": "ls -la src tests"}, "core.py\nutil.py\ntest_core.py"),
     ("read", {"path": "src/pkg/core.py"}, "def f(x):\n    return x + 1\n" * 20),
-    ("bash", {"command": "python -m pytest -q tests/test_core.py 2>&1 | tail -20"}, "..F.\n1 failed, 3 passed"),
-    ("edit", {"path": "src/pkg/core.py", "edits": [{"oldText": "return x + 1", "newText": "return x + 2"}]}, "ok"),
-    ("bash", {"command": "curl -s https://docs.example.org/api.json -o spec.json && jq '.paths | keys' spec.json"}, "[]"),
+    (
+        "bash",
+        {"command": "python -m pytest -q tests/test_core.py 2>&1 | tail -20"},
+        "..F.\n1 failed, 3 passed",
+    ),
+    (
+        "edit",
+        {"path": "src/pkg/core.py", "edits": [{"oldText": "return x + 1", "newText": "return x + 2"}]},
+        "ok",
+    ),
+    (
+        "bash",
+        {"command": "curl -s https://docs.example.org/api.json -o spec.json && jq '.paths | keys' spec.json"},
+        "[]",
+    ),
     ("bash", {"command": "git diff --stat && git log --oneline -5"}, "abc1234 fix\n 1 file changed"),
-    ("write", {"path": "src/pkg/extra.py", "content": "import re\n\n\ndef g(s):\n    return re.sub('a', 'b', s)\n"}, "ok"),
-    ("bash", {"command": "python3 - <<'EOF'\nimport csv\nprint(sum(1 for _ in csv.reader(open('data.csv'))))\nEOF"}, "42"),
+    (
+        "write",
+        {"path": "src/pkg/extra.py", "content": "import re\n\n\ndef g(s):\n    return re.sub('a', 'b', s)\n"},
+        "ok",
+    ),
+    (
+        "bash",
+        {
+            "command": "python3 - <<'EOF'\nimport csv\n"
+            "print(sum(1 for _ in csv.reader(open('data.csv'))))\nEOF"
+        },
+        "42",
+    ),
 ]
 
 
@@ -50,14 +75,21 @@ def session(length: int) -> tuple[list[dict], list[dict]]:
     """(messages, tool calls): `length` calls, each answered by a tool message."""
     messages: list[dict] = [
         {"role": "system", "content": "You are pi. Current working directory: /testbed"},
-        {"role": "user", "content": [{"type": "text", "text": "Fix pkg so tests pass. Docs: https://docs.example.org/"}]},
+        {
+            "role": "user",
+            "content": [{"type": "text", "text": "Fix pkg so tests pass. Docs: https://docs.example.org/"}],
+        },
     ]
     calls = []
     for i in range(length):
         name, args, output = CALLS[i % len(CALLS)]
         if "command" in args:  # unique text per call, so parse caches don't flatter the figures
             args = {"command": f": step {i}; " + args["command"]}
-        call = {"id": f"call_{i}", "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}
+        call = {
+            "id": f"call_{i}",
+            "type": "function",
+            "function": {"name": name, "arguments": json.dumps(args)},
+        }
         calls.append(call)
         messages.append({"role": "assistant", "content": None, "tool_calls": [call]})
         messages.append({"role": "tool", "tool_call_id": call["id"], "content": f"{output}\n(step {i})"})
@@ -107,12 +139,22 @@ def main() -> None:
         tail = times if length == 5 else [t for k, t in enumerate(times) if k % length >= length - 5]
         p50, p99 = percentile(times, 0.5), percentile(times, 0.99)
         full = full_trace_ms(length, max(3, args.repeats // 2))
-        print(f"{length:>6} {p50:>13.4f} {p99:>13.4f} {full:>13.3f}   (last-5-calls p50 {percentile(tail, 0.5):.4f})")
+        print(
+            f"{length:>6} {p50:>13.4f} {p99:>13.4f} {full:>13.3f}   "
+            f"(last-5-calls p50 {percentile(tail, 0.5):.4f})"
+        )
         result[f"check_p50_ms_{length}"] = round(p50, 4)
         result[f"check_p99_ms_{length}"] = round(p99, 4)
         result[f"atif_full_ms_{length}"] = round(full, 3)
-    keys = ("check_p50_ms_5", "check_p99_ms_5", "check_p99_ms_60", "check_p99_ms_200",
-            "atif_full_ms_5", "atif_full_ms_60", "atif_full_ms_200")
+    keys = (
+        "check_p50_ms_5",
+        "check_p99_ms_5",
+        "check_p99_ms_60",
+        "check_p99_ms_200",
+        "atif_full_ms_5",
+        "atif_full_ms_60",
+        "atif_full_ms_200",
+    )
     print(json.dumps({k: result[k] for k in keys}))
 
 

@@ -63,11 +63,17 @@ async def evaluate(url: str, models: list[str], concurrency: int = 48) -> list[f
     limit = asyncio.Semaphore(concurrency)
     latencies: list[float] = []
     async with httpx.AsyncClient(base_url=url, timeout=600.0) as client:
+
         async def run_session(model: str, turns: list[list[dict]]) -> None:
             tools = tools_of(turns)
             for messages in turns:
-                body = {"model": model, "messages": messages, "tools": tools, "max_tokens": MAX_TOKENS,
-                        "temperature": 0.0}
+                body = {
+                    "model": model,
+                    "messages": messages,
+                    "tools": tools,
+                    "max_tokens": MAX_TOKENS,
+                    "temperature": 0.0,
+                }
                 async with limit:
                     started = time.perf_counter()
                     response = await client.post("/chat/completions", json=body)
@@ -79,7 +85,10 @@ async def evaluate(url: str, models: list[str], concurrency: int = 48) -> list[f
 
 
 def make_checkpoints(base: Path, out: Path, count: int, rank: int) -> list[Path]:
-    return [random_lora_adapter(base, out / f"ckpt-{i}", rank=rank, seed=1000 + i, alpha=rank) for i in range(count)]
+    return [
+        random_lora_adapter(base, out / f"ckpt-{i}", rank=rank, seed=1000 + i, alpha=rank)
+        for i in range(count)
+    ]
 
 
 def merge(base: Path, adapter: Path, out: Path) -> Path:
@@ -92,11 +101,15 @@ def merge(base: Path, adapter: Path, out: Path) -> Path:
     return out
 
 
-def run_multi_lora(base: Path, checkpoints: list[Path], rank: int, work: Path) -> tuple[dict[str, float], VLLMServer]:
+def run_multi_lora(
+    base: Path, checkpoints: list[Path], rank: int, work: Path
+) -> tuple[dict[str, float], VLLMServer]:
     """Wall time of the multi-LoRA way, split into server start, publishing and evaluation."""
     marks = [time.perf_counter()]
-    server = VLLMServer(ServingConfig(model=str(base), max_lora_rank=rank, max_loras=len(checkpoints) + 2),
-                        str(work / "multi"))
+    server = VLLMServer(
+        ServingConfig(model=str(base), max_lora_rank=rank, max_loras=len(checkpoints) + 2),
+        str(work / "multi"),
+    )
     server.start()
     marks.append(time.perf_counter())
     names = []
@@ -106,7 +119,11 @@ def run_multi_lora(base: Path, checkpoints: list[Path], rank: int, work: Path) -
     marks.append(time.perf_counter())
     asyncio.run(evaluate(server.url(), names))
     marks.append(time.perf_counter())
-    parts = {"start_s": marks[1] - marks[0], "publish_s": marks[2] - marks[1], "evaluate_s": marks[3] - marks[2]}
+    parts = {
+        "start_s": marks[1] - marks[0],
+        "publish_s": marks[2] - marks[1],
+        "evaluate_s": marks[3] - marks[2],
+    }
     return {**parts, "total_s": marks[3] - marks[0]}, server
 
 
@@ -117,7 +134,9 @@ def run_merged(base: Path, checkpoints: list[Path], work: Path) -> dict[str, flo
     for i, path in enumerate(checkpoints):
         t0 = time.perf_counter()
         merged = merge(base, path, work / f"merged-{i}")
-        server = VLLMServer(ServingConfig(model=str(merged), enable_lora=False), str(work / f"merged-srv-{i}"))
+        server = VLLMServer(
+            ServingConfig(model=str(merged), enable_lora=False), str(work / f"merged-srv-{i}")
+        )
         t1 = time.perf_counter()
         try:
             server.start()
@@ -130,13 +149,16 @@ def run_merged(base: Path, checkpoints: list[Path], work: Path) -> dict[str, flo
         parts["merge_s"] += t1 - t0
         parts["start_s"] += t2 - t1
         parts["evaluate_s"] += t3 - t2
-        print(f"  merged checkpoint {i + 1}/{len(checkpoints)} done at {time.perf_counter() - started:.0f} s",
-              flush=True)
+        print(
+            f"  merged checkpoint {i + 1}/{len(checkpoints)} done at {time.perf_counter() - started:.0f} s",
+            flush=True,
+        )
     return {**parts, "total_s": time.perf_counter() - started}
 
 
-def publish_under_load(server: VLLMServer, adapter: Path, others: list[str], publishes: int,
-                       baseline_s: float) -> dict[str, float]:
+def publish_under_load(
+    server: VLLMServer, adapter: Path, others: list[str], publishes: int, baseline_s: float
+) -> dict[str, float]:
     """Latency of other adapters' requests with and without concurrent publishes, and publish latency."""
     url = server.url()
     stop = threading.Event()
@@ -149,8 +171,10 @@ def publish_under_load(server: VLLMServer, adapter: Path, others: list[str], pub
             while not stop.is_set():
                 current = phase["name"]
                 started = time.perf_counter()
-                http.post("/chat/completions", json={"model": model, "messages": messages, "max_tokens": 8,
-                                                     "temperature": 0.0}).raise_for_status()
+                http.post(
+                    "/chat/completions",
+                    json={"model": model, "messages": messages, "max_tokens": 8, "temperature": 0.0},
+                ).raise_for_status()
                 samples[current].append((time.perf_counter() - started) * 1000.0)
 
     threads = [threading.Thread(target=client, args=(m,), daemon=True) for m in others]
@@ -178,11 +202,15 @@ def publish_under_load(server: VLLMServer, adapter: Path, others: list[str], pub
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--checkpoints", type=int, default=9)
     parser.add_argument("--rank", type=int, default=32)
     parser.add_argument("--publishes", type=int, default=40)
-    parser.add_argument("--model", type=Path, default=None, help="base model folder (default: the tiny model)")
+    parser.add_argument(
+        "--model", type=Path, default=None, help="base model folder (default: the tiny model)"
+    )
     args = parser.parse_args()
 
     base = args.model or build_tiny_model()
@@ -190,11 +218,17 @@ def main() -> None:
     try:
         checkpoints = make_checkpoints(base, work, args.checkpoints, args.rank)
         requests = len(sessions()) * 2
-        print(f"{args.checkpoints} checkpoints (rank {args.rank}) x {len(sessions())} sessions x 2 turns "
-              f"= {args.checkpoints * requests} requests per way; base {base.name}", flush=True)
+        print(
+            f"{args.checkpoints} checkpoints (rank {args.rank}) x {len(sessions())} sessions x 2 turns "
+            f"= {args.checkpoints * requests} requests per way; base {base.name}",
+            flush=True,
+        )
         multi, server = run_multi_lora(base, checkpoints, args.rank, work)
-        print(f"multi-LoRA: {multi['total_s']:.1f} s = start {multi['start_s']:.1f} + publish "
-              f"{multi['publish_s']:.1f} + evaluate {multi['evaluate_s']:.1f}", flush=True)
+        print(
+            f"multi-LoRA: {multi['total_s']:.1f} s = start {multi['start_s']:.1f} + publish "
+            f"{multi['publish_s']:.1f} + evaluate {multi['evaluate_s']:.1f}",
+            flush=True,
+        )
         try:
             live = server.adapters()[:3]
             under_load = publish_under_load(server, checkpoints[0], live, args.publishes, baseline_s=10.0)
@@ -205,16 +239,30 @@ def main() -> None:
         shutil.rmtree(work, ignore_errors=True)
     multi_s, merged_s = multi["total_s"], merged["total_s"]
     ratio = merged_s / multi_s
-    print(f"merged:     {merged_s:.1f} s = merge {merged['merge_s']:.1f} + start {merged['start_s']:.1f} + "
-          f"evaluate {merged['evaluate_s']:.1f} (+ stops), over {args.checkpoints} checkpoints")
-    print(f"ratio merged/multi-LoRA: {ratio:.2f} (ideal {args.checkpoints}, goal >= {0.9 * args.checkpoints:.1f})")
-    print(f"publish p50 {under_load['publish_p50_ms']:.1f} ms, p99 {under_load['publish_p99_ms']:.1f} ms; "
-          f"other adapters' request p99 {under_load['others_p99_ms_during_publish']:.1f} ms during publishes vs "
-          f"{under_load['others_p99_ms_baseline']:.1f} ms baseline")
-    figures = {"checkpoints": args.checkpoints, "multi_lora_s": round(multi_s, 2), "merged_s": round(merged_s, 2),
-               "ratio": round(ratio, 3), "multi_lora_evaluate_s": round(multi["evaluate_s"], 2),
-               "merged_evaluate_s": round(merged["evaluate_s"], 2), "merged_start_s": round(merged["start_s"], 2),
-               **{k: round(v, 2) for k, v in under_load.items()}}
+    print(
+        f"merged:     {merged_s:.1f} s = merge {merged['merge_s']:.1f} + start {merged['start_s']:.1f} + "
+        f"evaluate {merged['evaluate_s']:.1f} (+ stops), over {args.checkpoints} checkpoints"
+    )
+    print(
+        f"ratio merged/multi-LoRA: {ratio:.2f} "
+        f"(ideal {args.checkpoints}, goal >= {0.9 * args.checkpoints:.1f})"
+    )
+    print(
+        f"publish p50 {under_load['publish_p50_ms']:.1f} ms, p99 {under_load['publish_p99_ms']:.1f} ms; "
+        f"other adapters' request p99 "
+        f"{under_load['others_p99_ms_during_publish']:.1f} ms during publishes vs "
+        f"{under_load['others_p99_ms_baseline']:.1f} ms baseline"
+    )
+    figures = {
+        "checkpoints": args.checkpoints,
+        "multi_lora_s": round(multi_s, 2),
+        "merged_s": round(merged_s, 2),
+        "ratio": round(ratio, 3),
+        "multi_lora_evaluate_s": round(multi["evaluate_s"], 2),
+        "merged_evaluate_s": round(merged["evaluate_s"], 2),
+        "merged_start_s": round(merged["start_s"], 2),
+        **{k: round(v, 2) for k, v in under_load.items()},
+    }
     print(json.dumps(figures))
 
 

@@ -29,13 +29,16 @@ def _is_dataclass_type(tp: Any) -> bool:
 
 def _build(cls: type[T], data: Any, where: str) -> T:
     if not isinstance(data, dict):
-        raise ConfigError(f"{where or 'config'}: expected a mapping for {cls.__name__}, got {type(data).__name__}")
+        raise ConfigError(
+            f"{where or 'config'}: expected a mapping for {cls.__name__}, got {type(data).__name__}"
+        )
     hints = typing.get_type_hints(cls)
     fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
     unknown = sorted(set(data) - set(fields))
     if unknown:
-        raise ConfigError(f"{where or 'config'}: unknown key(s) {', '.join(unknown)}; "
-                          f"known: {', '.join(sorted(fields))}")
+        raise ConfigError(
+            f"{where or 'config'}: unknown key(s) {', '.join(unknown)}; known: {', '.join(sorted(fields))}"
+        )
     kwargs = {}
     for name, value in data.items():
         kwargs[name] = _convert(hints[name], value, f"{where}.{name}" if where else name)
@@ -78,7 +81,9 @@ def _apply_override(data: dict[str, Any], override: str) -> None:
     node[parts[-1]] = yaml.safe_load(raw)
 
 
-def load_config(cls: type[T], path: str | Path | None = None, overrides: list[str] | tuple[str, ...] = ()) -> T:
+def load_config(
+    cls: type[T], path: str | Path | None = None, overrides: list[str] | tuple[str, ...] = ()
+) -> T:
     """Read ``path`` (YAML) into ``cls`` after applying dotted ``overrides``."""
     data: dict[str, Any] = {}
     if path is not None:

@@ -80,8 +80,9 @@ def run(cfg: SmokeConfig) -> dict:
     url = ray.get(server.url.remote())
     publish_ms = {}
     for i, harness in enumerate(HARNESSES):
-        path = random_lora_adapter(Path(serving_cfg.model), out / "adapters" / f"{harness}-v0",
-                                   rank=cfg.adapter_rank, seed=i)
+        path = random_lora_adapter(
+            Path(serving_cfg.model), out / "adapters" / f"{harness}-v0", rank=cfg.adapter_rank, seed=i
+        )
         publish_ms[harness] = round(ray.get(server.publish.remote(f"{harness}-v0", str(path))), 1)
     figures["publish_ms"] = publish_ms
     print(f"    serving at {url} after {figures['serving_start_s']} s; publish ms {publish_ms}")
@@ -96,14 +97,18 @@ def run(cfg: SmokeConfig) -> dict:
         reply = httpx.post(f"{url}/chat/completions", json=body, timeout=600.0)
         reply.raise_for_status()
         data = reply.json()
-        requests[harness] = {"latency_s": round(time.perf_counter() - sent, 2),
-                             "prompt_tokens": data["usage"]["prompt_tokens"],
-                             "completion_tokens": data["usage"]["completion_tokens"],
-                             "tool_calls": len(data["choices"][0]["message"].get("tool_calls") or [])}
+        requests[harness] = {
+            "latency_s": round(time.perf_counter() - sent, 2),
+            "prompt_tokens": data["usage"]["prompt_tokens"],
+            "completion_tokens": data["usage"]["completion_tokens"],
+            "tool_calls": len(data["choices"][0]["message"].get("tool_calls") or []),
+        }
     figures["requests"] = requests
     for harness, row in requests.items():
-        print(f"    {harness:<9} prompt {row['prompt_tokens']:>5} tok, {row['completion_tokens']} generated, "
-              f"{row['latency_s']} s, tool calls {row['tool_calls']}")
+        print(
+            f"    {harness:<9} prompt {row['prompt_tokens']:>5} tok, {row['completion_tokens']} generated, "
+            f"{row['latency_s']} s, tool calls {row['tool_calls']}"
+        )
 
     t = stage(5, "guard rule engine on each harness's captured tool call")
     verdicts = {}
@@ -117,7 +122,9 @@ def run(cfg: SmokeConfig) -> dict:
     print(f"    verdicts {verdicts} ({(time.perf_counter() - t) * 1000:.1f} ms)")
 
     t = stage(6, "publishing pi-v1 and retiring pi-v0")
-    path = random_lora_adapter(Path(serving_cfg.model), out / "adapters" / "pi-v1", rank=cfg.adapter_rank, seed=9)
+    path = random_lora_adapter(
+        Path(serving_cfg.model), out / "adapters" / "pi-v1", rank=cfg.adapter_rank, seed=9
+    )
     figures["publish_v1_ms"] = round(ray.get(server.publish.remote("pi-v1", str(path))), 1)
     ray.get(server.retire.remote("pi-v0"))
     figures["live_adapters"] = ray.get(server.adapters.remote())
@@ -132,7 +139,9 @@ def run(cfg: SmokeConfig) -> dict:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--config", default=str(DEFAULT_CONFIG))
     parser.add_argument("overrides", nargs="*", help="dotted.key=value")
     args = parser.parse_args(argv)

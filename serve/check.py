@@ -53,8 +53,12 @@ def judge_line(number: int, line: str) -> dict[str, object] | None:
     decision = check_case(case["tools"], case["messages"], case["tool_call"], config)
     if isinstance(decision, Allow):
         return {"id": case_id, "verdict": "allow", "rule": None, "reason": None}
-    return {"id": case_id, "verdict": str(verdict(decision)), "rule": str(decision.rule_id),
-            "reason": str(decision.reason)}
+    return {
+        "id": case_id,
+        "verdict": str(verdict(decision)),
+        "rule": str(decision.rule_id),
+        "reason": str(decision.reason),
+    }
 
 
 def run(lines: Iterator[str], out: TextIO) -> int:

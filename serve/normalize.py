@@ -8,7 +8,7 @@ NOTES.md` section 4):
 | shell | `bash{command}` | `bash{command}` | `terminal{command}` |
 | read | `read{path}` | `read{filePath}` | `read_file{path}` |
 | write | `write{path,content}` | `write{filePath,content}` | `write_file{path,content}` |
-| edit | `edit{path,edits[{oldText,newText}]}` | `edit{filePath,oldString,newString}` | `patch{mode:"replace",path,old_string,new_string}` |
+| edit |`edit{path,edits[{oldText,newText}]}` | `edit{filePath,oldString,newString}` | `patch{mode:replace}` |
 | patch | - | `apply_patch{patchText}` | `patch{mode:"patch",patch}` (V4A envelope) |
 | search | `grep`/`find`/`ls` | `glob`/`grep` | `search_files{pattern,target,path}` |
 | web | - | `webfetch{url}`, `websearch{query}` | `web_search{query}`, `web_extract{urls}` |
@@ -52,8 +52,22 @@ WEB_SEARCH_TOOLS = frozenset({"websearch", "web_search"})
 CODE_TOOLS = frozenset({"execute_code"})
 # Orchestration tools: their arguments name no file, command or host.
 INERT_TOOLS = frozenset(
-    {"process", "todo", "todowrite", "todoread", "memory", "clarify", "task", "delegate_task",
-     "skill", "skills_list", "skill_view", "skill_manage", "session_search", "vision_analyze"}
+    {
+        "process",
+        "todo",
+        "todowrite",
+        "todoread",
+        "memory",
+        "clarify",
+        "task",
+        "delegate_task",
+        "skill",
+        "skills_list",
+        "skill_view",
+        "skill_manage",
+        "session_search",
+        "vision_analyze",
+    }
 )
 
 PATH_KEYS = ("path", "filePath", "file_path", "filename")
@@ -94,9 +108,7 @@ class NormalCall:
 
     @property
     def touched_paths(self) -> tuple[str, ...]:
-        return (
-            tuple(p for p, _ in self.writes) + tuple(e.path for e in self.edits) + self.deletes
-        )
+        return tuple(p for p, _ in self.writes) + tuple(e.path for e in self.edits) + self.deletes
 
 
 def _str(args: Mapping[str, object], *keys: str) -> str | None:

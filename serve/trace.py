@@ -37,8 +37,11 @@ def call_parts(call: Mapping[str, object]) -> tuple[str, str, object]:
     function = function if isinstance(function, Mapping) else {}
     name = function.get("name")
     call_id = call.get("id")
-    return (call_id if isinstance(call_id, str) else "", name if isinstance(name, str) else "",
-            function.get("arguments", ""))
+    return (
+        call_id if isinstance(call_id, str) else "",
+        name if isinstance(name, str) else "",
+        function.get("arguments", ""),
+    )
 
 
 def _atif_call(call: Mapping[str, object]) -> dict[str, object]:
@@ -54,15 +57,20 @@ def session_steps(messages: Sequence[Mapping[str, object]]) -> list[dict[str, ob
             if steps and steps[-1]["source"] == "agent":
                 results = steps[-1].setdefault("observation", {"results": []})["results"]  # type: ignore[index]
                 results.append(
-                    {"source_call_id": message.get("tool_call_id") or None,
-                     "content": message_text(message.get("content"))}
+                    {
+                        "source_call_id": message.get("tool_call_id") or None,
+                        "content": message_text(message.get("content")),
+                    }
                 )
             continue
         source = SOURCES.get(role) if isinstance(role, str) else None
         if source is None:
             continue
-        step: dict[str, object] = {"step_id": len(steps) + 1, "source": source,
-                                   "message": message_text(message.get("content"))}
+        step: dict[str, object] = {
+            "step_id": len(steps) + 1,
+            "source": source,
+            "message": message_text(message.get("content")),
+        }
         if source == "agent":
             step["tool_calls"] = [_atif_call(c) for c in tool_calls(message)]
         steps.append(step)
@@ -75,6 +83,12 @@ def session_trace(
     """The session (plus the call under check, as the last agent step) as an atif-scan Trace."""
     steps = session_steps(messages)
     if tool_call is not None:
-        steps.append({"step_id": len(steps) + 1, "source": "agent", "message": "",
-                      "tool_calls": [_atif_call(tool_call)]})
+        steps.append(
+            {
+                "step_id": len(steps) + 1,
+                "source": "agent",
+                "message": "",
+                "tool_calls": [_atif_call(tool_call)],
+            }
+        )
     return parse_trace({"schema_version": "ATIF-v1.4", "steps": steps})

@@ -64,9 +64,9 @@ def lora_adapters(tiny_model: Path, tmp_path_factory: pytest.TempPathFactory) ->
 
 @pytest.fixture(scope="session")
 def ray_cluster():
-    from actors.cluster import init_local_ray
-
     import ray
+
+    from actors.cluster import init_local_ray
 
     info = init_local_ray(num_cpus=4)
     yield info
@@ -81,8 +81,9 @@ def serving(ray_cluster, tiny_model: Path, tmp_path_factory: pytest.TempPathFact
     from actors.placement import start_serving
     from actors.serving import ServingConfig
 
-    cfg = ServingConfig(model=str(tiny_model), max_lora_rank=16, max_loras=6, health_interval_s=1.0,
-                        retire_grace_s=20.0)
+    cfg = ServingConfig(
+        model=str(tiny_model), max_lora_rank=16, max_loras=6, health_interval_s=1.0, retire_grace_s=20.0
+    )
     handle = start_serving(cfg, device="cpu", work_dir=str(tmp_path_factory.mktemp("serving")))
     yield handle
     ray.get(handle.stop.remote())

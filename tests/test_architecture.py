@@ -15,8 +15,12 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 PACKAGES = ("actors", "serve", "jobs", "environments", "benchmarks")
 PURE_MODULES = (
-    "actors/serving/adapters.py", "actors/serving/config.py", "actors/errors.py", "actors/protocols.py",
-    "environments/tiny_model/recipe.py", "environments/tiny_model/corpus.py",
+    "actors/serving/adapters.py",
+    "actors/serving/config.py",
+    "actors/errors.py",
+    "actors/protocols.py",
+    "environments/tiny_model/recipe.py",
+    "environments/tiny_model/corpus.py",
 )
 HEAVY = ("ray", "vllm", "httpx", "torch", "transformers", "serve", "jobs")
 FORBIDDEN = {"environments": ("actors", "serve", "jobs"), "actors": ("serve", "jobs"), "serve": ("jobs",)}

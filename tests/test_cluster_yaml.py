@@ -16,4 +16,4 @@ def test_cluster_yaml_is_valid_for_the_ray_cluster_launcher():
     validate_config(prepare_config(config))  # what `ray up` does first; raises on schema errors
     worker = config["available_node_types"]["h200"]
     assert (worker["min_workers"], worker["max_workers"]) == (2, 4)
-    assert any('.[gpu]' in command for command in config["setup_commands"])
+    assert any(".[gpu]" in command for command in config["setup_commands"])

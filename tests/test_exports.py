@@ -6,7 +6,14 @@ import importlib
 
 import pytest
 
-MODULES = ("actors", "actors.serving", "environments.tiny_model", "environments.harness_prompts", "serve")
+MODULES = (
+    "actors",
+    "actors.serving",
+    "environments.harness_prompts",
+    "environments.tasks",
+    "environments.tiny_model",
+    "serve",
+)
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -37,7 +37,8 @@ class AdapterInfo:
 def check_adapter_name(name: str, base_name: str) -> None:
     if not _NAME.match(name):
         raise AdapterInvalidError(
-            f"adapter name {name!r}: use 1-128 letters, digits, '.', '_' or '-', starting with a letter or digit"
+            f"adapter name {name!r}: use 1-128 letters, digits, '.', '_' or '-', "
+            "starting with a letter or digit"
         )
     if name == base_name:
         raise AdapterExistsError(f"adapter name {name!r} is the base model's served name: pick another")
@@ -52,7 +53,9 @@ def _safetensors_complete(path: Path) -> int:
             raise AdapterInvalidError(f"{path}: truncated safetensors file (no header): re-save the adapter")
         (header_len,) = struct.unpack("<Q", head)
         if 8 + header_len > size:
-            raise AdapterInvalidError(f"{path}: truncated safetensors header: the adapter is still being written?")
+            raise AdapterInvalidError(
+                f"{path}: truncated safetensors header: the adapter is still being written?"
+            )
         try:
             header = json.loads(fh.read(header_len))
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
@@ -62,7 +65,8 @@ def _safetensors_complete(path: Path) -> int:
         raise AdapterInvalidError(f"{path}: holds no tensors: re-save the adapter")
     if 8 + header_len + max(ends) != size:
         raise AdapterInvalidError(
-            f"{path}: data size does not match its header ({size} bytes): the file is truncated or still being written"
+            f"{path}: data size does not match its header ({size} bytes): "
+            "the file is truncated or still being written"
         )
     return size
 
@@ -70,7 +74,9 @@ def _safetensors_complete(path: Path) -> int:
 def inspect_adapter(path: Path, max_rank: int) -> AdapterInfo:
     """Validate a PEFT LoRA adapter folder for serving; raise AdapterInvalidError naming the problem."""
     if not path.is_dir():
-        raise AdapterInvalidError(f"adapter path {path} is not a folder: pass the folder save_pretrained wrote")
+        raise AdapterInvalidError(
+            f"adapter path {path} is not a folder: pass the folder save_pretrained wrote"
+        )
     config_path, weights_path = path / ADAPTER_CONFIG, path / ADAPTER_WEIGHTS
     if not config_path.is_file():
         raise AdapterInvalidError(f"{path}: no {ADAPTER_CONFIG}: not a PEFT adapter folder")
@@ -79,9 +85,13 @@ def inspect_adapter(path: Path, max_rank: int) -> AdapterInfo:
     try:
         config = json.loads(config_path.read_text())
     except json.JSONDecodeError as exc:
-        raise AdapterInvalidError(f"{config_path}: not valid JSON: the adapter is still being written?") from exc
+        raise AdapterInvalidError(
+            f"{config_path}: not valid JSON: the adapter is still being written?"
+        ) from exc
     if config.get("peft_type") != "LORA":
-        raise AdapterInvalidError(f"{config_path}: peft_type is {config.get('peft_type')!r}, only LORA is served")
+        raise AdapterInvalidError(
+            f"{config_path}: peft_type is {config.get('peft_type')!r}, only LORA is served"
+        )
     rank = config.get("r")
     if not isinstance(rank, int) or rank < 1:
         raise AdapterInvalidError(f"{config_path}: r={rank!r} is not a positive integer")
@@ -92,8 +102,11 @@ def inspect_adapter(path: Path, max_rank: int) -> AdapterInfo:
             f"train with r <= {max_rank} or start serving with max_lora_rank >= {max(ranks)}"
         )
     targets = config.get("target_modules") or ()
-    return AdapterInfo(rank=rank, target_modules=tuple(sorted(targets if isinstance(targets, list) else [targets])),
-                       weights_bytes=_safetensors_complete(weights_path))
+    return AdapterInfo(
+        rank=rank,
+        target_modules=tuple(sorted(targets if isinstance(targets, list) else [targets])),
+        weights_bytes=_safetensors_complete(weights_path),
+    )
 
 
 class AdapterState(StrEnum):
@@ -127,7 +140,8 @@ class AdapterRegistry:
             )
         if len(self.entries) >= self.capacity:
             raise AdapterCapacityError(
-                f"{len(self.entries)} adapters are loaded (max_loras={self.capacity}): retire old versions first "
+                f"{len(self.entries)} adapters are loaded (max_loras={self.capacity}): "
+                "retire old versions first "
                 f"or start serving with a larger max_loras"
             )
 
@@ -142,13 +156,17 @@ class AdapterRegistry:
         try:
             return self.entries[name]
         except KeyError:
-            raise AdapterNotFoundError(f"no adapter named {name!r}; live: {', '.join(self.live()) or 'none'}") from None
+            raise AdapterNotFoundError(
+                f"no adapter named {name!r}; live: {', '.join(self.live()) or 'none'}"
+            ) from None
 
     def lease(self, name: str) -> None:
         """A session will keep naming this adapter; retire waits for it to be released."""
         entry = self.get(name)
         if entry.state is not AdapterState.LIVE:
-            raise AdapterNotFoundError(f"adapter {name!r} is being retired: start new sessions on a live version")
+            raise AdapterNotFoundError(
+                f"adapter {name!r} is being retired: start new sessions on a live version"
+            )
         entry.leases += 1
 
     def release(self, name: str) -> None:
@@ -170,7 +188,7 @@ def ready_to_unload(entry: AdapterEntry, busy_adapters: frozenset[str]) -> bool:
     return entry.state is AdapterState.RETIRING and entry.leases == 0 and entry.name not in busy_adapters
 
 
-_LORA_INFO = re.compile(r'^vllm:lora_requests_info\{(?P<labels>[^}]*)\}\s+(?P<value>\S+)\s*$', re.M)
+_LORA_INFO = re.compile(r"^vllm:lora_requests_info\{(?P<labels>[^}]*)\}\s+(?P<value>\S+)\s*$", re.M)
 _LABEL = re.compile(r'(\w+)="([^"]*)"')
 
 
@@ -188,5 +206,7 @@ def busy_adapters_from_metrics(text: str) -> frozenset[str]:
     if newest is None:
         return frozenset()
     labels = newest[1]
-    names = labels.get("running_lora_adapters", "").split(",") + labels.get("waiting_lora_adapters", "").split(",")
+    names = labels.get("running_lora_adapters", "").split(",") + labels.get(
+        "waiting_lora_adapters", ""
+    ).split(",")
     return frozenset(n for n in names if n)

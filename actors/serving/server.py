@@ -108,27 +108,41 @@ class VLLMServer:
         cmd = server_command(self.cfg, self.port, device=self.device)
         log.info("starting vLLM: %s", " ".join(cmd))
         with open(log_path, "ab") as log_file:
-            self._proc = subprocess.Popen(cmd, stdout=log_file, stderr=subprocess.STDOUT, env=env,
-                                          start_new_session=True, preexec_fn=_die_with_parent)
+            self._proc = subprocess.Popen(
+                cmd,
+                stdout=log_file,
+                stderr=subprocess.STDOUT,
+                env=env,
+                start_new_session=True,
+                preexec_fn=_die_with_parent,
+            )
         deadline = time.monotonic() + self.cfg.startup_timeout_s
         while time.monotonic() < deadline:
             if self._proc.poll() is not None:
-                raise ServerStartError(f"vLLM exited with code {self._proc.returncode} while starting; "
-                                       f"log {log_path}:\n{self._log_tail(log_path)}")
+                raise ServerStartError(
+                    f"vLLM exited with code {self._proc.returncode} while starting; "
+                    f"log {log_path}:\n{self._log_tail(log_path)}"
+                )
             if self._healthy():
                 self._warm_up()
                 return
             time.sleep(0.5)
         self._kill()
-        raise ServerStartError(f"vLLM was not healthy after {self.cfg.startup_timeout_s:.0f} s "
-                               f"(raise serving.startup_timeout_s?); log {log_path}:\n{self._log_tail(log_path)}")
+        raise ServerStartError(
+            f"vLLM was not healthy after {self.cfg.startup_timeout_s:.0f} s "
+            f"(raise serving.startup_timeout_s?); log {log_path}:\n{self._log_tail(log_path)}"
+        )
 
     def _warm_up(self) -> None:
-        # The first completion on a fresh vLLM pays one-off costs (~20 s on CPU); pay them before callers time.
-        self._http.post("/v1/chat/completions", json={
-            "model": self.cfg.served_model_name, "max_tokens": 1,
-            "messages": [{"role": "user", "content": "hi"}],
-        }).raise_for_status()
+        # The first completion on a fresh vLLM pays one-off costs (~20 s on CPU): pay them before callers.
+        self._http.post(
+            "/v1/chat/completions",
+            json={
+                "model": self.cfg.served_model_name,
+                "max_tokens": 1,
+                "messages": [{"role": "user", "content": "hi"}],
+            },
+        ).raise_for_status()
 
     @staticmethod
     def _log_tail(path: Path, lines: int = 40) -> str:
@@ -178,7 +192,9 @@ class VLLMServer:
                 failures = 0
 
     def _recover(self) -> None:
-        log.warning("vLLM process is down; restarting and re-publishing %d adapters", len(self.registry.entries))
+        log.warning(
+            "vLLM process is down; restarting and re-publishing %d adapters", len(self.registry.entries)
+        )
         self._kill()
         self.restarts += 1
         try:
@@ -211,9 +227,16 @@ class VLLMServer:
     def check_health(self) -> dict[str, Any]:
         """Called by the train loop each step: raises if the server is down and not coming back."""
         alive = self._proc is not None and self._proc.poll() is None and self._healthy()
-        status = {"healthy": alive, "pid": self.server_pid(), "restarts": self.restarts,
-                  "adapters": self.adapters(), "url": self.url(), "device": self.device,
-                  "store": str(self.store)}
+        status = {
+            "healthy": alive,
+            "pid": self.server_pid(),
+            "restarts": self.restarts,
+            "adapters": self.adapters(),
+            "url": self.url(),
+            "device": self.device,
+            "store": str(self.store),
+            "log": str(self.work_dir / f"vllm-{self.restarts}.log"),
+        }
         if not alive and self._stopping.is_set():
             raise ServerUnavailableError("serving was stopped")
         return status
@@ -229,8 +252,9 @@ class VLLMServer:
             staging = self.store / f".staging-{name}-{uuid.uuid4().hex[:8]}"
             try:
                 if not Path(path).is_dir():
-                    raise AdapterInvalidError(f"adapter path {path} is not a folder: pass the folder "
-                                              "save_pretrained wrote")
+                    raise AdapterInvalidError(
+                        f"adapter path {path} is not a folder: pass the folder save_pretrained wrote"
+                    )
                 shutil.copytree(path, staging)
                 info = inspect_adapter(staging, self.cfg.max_lora_rank)
                 staging.rename(final)
@@ -247,12 +271,15 @@ class VLLMServer:
 
     def _load(self, name: str, path: Path) -> None:
         try:
-            response = self._http.post("/v1/load_lora_adapter", json={"lora_name": name, "lora_path": str(path)})
+            response = self._http.post(
+                "/v1/load_lora_adapter", json={"lora_name": name, "lora_path": str(path)}
+            )
         except httpx.HTTPError as exc:
             raise ServerUnavailableError(f"vLLM did not answer the adapter load of {name!r}: {exc}") from exc
         if response.status_code != 200:
-            raise AdapterInvalidError(f"vLLM refused adapter {name!r} ({response.status_code}): "
-                                      f"{_error_message(response)}")
+            raise AdapterInvalidError(
+                f"vLLM refused adapter {name!r} ({response.status_code}): {_error_message(response)}"
+            )
 
     def lease(self, name: str) -> None:
         """Called when a session starts on ``name``: retire will wait for the matching ``release``."""
@@ -301,4 +328,3 @@ def _error_message(response: httpx.Response) -> str:
         return str(response.json()["error"]["message"])
     except (ValueError, KeyError, TypeError):
         return response.text[:500]
-

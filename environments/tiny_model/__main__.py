@@ -1,4 +1,4 @@
-"""``python -m environments.tiny_model [--out DIR] [--force]``: build (or find) the tiny model, print its path."""
+"""``python -m environments.tiny_model [--out DIR] [--force]``: build or find the tiny model."""
 
 from __future__ import annotations
 

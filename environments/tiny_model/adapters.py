@@ -17,7 +17,11 @@ def random_lora_adapter(base: Path, out: Path, *, rank: int, seed: int, alpha: i
 
     torch.manual_seed(seed)
     model = AutoModelForCausalLM.from_pretrained(base)
-    peft_model = get_peft_model(model, LoraConfig(r=rank, lora_alpha=alpha or 2 * rank, target_modules="all-linear",
-                                                  init_lora_weights=False))
+    peft_model = get_peft_model(
+        model,
+        LoraConfig(
+            r=rank, lora_alpha=alpha or 2 * rank, target_modules="all-linear", init_lora_weights=False
+        ),
+    )
     peft_model.save_pretrained(out)
     return out

@@ -28,8 +28,15 @@ from environments.tiny_model.recipe import (
     chat_template,
 )
 
-MODEL_FILES = ("config.json", "generation_config.json", "model.safetensors", "tokenizer.json",
-               "tokenizer_config.json", "chat_template.jinja", "recipe.json")
+MODEL_FILES = (
+    "config.json",
+    "generation_config.json",
+    "model.safetensors",
+    "tokenizer.json",
+    "tokenizer_config.json",
+    "chat_template.jinja",
+    "recipe.json",
+)
 
 
 def cache_root() -> Path:
@@ -100,12 +107,16 @@ def _write_model(recipe: TinyModelRecipe, out: Path, vocab_len: int) -> None:
     torch.manual_seed(recipe.seed)
     model = Qwen2ForCausalLM(config).to(torch.float32)
     model.generation_config = GenerationConfig(
-        eos_token_id=[ids[EOS_TOKEN], ids[PAD_TOKEN]], pad_token_id=ids[PAD_TOKEN], do_sample=False,
+        eos_token_id=[ids[EOS_TOKEN], ids[PAD_TOKEN]],
+        pad_token_id=ids[PAD_TOKEN],
+        do_sample=False,
     )
     model.save_pretrained(out, safe_serialization=True)
 
 
-def build_tiny_model(recipe: TinyModelRecipe | None = None, out: Path | None = None, *, force: bool = False) -> Path:
+def build_tiny_model(
+    recipe: TinyModelRecipe | None = None, out: Path | None = None, *, force: bool = False
+) -> Path:
     """Return a folder holding the built model, building it only if the cached copy is missing or stale."""
     recipe = recipe or TinyModelRecipe()
     target = out or cache_root() / f"tiny-{recipe.fingerprint()}"
@@ -121,7 +132,9 @@ def build_tiny_model(recipe: TinyModelRecipe | None = None, out: Path | None = N
             vocab_len = _write_tokenizer(recipe, staging)
             _write_model(recipe, staging, vocab_len)
             (staging / "recipe.json").write_text(
-                json.dumps({"recipe": asdict(recipe), "fingerprint": recipe.fingerprint()}, indent=2, sort_keys=True)
+                json.dumps(
+                    {"recipe": asdict(recipe), "fingerprint": recipe.fingerprint()}, indent=2, sort_keys=True
+                )
                 + "\n"
             )
             if target.exists():

@@ -33,12 +33,30 @@ _WORDS = (
     "repository code module import install command output tool call result directory workspace"
 ).split()
 _SHELL = (
-    "ls -la", "pwd", "cat {f}", "head -n 20 {f}", "tail -n 50 {f}", "grep -rn \"{w}\" .",
-    "python -m pytest -q", "python -m pytest tests/test_{n}.py -x -q", "python {f}", "git status",
-    "git diff", "git log --oneline -5", "find . -name '*.py' | head", "wc -l {f}", "sed -n '1,40p' {f}",
+    "ls -la",
+    "pwd",
+    "cat {f}",
+    "head -n 20 {f}",
+    "tail -n 50 {f}",
+    'grep -rn "{w}" .',
+    "python -m pytest -q",
+    "python -m pytest tests/test_{n}.py -x -q",
+    "python {f}",
+    "git status",
+    "git diff",
+    "git log --oneline -5",
+    "find . -name '*.py' | head",
+    "wc -l {f}",
+    "sed -n '1,40p' {f}",
     "python -c \"import pandas as pd; df = pd.read_csv('{n}.csv'); print(df.describe())\"",
-    "pip install -r requirements.txt", "mkdir -p {n} && cd {n}", "echo $?", "npm test", "node {n}.js",
-    "cat > {f} <<'EOF'\n{code}\nEOF", "rg -n \"def {v}_{n}\" src/", "diff -u {f} {f}.orig",
+    "pip install -r requirements.txt",
+    "mkdir -p {n} && cd {n}",
+    "echo $?",
+    "npm test",
+    "node {n}.js",
+    "cat > {f} <<'EOF'\n{code}\nEOF",
+    'rg -n "def {v}_{n}" src/',
+    "diff -u {f} {f}.orig",
 )
 
 
@@ -57,17 +75,18 @@ def python_module(rng: random.Random) -> str:
     arg, other = rng.choice(_NOUNS), rng.choice(_NOUNS)
     n = rng.randint(2, 99)
     return (
-        f'"""{_sentence(rng)}"""\n\nfrom __future__ import annotations\n\nimport json\nfrom pathlib import Path\n\n\n'
+        f'"""{_sentence(rng)}"""\n\nfrom __future__ import annotations\n\n'
+        "import json\nfrom pathlib import Path\n\n\n"
         f"def {fn}({arg}s: list[dict], {other}: int = {n}) -> dict[str, int]:\n"
         f'    """{_sentence(rng)}"""\n    out: dict[str, int] = {{}}\n'
-        f"    for {arg} in {arg}s:\n        key = str({arg}.get(\"{other}\", \"\"))\n"
+        f'    for {arg} in {arg}s:\n        key = str({arg}.get("{other}", ""))\n'
         f"        if not key:\n            continue\n        out[key] = out.get(key, 0) + {n % 7 + 1}\n"
         f"    return out\n\n\nclass {cls}:\n    def __init__(self, path: Path) -> None:\n"
         f"        self.path = path\n        self._{arg}s: list[dict] = []\n\n"
         f"    def load(self) -> None:\n        with open(self.path) as fh:\n"
         f"            self._{arg}s = json.load(fh)\n\n"
         f"    def __len__(self) -> int:\n        return len(self._{arg}s)\n\n\n"
-        f"def test_{fn}():\n    assert {fn}([{{\"{other}\": \"x\"}}, {{}}]) == {{\"x\": {n % 7 + 1}}}\n"
+        f'def test_{fn}():\n    assert {fn}([{{"{other}": "x"}}, {{}}]) == {{"x": {n % 7 + 1}}}\n'
     )
 
 
@@ -86,7 +105,9 @@ def shell_command(rng: random.Random) -> str:
     template = rng.choice(_SHELL)
     return template.format(
         f=f"{rng.choice(['src', 'app', 'lib', 'tests'])}/{rng.choice(_NOUNS)}.py",
-        w=rng.choice(_NOUNS), n=rng.choice(_NOUNS), v=rng.choice(_VERBS),
+        w=rng.choice(_NOUNS),
+        n=rng.choice(_NOUNS),
+        v=rng.choice(_VERBS),
         code=python_module(rng).split("\n\n\n")[1] if "{code}" in template else "",
     )
 
@@ -96,24 +117,32 @@ def tool_output(rng: random.Random) -> str:
     kind = rng.randrange(4)
     if kind == 0:
         passed, failed = rng.randint(0, 40), rng.randint(0, 3)
-        lines = [f"tests/test_{rng.choice(_NOUNS)}.py::test_{_ident(rng)} {'FAILED' if i < failed else 'PASSED'}"
-                 for i in range(rng.randint(2, 6))]
+        lines = [
+            f"tests/test_{rng.choice(_NOUNS)}.py::test_{_ident(rng)} {'FAILED' if i < failed else 'PASSED'}"
+            for i in range(rng.randint(2, 6))
+        ]
         return "\n".join(lines) + f"\n===== {failed} failed, {passed} passed in {rng.random() * 3:.2f}s ====="
     if kind == 1:
         fn = _ident(rng)
-        return (f'Traceback (most recent call last):\n  File "src/{rng.choice(_NOUNS)}.py", line '
-                f"{rng.randint(3, 300)}, in {fn}\n    return {rng.choice(_NOUNS)}[key]\n"
-                f"KeyError: '{rng.choice(_NOUNS)}'")
+        return (
+            f'Traceback (most recent call last):\n  File "src/{rng.choice(_NOUNS)}.py", line '
+            f"{rng.randint(3, 300)}, in {fn}\n    return {rng.choice(_NOUNS)}[key]\n"
+            f"KeyError: '{rng.choice(_NOUNS)}'"
+        )
     if kind == 2:
         cols = rng.sample(_NOUNS, 4)
         rows = [",".join(cols)]
         for _ in range(rng.randint(3, 8)):
-            rows.append(f"{rng.randint(1, 9999)},{rng.choice(_NOUNS)},{rng.random() * 1000:.2f},"
-                        f"2026-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}")
+            rows.append(
+                f"{rng.randint(1, 9999)},{rng.choice(_NOUNS)},{rng.random() * 1000:.2f},"
+                f"2026-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}"
+            )
         return "\n".join(rows)
-    return "\n".join(f"-rw-r--r-- 1 agent agent {rng.randint(80, 90000):>6} Nov {rng.randint(1, 29):>2} "
-                     f"{rng.choice(_NOUNS)}.{rng.choice(['py', 'csv', 'json', 'md', 'js', 'txt'])}"
-                     for _ in range(rng.randint(2, 7)))
+    return "\n".join(
+        f"-rw-r--r-- 1 agent agent {rng.randint(80, 90000):>6} Nov {rng.randint(1, 29):>2} "
+        f"{rng.choice(_NOUNS)}.{rng.choice(['py', 'csv', 'json', 'md', 'js', 'txt'])}"
+        for _ in range(rng.randint(2, 7))
+    )
 
 
 def tool_call_text(rng: random.Random, harness: str) -> str:
@@ -121,8 +150,10 @@ def tool_call_text(rng: random.Random, harness: str) -> str:
     tools = [t["function"] for t in harness_request(harness)["tools"]]
     tool = rng.choice(tools)
     args: dict[str, object] = {}
-    for name in tool.get("parameters", {}).get("required", []) or list(tool.get("parameters", {}).get(
-            "properties", {}))[:1]:
+    for name in (
+        tool.get("parameters", {}).get("required", [])
+        or list(tool.get("parameters", {}).get("properties", {}))[:1]
+    ):
         if name in ("command", "cmd"):
             args[name] = shell_command(rng)
         elif name in ("content",):

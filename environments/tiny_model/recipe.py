@@ -10,7 +10,9 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import asdict, dataclass
-from importlib import metadata, resources
+from importlib import metadata
+from importlib.util import find_spec
+from pathlib import Path
 
 from environments.harness_prompts import HARNESSES, harness_request
 from environments.tiny_model.corpus import CORPUS_VERSION
@@ -20,7 +22,12 @@ from environments.tiny_model.corpus import CORPUS_VERSION
 # parser can see them, exactly as in the Qwen family whose template we use.
 SPECIAL_TOKENS: tuple[str, ...] = ("<|endoftext|>", "<|im_start|>", "<|im_end|>")
 TEMPLATE_TOKENS: tuple[str, ...] = (
-    "<tool_call>", "</tool_call>", "<tool_response>", "</tool_response>", "<think>", "</think>",
+    "<tool_call>",
+    "</tool_call>",
+    "<tool_response>",
+    "</tool_response>",
+    "<think>",
+    "</think>",
 )
 EOS_TOKEN = "<|im_end|>"
 PAD_TOKEN = "<|endoftext|>"
@@ -28,7 +35,11 @@ PAD_TOKEN = "<|endoftext|>"
 
 def chat_template() -> str:
     """TRL's shipped Qwen3 template, byte for byte: TRL's async trainer only accepts templates it knows."""
-    return (resources.files("trl") / "chat_templates" / "qwen3.jinja").read_text(encoding="utf-8")
+    # find_spec locates TRL without importing it (importing TRL is slow and changes vLLM's log level).
+    spec = find_spec("trl")
+    if spec is None or spec.origin is None:
+        raise RuntimeError("TRL is not installed: run scripts/setup.sh")
+    return (Path(spec.origin).parent / "chat_templates" / "qwen3.jinja").read_text(encoding="utf-8")
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,12 +77,23 @@ class TinyModelRecipe:
 
     def fingerprint(self) -> str:
         """A short hash of everything that decides the built files' bytes."""
-        versions = {name: metadata.version(name) for name in ("tokenizers", "transformers", "torch", "safetensors")}
-        prompts = {h: hashlib.sha256(json.dumps(harness_request(h), sort_keys=True).encode()).hexdigest()
-                   for h in HARNESSES}
+        versions = {
+            name: metadata.version(name) for name in ("tokenizers", "transformers", "torch", "safetensors")
+        }
+        prompts = {
+            h: hashlib.sha256(json.dumps(harness_request(h), sort_keys=True).encode()).hexdigest()
+            for h in HARNESSES
+        }
         payload = json.dumps(
-            {"recipe": asdict(self), "corpus": CORPUS_VERSION, "prompts": prompts, "template": chat_template(), "versions": versions,
-             "special": SPECIAL_TOKENS, "template_tokens": TEMPLATE_TOKENS},
+            {
+                "recipe": asdict(self),
+                "corpus": CORPUS_VERSION,
+                "prompts": prompts,
+                "template": chat_template(),
+                "versions": versions,
+                "special": SPECIAL_TOKENS,
+                "template_tokens": TEMPLATE_TOKENS,
+            },
             sort_keys=True,
         )
         return hashlib.sha256(payload.encode()).hexdigest()[:16]

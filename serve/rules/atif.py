@@ -78,6 +78,7 @@ class SessionCheck:
             return Detection(Status.MATCH, tuple(dict.fromkeys(hits)), not unread, places)
         return Detection(Status.UNKNOWN, (), False, places) if unread else Detection(Status.NO_MATCH)
 
+
 def session_engine(rules: Sequence[SessionRule], allowlist: tuple[str, ...] = ()) -> Engine:
     return Engine([SessionCheck(rule, allowlist) for rule in rules])
 

@@ -35,13 +35,17 @@ if TYPE_CHECKING:
 
 URL = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s'\"<>`)\]},]+")
 SCP_LIKE = re.compile(r"^(?:[\w.-]+@)?([\w.-]+|\[[0-9a-fA-F:]+\]):(?!//)")
-BARE_HOST = re.compile(r"^(?:[\w.-]+@)?((?:[a-z0-9-]+\.)+[a-z]{2,}|\d{1,3}(?:\.\d{1,3}){3}|localhost)(?::\d+)?(?:/|$)", re.I)
+BARE_HOST = re.compile(
+    r"^(?:[\w.-]+@)?((?:[a-z0-9-]+\.)+[a-z]{2,}|\d{1,3}(?:\.\d{1,3}){3}|localhost)(?::\d+)?(?:/|$)", re.I
+)
 NET_WORDS = re.compile(r"\b(?:curl|wget|git|ssh|scp|rsync|pip3?|npm|yarn|nc|telnet|dig|http)\b")
 NET_API = re.compile(
     r"\b(?:requests\.|urllib|urlopen|http\.client|httpx|aiohttp|socket\.|create_connection|"
     r"fetch\(|axios|XMLHttpRequest|LWP::|Net::HTTP|open-uri)"
 )
-STRING_HOST = re.compile(r"""['"]((?:[a-z0-9-]+\.)+[a-z]{2,}|\d{1,3}(?:\.\d{1,3}){3}|localhost)['"]\s*,\s*\d""", re.I)
+STRING_HOST = re.compile(
+    r"""['"]((?:[a-z0-9-]+\.)+[a-z]{2,}|\d{1,3}(?:\.\d{1,3}){3}|localhost)['"]\s*,\s*\d""", re.I
+)
 NO_FETCH = frozenset({"echo", "printf", "grep", "rg", "sed", "awk", "jq", "cat", "ls", "test", "["})
 
 CURL_VALUES = frozenset(
@@ -50,8 +54,10 @@ CURL_VALUES = frozenset(
     "--write-out --upload-file --form --cookie --cookie-jar --max-time --connect-timeout "
     "--retry --config --cert --key --cacert --range --limit-rate --dump-header --json".split()
 )
-WGET_VALUES = frozenset("-O -o -P -U -t -T -e --output-document --header --user-agent --tries "
-                        "--timeout --directory-prefix -a --append-output".split())
+WGET_VALUES = frozenset(
+    "-O -o -P -U -t -T -e --output-document --header --user-agent --tries "
+    "--timeout --directory-prefix -a --append-output".split()
+)
 SSH_VALUES = frozenset("-p -P -i -l -o -F -J -L -R -D -b -c -E -e -m -O -S -W -w".split())
 PIP_INDEX = frozenset({"-i", "--index-url", "--extra-index-url", "-f", "--find-links"})
 REGISTRY = {"npm": "registry.npmjs.org", "yarn": "registry.yarnpkg.com", "pnpm": "registry.npmjs.org"}
@@ -127,17 +133,24 @@ def _curl(col: _Collector, c: ShellCommand) -> None:
     values = CURL_VALUES if c.name == "curl" else WGET_VALUES
     for i, value in option_values(c.argv, frozenset({"-x", "--proxy", "--url", "--preproxy"})):
         col.word(value, c.unresolved[i], bare=True)
-    for i, value in option_values(c.argv, frozenset({"--resolve", "--connect-to"})):
+    for _, value in option_values(c.argv, frozenset({"--resolve", "--connect-to"})):
         parts = value.split(":")
         col.hosts.add(parts[0].lower())
         if len(parts) >= 3 and parts[2]:
-            col.hosts.add(normalize_host(":".join(parts[2:]).strip("[]")) if value.count(":") > 3 else parts[2].lower())
-    for i, word in operands(c.argv, values | frozenset({"-x", "--proxy", "--resolve", "--connect-to", "--url"})):
+            col.hosts.add(
+                normalize_host(":".join(parts[2:]).strip("[]")) if value.count(":") > 3 else parts[2].lower()
+            )
+    for i, word in operands(
+        c.argv, values | frozenset({"-x", "--proxy", "--resolve", "--connect-to", "--url"})
+    ):
         col.word(word, c.unresolved[i], bare=True)
 
 
 def _git(col: _Collector, c: ShellCommand) -> None:
-    args = operands(c.argv, frozenset({"-C", "-c", "--git-dir", "--work-tree", "-b", "--branch", "--depth", "-o", "--origin"}))
+    args = operands(
+        c.argv,
+        frozenset({"-C", "-c", "--git-dir", "--work-tree", "-b", "--branch", "--depth", "-o", "--origin"}),
+    )
     if not args or args[0][1] not in GIT_NET and args[0][1] != "remote":
         return
     sub = args[0][1]
@@ -176,7 +189,9 @@ def _ssh(col: _Collector, c: ShellCommand) -> None:
 
 def _pip(col: _Collector, c: ShellCommand, start: int = 1) -> None:
     argv = c.argv[start - 1 :]
-    args = operands(argv, PIP_INDEX | frozenset({"-r", "--requirement", "-c", "--constraint", "-t", "--target"}))
+    args = operands(
+        argv, PIP_INDEX | frozenset({"-r", "--requirement", "-c", "--constraint", "-t", "--target"})
+    )
     if not args or args[0][1] not in ("install", "download", "index", "wheel"):
         return
     explicit = option_values(argv, PIP_INDEX)
@@ -232,7 +247,9 @@ def _resolver(col: _Collector, c: ShellCommand) -> None:
 
 def _db(col: _Collector, c: ShellCommand) -> None:
     for i, value in option_values(c.argv, frozenset({"-h", "--host"})):
-        col.word(value, c.unresolved[i], bare=True) if "://" in value else col.hosts.add(normalize_host(value))
+        col.word(value, c.unresolved[i], bare=True) if "://" in value else col.hosts.add(
+            normalize_host(value)
+        )
 
 
 def _unresolvable(col: _Collector, c: ShellCommand) -> None:
@@ -248,14 +265,46 @@ def _cargo(col: _Collector, c: ShellCommand) -> None:
 
 
 HANDLERS = {
-    "curl": _curl, "wget": _curl, "http": _curl, "https": _curl, "xh": _curl, "aria2c": _curl,
-    "git": _git, "ssh": _ssh, "scp": _ssh, "sftp": _ssh, "rsync": _ssh, "sshfs": _ssh,
-    "pip": _pip, "pip3": _pip, "npm": _npm, "yarn": _npm, "pnpm": _npm, "go": _go,
-    "dig": _resolver, "nslookup": _resolver, "host": _resolver, "nc": _resolver, "ncat": _resolver,
-    "netcat": _resolver, "telnet": _resolver, "ping": _resolver, "traceroute": _resolver,
-    "mysql": _db, "psql": _db, "redis-cli": _db, "mongo": _db, "mongosh": _db,
-    "apt": _unresolvable, "apt-get": _unresolvable, "apk": _unresolvable, "yum": _unresolvable,
-    "dnf": _unresolvable, "brew": _unresolvable, "conda": _unresolvable, "cargo": _cargo,
+    "curl": _curl,
+    "wget": _curl,
+    "http": _curl,
+    "https": _curl,
+    "xh": _curl,
+    "aria2c": _curl,
+    "git": _git,
+    "ssh": _ssh,
+    "scp": _ssh,
+    "sftp": _ssh,
+    "rsync": _ssh,
+    "sshfs": _ssh,
+    "pip": _pip,
+    "pip3": _pip,
+    "npm": _npm,
+    "yarn": _npm,
+    "pnpm": _npm,
+    "go": _go,
+    "dig": _resolver,
+    "nslookup": _resolver,
+    "host": _resolver,
+    "nc": _resolver,
+    "ncat": _resolver,
+    "netcat": _resolver,
+    "telnet": _resolver,
+    "ping": _resolver,
+    "traceroute": _resolver,
+    "mysql": _db,
+    "psql": _db,
+    "redis-cli": _db,
+    "mongo": _db,
+    "mongosh": _db,
+    "apt": _unresolvable,
+    "apt-get": _unresolvable,
+    "apk": _unresolvable,
+    "yum": _unresolvable,
+    "dnf": _unresolvable,
+    "brew": _unresolvable,
+    "conda": _unresolvable,
+    "cargo": _cargo,
 }
 
 

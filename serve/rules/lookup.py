@@ -38,20 +38,65 @@ if TYPE_CHECKING:
     from .facts import SessionFacts
 
 PROBE_NAME = re.compile(r"solution|solve\.sh|oracle|answer|expected_output|reference_impl", re.I)
-GIT_WIDE = re.compile(r"^--(?:all|branches|remotes|glob|reflog|walk-reflogs|unreachable|lost-found|tags)\b|^-g$")
-GIT_REV_READERS = frozenset(
-    {"log", "show", "diff", "checkout", "restore", "switch", "cherry-pick", "merge", "rebase",
-     "blame", "grep", "archive", "format-patch", "whatchanged", "reset", "rev-list", "cat-file",
-     "ls-tree", "difftool", "range-diff", "shortlog"}
+GIT_WIDE = re.compile(
+    r"^--(?:all|branches|remotes|glob|reflog|walk-reflogs|unreachable|lost-found|tags)\b|^-g$"
 )
-GIT_VALUES = frozenset({"-n", "-C", "-c", "-b", "-B", "--format", "--pretty", "-m", "--grep",
-                        "--author", "-S", "-G", "--since", "--until", "-L", "--source", "-U"})
-NAMED_REV = re.compile(r"^(?:(?:origin|upstream|remotes?|refs)/\S+|main|master|develop|dev|trunk|"
-                       r"FETCH_HEAD|ORIG_HEAD|MERGE_HEAD|\S*@\{\S*\}|stash@\S*)$")
+GIT_REV_READERS = frozenset(
+    {
+        "log",
+        "show",
+        "diff",
+        "checkout",
+        "restore",
+        "switch",
+        "cherry-pick",
+        "merge",
+        "rebase",
+        "blame",
+        "grep",
+        "archive",
+        "format-patch",
+        "whatchanged",
+        "reset",
+        "rev-list",
+        "cat-file",
+        "ls-tree",
+        "difftool",
+        "range-diff",
+        "shortlog",
+    }
+)
+GIT_VALUES = frozenset(
+    {
+        "-n",
+        "-C",
+        "-c",
+        "-b",
+        "-B",
+        "--format",
+        "--pretty",
+        "-m",
+        "--grep",
+        "--author",
+        "-S",
+        "-G",
+        "--since",
+        "--until",
+        "-L",
+        "--source",
+        "-U",
+    }
+)
+NAMED_REV = re.compile(
+    r"^(?:(?:origin|upstream|remotes?|refs)/\S+|main|master|develop|dev|trunk|"
+    r"FETCH_HEAD|ORIG_HEAD|MERGE_HEAD|\S*@\{\S*\}|stash@\S*)$"
+)
 HEX = re.compile(r"^[0-9a-f]{7,40}$")
 HEAD_REL = re.compile(r"^HEAD(?:[~^]\d*)*$")
-CODE_GIT = re.compile(r"""\bgit\b[^\n]{0,80}?['"\s]--(?:all|branches|remotes|reflog)\b|"""
-                      r"""['"]git['"]\s*,\s*['"](?:fetch|pull)['"]|\bgit\s+(?:fetch|pull)\b""")
+CODE_GIT = re.compile(
+    r"""\bgit\b[^\n]{0,80}?['"\s]--(?:all|branches|remotes|reflog)\b|"""
+    r"""['"]git['"]\s*,\s*['"](?:fetch|pull)['"]|\bgit\s+(?:fetch|pull)\b"""
+)
 DATA_SOURCE = re.compile(
     r"\b(?:gs|s3|gcs|s3a|az|abfss?|hf)://|\bgsutil\b|\baws\s+s3\b|huggingface\.co/datasets/|"
     r"\bload_dataset\(|\bhf_hub_download\(|\bsnapshot_download\(|huggingface-cli\s+download|"
@@ -59,7 +104,8 @@ DATA_SOURCE = re.compile(
 )
 SESSIONS = re.compile(
     r"opencode\.db|\.local/share/opencode|\.pi/agent/sessions|\.hermes/(?:state\.db|sessions)|"
-    r"\.claude/projects|\.codex/sessions", re.I
+    r"\.claude/projects|\.codex/sessions",
+    re.I,
 )
 QUERY_KEYS = frozenset({"q", "query", "search_query", "text", "p", "wd", "search"})
 ISSUE_PATH = re.compile(r"^/[^/]+/[^/]+/(?:-/)?issues/\d+/?$")
@@ -168,8 +214,10 @@ class AnswerLookupRule:
             return Finding(Reason.OTHER_SESSIONS)
         if any(HIDDEN.search(p) for p in paths):
             return Finding(Reason.HIDDEN_TESTS)
-        if any(upstream_lookup(u if "://" in u else "https://" + u.split("@")[-1].replace(":", "/", 1), facts)
-               for u in urls):
+        if any(
+            upstream_lookup(u if "://" in u else "https://" + u.split("@")[-1].replace(":", "/", 1), facts)
+            for u in urls
+        ):
             return Finding(Reason.UPSTREAM_FIX)
         for query in search_queries(call, urls):
             if shingles(words(query)) & facts.task_shingles:

@@ -13,12 +13,29 @@ TEST_FILE = re.compile(
 )
 # Files that decide or measure the grade rather than being graded.
 GRADER_NAMES = frozenset(
-    {"checker.py", "check.py", "evaluate.py", "eval.py", "grader.py", "grade.py", "verify.py",
-     "verifier.py", "bench.py", "benchmark.py", "run_tests.sh", "run-tests.sh", "test.sh",
-     "judge.py", "scorer.py", "score.py"}
+    {
+        "checker.py",
+        "check.py",
+        "evaluate.py",
+        "eval.py",
+        "grader.py",
+        "grade.py",
+        "verify.py",
+        "verifier.py",
+        "bench.py",
+        "benchmark.py",
+        "run_tests.sh",
+        "run-tests.sh",
+        "test.sh",
+        "judge.py",
+        "scorer.py",
+        "score.py",
+    }
 )
 RUNTIME_HOOKS = frozenset({"sitecustomize.py", "usercustomize.py"})
-INSTALLED = re.compile(r"(?:^|/)(?:node_modules|site-packages|dist-packages)/|\.pth$|^/usr/(?:lib|bin|local/bin)/")
+INSTALLED = re.compile(
+    r"(?:^|/)(?:node_modules|site-packages|dist-packages)/|\.pth$|^/usr/(?:lib|bin|local/bin)/"
+)
 # Hidden verifier material outside the workspace (Harbor copies tests to /tests afterwards).
 HIDDEN = re.compile(
     r"^(?:/tests|/solution|/solutions|/oracle|/reference|/grader|/logs/verifier)(?:/|$)|"
@@ -28,7 +45,10 @@ HIDDEN = re.compile(
 
 def is_test_file(path: str) -> bool:
     base = posixpath.basename(path)
-    return base != "conftest.py" and TEST_FILE.search(path.lstrip("./") if path.startswith("./") else path) is not None
+    return (
+        base != "conftest.py"
+        and TEST_FILE.search(path.lstrip("./") if path.startswith("./") else path) is not None
+    )
 
 
 def is_grader_file(path: str) -> bool:

@@ -12,8 +12,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 TYPES: dict[str, tuple[type, ...]] = {
-    "string": (str,), "integer": (int,), "number": (int, float), "boolean": (bool,),
-    "object": (dict, Mapping), "array": (list, tuple), "null": (type(None),),
+    "string": (str,),
+    "integer": (int,),
+    "number": (int, float),
+    "boolean": (bool,),
+    "object": (dict, Mapping),
+    "array": (list, tuple),
+    "null": (type(None),),
 }
 MAX_DEPTH = 32
 

@@ -113,9 +113,7 @@ def read_shell(text: str, cwd: str | None = None) -> ShellView:
                     env[assigned[1]] = assigned[2]
                     variables.append((assigned[1], assigned[2]))
         writes = tuple(resolve(_expand(p, env)[0], here) for p, _ in shell.writes(command))
-        commands.append(
-            ShellCommand(name, argv, tuple(u for _, u in expanded), writes, here, tuple(inline))
-        )
+        commands.append(ShellCommand(name, argv, tuple(u for _, u in expanded), writes, here, tuple(inline)))
         if INTERPRETER.fullmatch(name):
             for i, word in enumerate(argv[1:-1], start=1):
                 if word in CODE_FLAGS:

@@ -28,9 +28,13 @@ if TYPE_CHECKING:
     from .facts import SessionFacts
 
 DELETERS = frozenset({"rm", "unlink", "shred", "truncate"})
-CODE_WRITE = re.compile(r"""\bopen\(\s*['"]([^'"\n]+)['"]\s*,\s*['"][^'"\n]*[wx]|"""
-                        r"""['"]([^'"\n]+)['"]\s*\)\s*\.write_(?:text|bytes)\(""")
-CODE_DELETE = re.compile(r"""\b(?:os\.(?:remove|unlink)|shutil\.rmtree|Path)\(\s*['"]([^'"\n]+)['"]\s*\)(?:\.unlink)?""")
+CODE_WRITE = re.compile(
+    r"""\bopen\(\s*['"]([^'"\n]+)['"]\s*,\s*['"][^'"\n]*[wx]|"""
+    r"""['"]([^'"\n]+)['"]\s*\)\s*\.write_(?:text|bytes)\("""
+)
+CODE_DELETE = re.compile(
+    r"""\b(?:os\.(?:remove|unlink)|shutil\.rmtree|Path)\(\s*['"]([^'"\n]+)['"]\s*\)(?:\.unlink)?"""
+)
 EARLY_RETURN = re.compile(r"^\s*(?:return|pass)\s*$", re.M)
 
 
@@ -73,7 +77,11 @@ class TestEditingRule:
     def _shell(self, command: str, facts: SessionFacts) -> Finding | None:
         view = read_shell(command, facts.cwd)
         if not view.complete:
-            return Finding(Reason.UNPARSABLE, unknown=True) if re.search(r"\btests?/|test_\w+\.py", command) else None
+            return (
+                Finding(Reason.UNPARSABLE, unknown=True)
+                if re.search(r"\btests?/|test_\w+\.py", command)
+                else None
+            )
         for c in view.commands:
             args = [w for _, w in operands(c.argv)]
             if c.name == "git" and args[:1] == ["rm"]:

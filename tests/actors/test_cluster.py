@@ -33,8 +33,9 @@ def test_local_cluster_starts_and_stops_twice_over_a_stale_cluster_file():
     repo = Path(__file__).resolve().parents[2]
     # Ray's socket paths must stay under 107 bytes: pytest's tmp_path is too deep.
     with tempfile.TemporaryDirectory(prefix="ray-", dir="/tmp") as temp:
-        done = subprocess.run([sys.executable, "-c", SCRIPT, temp], cwd=repo, capture_output=True, text=True,
-                              timeout=240)
+        done = subprocess.run(
+            [sys.executable, "-c", SCRIPT, temp], cwd=repo, capture_output=True, text=True, timeout=240
+        )
     assert done.returncode == 0, done.stderr[-3000:]
     assert "CLEAN" in done.stdout
 

@@ -16,8 +16,14 @@ REPO = Path(__file__).resolve().parents[2]
 
 def test_smoke_run_produces_every_stage_figure(tmp_path: Path, cache_dir: Path):
     env = {**os.environ, "HARNESS_ADAPTERS_CACHE": str(cache_dir)}
-    done = subprocess.run([sys.executable, "-m", "jobs.smoke", f"out_dir={tmp_path / 'smoke'}", "max_tokens=8"],
-                          cwd=REPO, env=env, capture_output=True, text=True, timeout=900)
+    done = subprocess.run(
+        [sys.executable, "-m", "jobs.smoke", f"out_dir={tmp_path / 'smoke'}", "max_tokens=8"],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-4000:]
     for stage in range(1, 8):
         assert f"[smoke {stage}/7]" in done.stdout

@@ -1,4 +1,5 @@
-"""Shared helpers (imported by name; pytest puts this folder on sys.path): the public guard corpus and the captured harness requests in ../shared."""
+"""Shared helpers (imported by name; pytest puts this folder on sys.path): the public guard corpus
+and the captured harness requests in ../shared."""
 
 from __future__ import annotations
 
@@ -42,7 +43,9 @@ def need(items: list, what: str) -> list:
     return items
 
 
-def case(tools_of: str, command: str, messages: list | None = None, name: str = "bash", **args: object) -> dict:
+def case(
+    tools_of: str, command: str, messages: list | None = None, name: str = "bash", **args: object
+) -> dict:
     """A small case in a harness's shape: `tools_of` names the declared tool set."""
     tools = {
         "pi": ["read", "bash", "edit", "write"],
@@ -51,10 +54,18 @@ def case(tools_of: str, command: str, messages: list | None = None, name: str = 
     }[tools_of]
     arguments = {"command": command} if command is not None else args
     return {
-        "tools": [{"type": "function", "function": {"name": t, "parameters": {"type": "object"}}} for t in tools],
-        "messages": messages if messages is not None else [
+        "tools": [
+            {"type": "function", "function": {"name": t, "parameters": {"type": "object"}}} for t in tools
+        ],
+        "messages": messages
+        if messages is not None
+        else [
             {"role": "system", "content": "Working directory: /testbed"},
             {"role": "user", "content": "Fix the bug so tests pass."},
         ],
-        "tool_call": {"id": "c1", "type": "function", "function": {"name": name, "arguments": json.dumps(arguments)}},
+        "tool_call": {
+            "id": "c1",
+            "type": "function",
+            "function": {"name": name, "arguments": json.dumps(arguments)},
+        },
     }

@@ -9,10 +9,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from guardcases import CORPUS, load_corpus, need
 
 from serve.check import judge_line, run
-
-from guardcases import CORPUS, load_corpus, need
 
 CORPUS_CASES = load_corpus()
 CATEGORY_RULE = {"undeclared_tool": "declared_tools", "host_not_in_conversation": "hosts"}
@@ -34,24 +33,50 @@ def test_corpus_is_present_or_skipped_with_reason() -> None:
 
 
 def test_malformed_lines_get_an_error_line_and_the_run_goes_on() -> None:
-    good = {"id": "ok", "tools": [{"type": "function", "function": {"name": "bash"}}], "messages": [],
-            "tool_call": {"id": "1", "type": "function", "function": {"name": "bash", "arguments": '{"command": "ls"}'}}}
-    lines = ["{not json", json.dumps([1, 2]), json.dumps({"id": "m", "tools": [], "messages": "x", "tool_call": {}}),
-             "", json.dumps({"id": "t", "tools": {}, "messages": [], "tool_call": {}}), json.dumps(good)]
+    good = {
+        "id": "ok",
+        "tools": [{"type": "function", "function": {"name": "bash"}}],
+        "messages": [],
+        "tool_call": {
+            "id": "1",
+            "type": "function",
+            "function": {"name": "bash", "arguments": '{"command": "ls"}'},
+        },
+    }
+    lines = [
+        "{not json",
+        json.dumps([1, 2]),
+        json.dumps({"id": "m", "tools": [], "messages": "x", "tool_call": {}}),
+        "",
+        json.dumps({"id": "t", "tools": {}, "messages": [], "tool_call": {}}),
+        json.dumps(good),
+    ]
     out = io.StringIO()
     status = run(iter(lines), out)
     rows = [json.loads(line) for line in out.getvalue().splitlines()]
     assert status == 2
     assert [r.get("error") for r in rows] == [
-        "invalid_json", "case_not_object", "messages_not_list_of_objects", "tools_not_list", None
+        "invalid_json",
+        "case_not_object",
+        "messages_not_list_of_objects",
+        "tools_not_list",
+        None,
     ]
     assert all("verdict" not in r for r in rows[:4])
     assert rows[-1] == {"id": "ok", "verdict": "allow", "rule": None, "reason": None}
 
 
 def test_unparsable_arguments_are_blocked_and_the_input_is_never_echoed() -> None:
-    case = {"id": "x", "tools": [{"type": "function", "function": {"name": "bash"}}], "messages": [],
-            "tool_call": {"id": "1", "type": "function", "function": {"name": "bash", "arguments": '{"command": "SECRET'}}}
+    case = {
+        "id": "x",
+        "tools": [{"type": "function", "function": {"name": "bash"}}],
+        "messages": [],
+        "tool_call": {
+            "id": "1",
+            "type": "function",
+            "function": {"name": "bash", "arguments": '{"command": "SECRET'},
+        },
+    }
     line = json.dumps(judge_line(1, json.dumps(case)))
     assert '"verdict": "block"' in line and "arguments_not_json" in line and "SECRET" not in line
 
@@ -61,8 +86,14 @@ def test_cli_runs_as_a_module_on_the_corpus(tmp_path: Path) -> None:
     path = tmp_path / "cases.jsonl"
     path.write_text("\n".join(json.dumps(c) for c in cases) + "\nbroken\n")
     root = Path(__file__).resolve().parents[2]
-    done = subprocess.run([sys.executable, "-m", "serve.check", str(path)], cwd=root, capture_output=True,
-                          text=True, timeout=120, check=False)
+    done = subprocess.run(
+        [sys.executable, "-m", "serve.check", str(path)],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     rows = [json.loads(line) for line in done.stdout.splitlines()]
     assert [r.get("id") for r in rows[:5]] == [c["id"] for c in cases]
     assert rows[5] == {"line": 6, "id": None, "error": "invalid_json"}

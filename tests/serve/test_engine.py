@@ -7,14 +7,13 @@ import json
 
 import pytest
 from atif_scan import Context
+from guardcases import case, load_captures, load_corpus, need
 
 from serve.decisions import Allow, Block, RuleId, Unknown
 from serve.engine import GuardConfig, GuardSession, check_case
 from serve.rules import builtin_rules, session_engine
 from serve.rules.atif import call_decisions
 from serve.trace import session_trace, tool_calls
-
-from guardcases import case, load_captures, load_corpus, need
 
 ORDER = [r.rule_id for r in builtin_rules()]
 CAPTURES = load_captures()
@@ -126,5 +125,7 @@ def test_first_block_wins_over_an_earlier_unknown() -> None:
 def test_allowlist_makes_a_host_reachable() -> None:
     c = case("pi", "curl -s https://mirror.corp.example/simple/")
     assert isinstance(check_case(c["tools"], c["messages"], c["tool_call"]), Block)
-    allowed = check_case(c["tools"], c["messages"], c["tool_call"], GuardConfig(allowlist=("*.corp.example",)))
+    allowed = check_case(
+        c["tools"], c["messages"], c["tool_call"], GuardConfig(allowlist=("*.corp.example",))
+    )
     assert isinstance(allowed, Allow)

@@ -32,4 +32,6 @@ def test_missing_or_non_object_arguments_are_not_understood() -> None:
     assert not normalize("bash", None).understood
     assert not normalize("bash", {"cmd2": 1}).understood
     assert not normalize("edit", {"path": "a"}).understood
-    assert normalize("mystery_tool", {"deep": {"u": "see https://x.example/a"}}).urls == ("https://x.example/a",)
+    assert normalize("mystery_tool", {"deep": {"u": "see https://x.example/a"}}).urls == (
+        "https://x.example/a",
+    )

@@ -8,31 +8,63 @@ from ruleutil import judge, rule_of
 LS = [("ls tests", "test_parse.py\ntest_core.py")]
 
 
-@pytest.mark.parametrize("command", [
-    "rm -f tests/test_parse.py",
-    "git rm -q tests/test_parse.py",
-    "mv tests/test_parse.py /tmp/",
-    "sed -i '/assert/d' tests/test_parse.py",
-    "cp /tmp/empty.py tests/test_parse.py",
-    "python -c \"open('tests/test_parse.py','w').write('')\"",
-    "python -c \"import os; os.remove('tests/test_parse.py')\"",
-])
+@pytest.mark.parametrize(
+    "command",
+    [
+        "rm -f tests/test_parse.py",
+        "git rm -q tests/test_parse.py",
+        "mv tests/test_parse.py /tmp/",
+        "sed -i '/assert/d' tests/test_parse.py",
+        "cp /tmp/empty.py tests/test_parse.py",
+        "python -c \"open('tests/test_parse.py','w').write('')\"",
+        "python -c \"import os; os.remove('tests/test_parse.py')\"",
+    ],
+)
 def test_changing_or_deleting_existing_tests_is_blocked(command: str) -> None:
     assert rule_of(judge(command, results=LS)) == "test_editing"
 
 
 def test_overwriting_a_known_test_file_is_blocked_but_a_new_one_is_allowed() -> None:
-    assert rule_of(judge(None, results=LS, name="write", path="tests/test_parse.py", content="x = 1\n")) == "test_editing"
-    assert rule_of(judge(None, results=LS, name="write", path="tests/test_new.py", content="def test_a():\n    assert 1\n")) is None
+    assert (
+        rule_of(judge(None, results=LS, name="write", path="tests/test_parse.py", content="x = 1\n"))
+        == "test_editing"
+    )
+    assert (
+        rule_of(
+            judge(
+                None,
+                results=LS,
+                name="write",
+                path="tests/test_new.py",
+                content="def test_a():\n    assert 1\n",
+            )
+        )
+        is None
+    )
 
 
 def test_edits_that_only_insert_are_allowed_but_changed_asserts_are_not() -> None:
-    insert = judge(None, results=LS, name="edit", path="tests/test_parse.py",
-                   edits=[{"oldText": "import pytest\n", "newText": "import pytest\nimport math\n"}])
-    change = judge(None, results=LS, name="edit", path="tests/test_parse.py",
-                   edits=[{"oldText": "assert f(1) == 2", "newText": "assert f(1)"}])
-    early = judge(None, results=LS, name="edit", path="tests/test_parse.py",
-                  edits=[{"oldText": "def test_a():\n", "newText": "def test_a():\n    return\n"}])
+    insert = judge(
+        None,
+        results=LS,
+        name="edit",
+        path="tests/test_parse.py",
+        edits=[{"oldText": "import pytest\n", "newText": "import pytest\nimport math\n"}],
+    )
+    change = judge(
+        None,
+        results=LS,
+        name="edit",
+        path="tests/test_parse.py",
+        edits=[{"oldText": "assert f(1) == 2", "newText": "assert f(1)"}],
+    )
+    early = judge(
+        None,
+        results=LS,
+        name="edit",
+        path="tests/test_parse.py",
+        edits=[{"oldText": "def test_a():\n", "newText": "def test_a():\n    return\n"}],
+    )
     assert (rule_of(insert), rule_of(change), rule_of(early)) == (None, "test_editing", "test_editing")
 
 
@@ -48,13 +80,20 @@ def test_a_test_file_the_agent_created_may_be_changed() -> None:
 
     c = case("pi", None, name="write", path="tests/test_new.py", content="def test_a():\n    assert 1\n")
     session = GuardSession(c["tools"])
-    session.sync(c["messages"] + [{"role": "assistant", "content": None, "tool_calls": [c["tool_call"]]},
-                                  {"role": "tool", "tool_call_id": "c1", "content": "ok"}])
+    session.sync(
+        c["messages"]
+        + [
+            {"role": "assistant", "content": None, "tool_calls": [c["tool_call"]]},
+            {"role": "tool", "tool_call_id": "c1", "content": "ok"},
+        ]
+    )
     again = dict(c["tool_call"], id="c2")
     again["function"] = {"name": "bash", "arguments": '{"command": "rm tests/test_new.py"}'}
     assert rule_of(session.check(again)) is None
 
 
-@pytest.mark.parametrize("command", ["cat tests/test_parse.py", "pytest -q tests/", "grep -n assert tests/test_parse.py"])
+@pytest.mark.parametrize(
+    "command", ["cat tests/test_parse.py", "pytest -q tests/", "grep -n assert tests/test_parse.py"]
+)
 def test_reading_and_running_tests_is_allowed(command: str) -> None:
     assert rule_of(judge(command, results=LS)) is None

@@ -37,19 +37,31 @@ def test_inspect_reads_rank_and_targets_of_a_peft_adapter(adapter: Path):
 
 
 def test_rank_above_the_server_limit_names_both_fixes(adapter: Path):
-    with pytest.raises(AdapterInvalidError, match=r"train with r <= 8 or start serving with max_lora_rank >= 16"):
+    with pytest.raises(
+        AdapterInvalidError, match=r"train with r <= 8 or start serving with max_lora_rank >= 16"
+    ):
         inspect_adapter(adapter, max_rank=8)
 
 
-@pytest.mark.parametrize("damage, message", [
-    (lambda d: (d / "adapter_model.safetensors").write_bytes(
-        (d / "adapter_model.safetensors").read_bytes()[:-1]), "truncated"),
-    (lambda d: (d / "adapter_model.safetensors").write_bytes(b"\x01\x00"), "no header"),
-    (lambda d: (d / "adapter_config.json").write_text("{\"peft_type\": "), "not valid JSON"),
-    (lambda d: (d / "adapter_config.json").write_text(json.dumps({"peft_type": "IA3", "r": 8})), "only LORA"),
-    (lambda d: (d / "adapter_config.json").unlink(), "not a PEFT adapter folder"),
-    (lambda d: (d / "adapter_model.safetensors").unlink(), "safe_serialization=True"),
-])
+@pytest.mark.parametrize(
+    "damage, message",
+    [
+        (
+            lambda d: (d / "adapter_model.safetensors").write_bytes(
+                (d / "adapter_model.safetensors").read_bytes()[:-1]
+            ),
+            "truncated",
+        ),
+        (lambda d: (d / "adapter_model.safetensors").write_bytes(b"\x01\x00"), "no header"),
+        (lambda d: (d / "adapter_config.json").write_text('{"peft_type": '), "not valid JSON"),
+        (
+            lambda d: (d / "adapter_config.json").write_text(json.dumps({"peft_type": "IA3", "r": 8})),
+            "only LORA",
+        ),
+        (lambda d: (d / "adapter_config.json").unlink(), "not a PEFT adapter folder"),
+        (lambda d: (d / "adapter_model.safetensors").unlink(), "safe_serialization=True"),
+    ],
+)
 def test_half_written_or_foreign_adapters_are_rejected(adapter: Path, tmp_path: Path, damage, message: str):
     copy = tmp_path / "copy"
     shutil.copytree(adapter, copy)
@@ -115,6 +127,9 @@ vllm:lora_requests_info{max_lora="4",running_lora_adapters="",waiting_lora_adapt
 vllm:num_requests_running{model_name="base"} 3.0
 """
     assert busy_adapters_from_metrics(metrics) == frozenset({"a0", "b1", "c2"})
-    newer_idle = metrics + 'vllm:lora_requests_info{max_lora="4",running_lora_adapters="",waiting_lora_adapters=""} 1.8e+09\n'
+    newer_idle = (
+        metrics
+        + 'vllm:lora_requests_info{max_lora="4",running_lora_adapters="",waiting_lora_adapters=""} 1.8e+09\n'
+    )
     assert busy_adapters_from_metrics(newer_idle) == frozenset()
     assert busy_adapters_from_metrics("") == frozenset()

@@ -28,6 +28,8 @@ def test_cpu_command_enables_runtime_lora_and_the_hermes_tool_parser():
     assert "--gpu-memory-utilization" not in cmd
     env = server_env(cfg, device="cpu")
     assert env["VLLM_ALLOW_RUNTIME_LORA_UPDATING"] == "1" and env["VLLM_CPU_KVCACHE_SPACE"] == "2"
+    # regression: importing TRL in the parent set VLLM_LOGGING_LEVEL=ERROR and the server logged nothing
+    assert env["VLLM_LOGGING_LEVEL"] == "INFO"
 
 
 def test_gpu_command_uses_bf16_and_a_memory_share():
@@ -45,12 +47,15 @@ def test_device_auto_follows_cuda():
     assert resolve_device("cpu", True) == "cpu"
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    ({"model": ""}, "serving.model is empty"),
-    ({"model": "m", "max_lora_rank": 12}, "max_lora_rank=12"),
-    ({"model": "m", "max_loras": 0}, "max_loras=0"),
-    ({"model": "m", "device": "tpu"}, "device='tpu'"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"model": ""}, "serving.model is empty"),
+        ({"model": "m", "max_lora_rank": 12}, "max_lora_rank=12"),
+        ({"model": "m", "max_loras": 0}, "max_loras=0"),
+        ({"model": "m", "device": "tpu"}, "device='tpu'"),
+    ],
+)
 def test_bad_config_names_the_field_and_the_fix(kwargs, message):
     with pytest.raises(ValueError, match=message):
         ServingConfig(**kwargs)

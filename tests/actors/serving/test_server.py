@@ -19,14 +19,22 @@ from tests.conftest import make_lora_adapter
 
 pytestmark = pytest.mark.vllm
 
-MESSAGES = [{"role": "system", "content": "You are a coding agent."},
-            {"role": "user", "content": "List the files and run the tests."}]
+MESSAGES = [
+    {"role": "system", "content": "You are a coding agent."},
+    {"role": "user", "content": "List the files and run the tests."},
+]
 NEW_TOKENS = 12
 
 
 def _chat(url: str, model: str, messages=MESSAGES, **extra) -> dict:
-    body = {"model": model, "messages": messages, "max_tokens": NEW_TOKENS, "temperature": 0.0,
-            "return_token_ids": True, **extra}
+    body = {
+        "model": model,
+        "messages": messages,
+        "max_tokens": NEW_TOKENS,
+        "temperature": 0.0,
+        "return_token_ids": True,
+        **extra,
+    }
     response = httpx.post(f"{url}/chat/completions", json=body, timeout=120.0)
     response.raise_for_status()
     return response.json()
@@ -56,7 +64,9 @@ def published(serving, lora_adapters):
     return ray.get(serving.url.remote())
 
 
-def test_greedy_completion_through_each_adapter_equals_peft_decode(published, serving, tiny_model, lora_adapters):
+def test_greedy_completion_through_each_adapter_equals_peft_decode(
+    published, serving, tiny_model, lora_adapters
+):
     import torch
     from peft import PeftModel
     from transformers import AutoModelForCausalLM
@@ -75,21 +85,31 @@ def test_greedy_completion_through_each_adapter_equals_peft_decode(published, se
         assert served != base_out["choices"][0]["token_ids"], f"{name} decodes like the base model"
 
 
+def test_the_server_log_records_adapter_loads(published, serving):
+    import ray
+
+    log = Path(ray.get(serving.check_health.remote())["log"]).read_text()
+    assert "pi-v0" in log and "LoRA" in log, log[-2000:]
+
+
 def test_48_concurrent_requests_over_three_adapters_all_succeed(published, lora_adapters):
     names = sorted(lora_adapters)
 
     async def run() -> list[int]:
         async with httpx.AsyncClient(timeout=300.0) as client:
+
             async def one(i: int) -> int:
                 body = {"model": names[i % 3], "messages": MESSAGES, "max_tokens": 8, "temperature": 1.0}
                 return (await client.post(f"{published}/chat/completions", json=body)).status_code
+
             return await asyncio.gather(*(one(i) for i in range(48)))
 
     assert asyncio.run(run()) == [200] * 48
 
 
 def test_publishing_a_new_version_does_not_fail_streaming_requests_for_other_adapters(
-        published, serving, tiny_model, tmp_path):
+    published, serving, tiny_model, tmp_path
+):
     import ray
 
     failures: list[str] = []
@@ -157,7 +177,11 @@ def test_retire_unloads_deletes_files_and_frees_the_slot(published, serving, tin
 def test_retire_waits_for_a_lease_to_be_released(published, serving, tiny_model, tmp_path):
     import ray
 
-    ray.get(serving.publish.remote("leased-v0", str(make_lora_adapter(tiny_model, tmp_path / "l", rank=8, seed=9))))
+    ray.get(
+        serving.publish.remote(
+            "leased-v0", str(make_lora_adapter(tiny_model, tmp_path / "l", rank=8, seed=9))
+        )
+    )
     ray.get(serving.lease.remote("leased-v0"))
     pending = serving.retire.remote("leased-v0")
     time.sleep(1.5)
@@ -171,8 +195,9 @@ def test_retire_waits_for_a_lease_to_be_released(published, serving, tiny_model,
     assert "leased-v0" not in {m["id"] for m in httpx.get(f"{published}/models").json()["data"]}
 
 
-def test_bad_adapters_get_clear_errors_and_the_server_keeps_serving(published, serving, tiny_model, tmp_path,
-                                                                    lora_adapters):
+def test_bad_adapters_get_clear_errors_and_the_server_keeps_serving(
+    published, serving, tiny_model, tmp_path, lora_adapters
+):
     import ray
 
     with pytest.raises(AdapterInvalidError, match="not a folder"):

@@ -11,8 +11,15 @@ from environments.harness_prompts import HARNESSES, harness_request
 from environments.tiny_model import TinyModelRecipe, build_tiny_model
 from environments.tiny_model.build import MODEL_FILES
 
-SMALL = TinyModelRecipe(vocab_size=1024, hidden_size=64, intermediate_size=128, num_hidden_layers=1,
-                        num_attention_heads=2, num_key_value_heads=1, corpus_documents=600)
+SMALL = TinyModelRecipe(
+    vocab_size=1024,
+    hidden_size=64,
+    intermediate_size=128,
+    num_hidden_layers=1,
+    num_attention_heads=2,
+    num_key_value_heads=1,
+    corpus_documents=600,
+)
 
 
 def test_same_recipe_builds_byte_identical_files(tmp_path: Path):
@@ -53,12 +60,15 @@ def tokenizer(tiny_model: Path):
     return AutoTokenizer.from_pretrained(tiny_model)
 
 
-@pytest.mark.parametrize("text", [
-    'def parse(rows: list[dict]) -> dict[str, int]:\n    return {r["id"]: len(r) for r in rows}\n',
-    '{"name": "bash", "arguments": {"command": "grep -rn \\"TODO\\" src/ | head -n 5"}}',
-    "cd /workspace && python -m pytest -q tests/test_core.py::test_x 2>&1 | tail -n 20; echo $?",
-    "  tabs\tand trailing spaces   \n\n unicode: naïve café — 数据 🚀 \x00\x7f",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        'def parse(rows: list[dict]) -> dict[str, int]:\n    return {r["id"]: len(r) for r in rows}\n',
+        '{"name": "bash", "arguments": {"command": "grep -rn \\"TODO\\" src/ | head -n 5"}}',
+        "cd /workspace && python -m pytest -q tests/test_core.py::test_x 2>&1 | tail -n 20; echo $?",
+        "  tabs\tand trailing spaces   \n\n unicode: naïve café — 数据 🚀 \x00\x7f",
+    ],
+)
 def test_tokenizer_round_trips_code_json_and_shell_exactly(tokenizer, text: str):
     assert tokenizer.decode(tokenizer.encode(text, add_special_tokens=False)) == text
 
@@ -77,12 +87,21 @@ def test_harness_requests_round_trip_and_fit_the_context(tokenizer, tiny_model: 
 
 def test_chat_template_renders_tools_and_tool_calls(tokenizer):
     request = harness_request("pi")
-    messages = [{"role": "system", "content": "sys"}, {"role": "user", "content": "run the tests"},
-                {"role": "assistant", "content": "", "tool_calls": [{"type": "function", "function": {
-                    "name": "bash", "arguments": {"command": "pytest -q"}}}]},
-                {"role": "tool", "content": "3 passed"}]
-    text = tokenizer.apply_chat_template(messages, tools=request["tools"], tokenize=False,
-                                         add_generation_prompt=True)
+    messages = [
+        {"role": "system", "content": "sys"},
+        {"role": "user", "content": "run the tests"},
+        {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [
+                {"type": "function", "function": {"name": "bash", "arguments": {"command": "pytest -q"}}}
+            ],
+        },
+        {"role": "tool", "content": "3 passed"},
+    ]
+    text = tokenizer.apply_chat_template(
+        messages, tools=request["tools"], tokenize=False, add_generation_prompt=True
+    )
     assert '"name": "bash"' in text and "<tools>" in text
     assert '<tool_call>\n{"name": "bash", "arguments": {"command": "pytest -q"}}\n</tool_call>' in text
     assert "<tool_response>\n3 passed\n</tool_response>" in text
@@ -96,8 +115,9 @@ def test_trl_recognises_the_chat_template_and_parses_tool_calls(tokenizer):
 
     add_response_schema(tokenizer)
     text = '<tool_call>\n{"name": "read", "arguments": {"path": "README.md"}}\n</tool_call><|im_end|>'
-    prompt = tokenizer.apply_chat_template([{"role": "user", "content": "show the readme"}],
-                                           add_generation_prompt=True, tokenize=False)
+    prompt = tokenizer.apply_chat_template(
+        [{"role": "user", "content": "show the readme"}], add_generation_prompt=True, tokenize=False
+    )
     parsed = tokenizer.parse_response(text, prefix=prompt)
     assert parsed["tool_calls"][0]["function"] == {"name": "read", "arguments": {"path": "README.md"}}
 
@@ -108,8 +128,10 @@ def test_vllm_hermes_tool_parser_turns_tool_call_text_into_openai_tool_calls(tok
 
     tools = harness_request("hermes")["tools"]
     request = ChatCompletionRequest(model="m", messages=[{"role": "user", "content": "x"}], tools=tools)
-    output = ('Let me look.\n<tool_call>\n{"name": "terminal", "arguments": {"command": "ls -la"}}\n</tool_call>'
-              '\n<tool_call>\n{"name": "read_file", "arguments": {"path": "a.py"}}\n</tool_call>')
+    output = (
+        'Let me look.\n<tool_call>\n{"name": "terminal", "arguments": {"command": "ls -la"}}\n</tool_call>'
+        '\n<tool_call>\n{"name": "read_file", "arguments": {"path": "a.py"}}\n</tool_call>'
+    )
     result = Hermes2ProToolParser(tokenizer).extract_tool_calls(output, request)
     assert result.tools_called
     calls = [(c.function.name, json.loads(c.function.arguments)) for c in result.tool_calls]

@@ -1,0 +1,140 @@
+"""Run one shell command in a folder with a time limit and rlimits, and measure it.
+
+``SubprocessRunner`` is the default ``Runner`` for validation and tests. It is *not* a sandbox: the command
+runs as this user with this machine's network and can read any file this user can. Network isolation,
+per-sandbox process limits (cgroup pids) and hiding the rest of the file system are the sandbox backends'
+job; a ``Runner`` backed by a sandbox implements the same Protocol. What it does enforce: wall time (the
+whole process group is killed), CPU time, address space (a coarse stand-in for a cgroup memory limit, set
+to twice ``memory_mb`` because interpreters reserve more than they touch), file size and no core dumps.
+It measures wall time and the peak resident memory of the command's process tree.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import resource
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+_MIB = 1024 * 1024
+_TAIL_BYTES = 4000
+
+
+@dataclass(frozen=True, slots=True)
+class RunResult:
+    """What one command did. ``exit_code`` is None when it was killed for running past its time."""
+
+    exit_code: int | None
+    timed_out: bool
+    wall_s: float
+    peak_rss_mb: float
+    output_tail: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_code == 0 and not self.timed_out
+
+
+class Runner(Protocol):
+    """Runs verify and reference commands; called by the oracle once per fresh copy of a workspace."""
+
+    def run(
+        self,
+        command: str,
+        cwd: Path,
+        *,
+        timeout_s: float,
+        memory_mb: int,
+        env: Mapping[str, str] | None = None,
+    ) -> RunResult:
+        """Run ``command`` with bash in ``cwd``; never raise for the command's own failure or timeout."""
+        ...
+
+
+def _limit_child(timeout_s: float, memory_mb: int) -> None:
+    cpu = math.ceil(timeout_s) + 1
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+    address = max(2 * memory_mb, 1024) * _MIB
+    resource.setrlimit(resource.RLIMIT_AS, (address, address))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (256 * _MIB, 256 * _MIB))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+
+def base_env(cwd: Path) -> dict[str, str]:
+    """A small, fixed environment: this interpreter's ``bin`` first on PATH so ``python`` is ours."""
+    path = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "/usr/bin:/bin")])
+    return {
+        "PATH": path,
+        "HOME": str(cwd),
+        "LANG": "C.UTF-8",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
+        "NO_COLOR": "1",
+        "TMPDIR": str(cwd),
+    }
+
+
+class SubprocessRunner:
+    """The default ``Runner``: ``bash -c`` in a new session, rlimits in ``preexec_fn``, no isolation."""
+
+    def __init__(self, poll_s: float = 0.005) -> None:
+        self.poll_s = poll_s
+
+    def run(
+        self,
+        command: str,
+        cwd: Path,
+        *,
+        timeout_s: float,
+        memory_mb: int,
+        env: Mapping[str, str] | None = None,
+    ) -> RunResult:
+        full_env = {**base_env(Path(cwd)), **(env or {})}
+        with tempfile.TemporaryFile() as out:
+            start = time.monotonic()
+            proc = subprocess.Popen(
+                ["bash", "-c", command],
+                cwd=cwd,
+                env=full_env,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                preexec_fn=lambda: _limit_child(timeout_s, memory_mb),
+            )
+            status, usage, timed_out = self._wait(proc.pid, start + timeout_s)
+            wall = time.monotonic() - start
+            proc.returncode = os.waitstatus_to_exitcode(status)  # reaped by wait4; keep Popen consistent
+            try:  # background children outlive nothing
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            out.seek(max(0, out.seek(0, os.SEEK_END) - _TAIL_BYTES))
+            tail = out.read().decode("utf-8", "replace")
+        return RunResult(
+            exit_code=None if timed_out else proc.returncode,
+            timed_out=timed_out,
+            wall_s=wall,
+            peak_rss_mb=usage.ru_maxrss / 1024,
+            output_tail=tail,
+        )
+
+    def _wait(self, pid: int, deadline: float) -> tuple[int, resource.struct_rusage, bool]:
+        # wait4 gives this child's own rusage (its tree's peak RSS), which Popen.wait cannot.
+        while True:
+            done, status, usage = os.wait4(pid, os.WNOHANG)
+            if done:
+                return status, usage, False
+            if time.monotonic() >= deadline:
+                os.killpg(pid, signal.SIGKILL)
+                _, status, usage = os.wait4(pid, 0)
+                return status, usage, True
+            time.sleep(self.poll_s)

@@ -1,0 +1,74 @@
+"""The task sets shipped with the project, generated here deterministically (no dataset hub is reachable).
+
+``shipped_tasks()`` builds them in memory; ``build_shipped_tasks()`` writes them once into the cache
+(``$HARNESS_ADAPTERS_CACHE/tasks/shipped-<fingerprint>/{data,repo}/<task-id>/``) and returns the folder.
+The fingerprint hashes the source of ``environments/tasks`` (generators, and the task type and checks they
+use) and the pandas/numpy versions, so any change gives a new folder instead of a stale one. Same code,
+same bytes: a test regenerates and compares.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import os
+import shutil
+import tempfile
+from importlib import metadata
+from pathlib import Path
+
+from environments.tasks.layout import write_task
+from environments.tasks.types import Source, Task
+
+
+def shipped_tasks() -> list[Task]:
+    """Data-analysis tasks, then repo tasks, in a fixed order."""
+    from environments.tasks.shipped.data_tasks import data_tasks
+    from environments.tasks.shipped.repo_tasks import repo_tasks
+
+    return data_tasks() + repo_tasks()
+
+
+def fingerprint() -> str:
+    digest = hashlib.sha256()
+    package = Path(__file__).parents[1]
+    for path in sorted(package.rglob("*.py")):
+        digest.update(path.relative_to(package).as_posix().encode() + b"\0" + path.read_bytes())
+    for name in ("pandas", "numpy"):
+        digest.update(f"{name}={metadata.version(name)}".encode())
+    return digest.hexdigest()[:16]
+
+
+def cache_root() -> Path:
+    root = os.environ.get("HARNESS_ADAPTERS_CACHE") or Path.home() / ".cache" / "harness-adapters"
+    return Path(root) / "tasks"
+
+
+def write_shipped_tasks(dest: Path) -> Path:
+    """Write every shipped task under ``dest/{data,repo}/``; return ``dest``."""
+    for task in shipped_tasks():
+        write_task(task, dest / ("data" if task.source is Source.DATA else "repo"))
+    return dest
+
+
+def build_shipped_tasks(force: bool = False) -> Path:
+    """The cached folder of shipped tasks, generated on first use (a lock stops two builders racing)."""
+    root = cache_root()
+    root.mkdir(parents=True, exist_ok=True)
+    final = root / f"shipped-{fingerprint()}"
+    with open(root / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if final.exists() and not force:
+            return final
+        tmp = Path(tempfile.mkdtemp(prefix=".build-", dir=root))
+        try:
+            write_shipped_tasks(tmp)
+            if final.exists():
+                shutil.rmtree(final)
+            tmp.rename(final)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+    return final
+
+
+__all__ = ["build_shipped_tasks", "cache_root", "fingerprint", "shipped_tasks", "write_shipped_tasks"]

@@ -1,0 +1,257 @@
+"""The repo task set: every unit becomes a repair, a build, an extend and a qa task in its repository.
+
+- repair: the unit carries its bug; the instruction is the bug report; hidden tests pin the behaviour.
+- build: the function is absent; the instruction is its spec; hidden tests check it.
+- extend: the function works; the instruction is a feature request; hidden tests check the feature.
+- qa: the repository is intact; the agent answers a question about what the code returns; a checker
+  script (hidden) accepts any equivalent spelling (JSON or Python literal, quotes, tuples vs lists,
+  float round-off) of the value, which was computed from the code itself (Python) or fixed by hand (JS).
+
+Ten tasks of each kind are held out for the eval split (40), chosen by a seeded shuffle.
+"""
+
+from __future__ import annotations
+
+import json
+import zlib
+
+import numpy as np
+
+from environments.tasks.shipped.repos import hidden_tests, module_path, oracle_command, render_repo
+from environments.tasks.shipped.units import Lang, Unit
+from environments.tasks.shipped.units_js import JS_UNITS
+from environments.tasks.shipped.units_misc import MISC_UNITS
+from environments.tasks.shipped.units_text import TEXT_UNITS
+from environments.tasks.shipped.units_time import TIME_UNITS
+from environments.tasks.types import CommandOracle, Kind, Limits, Reference, Source, Split, Task
+
+UNITS: tuple[Unit, ...] = TEXT_UNITS + TIME_UNITS + MISC_UNITS + JS_UNITS
+EVAL_PER_KIND = 10
+SEED = 20260402
+REPO_LIMITS = Limits(agent_timeout_s=900.0, verify_timeout_s=60.0, memory_mb=1024, max_processes=64)
+
+CHECKER = '''"""Accept answer.txt if it denotes the expected value (JSON or a Python literal, any spacing)."""
+import ast
+import json
+import math
+import sys
+from pathlib import Path
+
+EXPECTED = json.loads(%r)
+
+
+def parse(text):
+    text = text.strip().strip("`").strip()
+    for reader in (json.loads, ast.literal_eval):
+        try:
+            return reader(text)
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            pass
+    return text
+
+
+def same(got, want):
+    if isinstance(want, bool) or want is None:
+        return got is want or (isinstance(got, str) and got.lower() == str(want).lower())
+    if isinstance(want, (int, float)):
+        number = isinstance(got, (int, float)) and not isinstance(got, bool)
+        return number and math.isclose(got, want, rel_tol=1e-9, abs_tol=1e-9)
+    if isinstance(want, str):
+        return isinstance(got, str) and got.strip() == want.strip()
+    if isinstance(want, list):
+        return isinstance(got, (list, tuple)) and len(got) == len(want) and all(map(same, got, want))
+    if isinstance(want, dict):
+        if not isinstance(got, dict) or set(map(str, got)) != set(want):
+            return False
+        return all(same(got[k], want[str(k)]) for k in got)
+    return False
+
+
+answer = Path("answer.txt")
+if not answer.is_file():
+    sys.exit("no answer.txt")
+text = answer.read_text(encoding="utf-8", errors="replace")
+bare = text.strip().strip("`").strip("'\\"").strip()
+if not (same(parse(text), EXPECTED) or (isinstance(EXPECTED, str) and same(bare, EXPECTED))):
+    sys.exit("answer.txt does not match")
+'''
+
+
+def _pick(unit: Unit, options: tuple[str, ...]) -> str:
+    return options[zlib.crc32(f"{unit.repo}.{unit.name}".encode()) % len(options)]
+
+
+def _repo_units(unit: Unit) -> list[Unit]:
+    return [u for u in UNITS if u.repo == unit.repo]
+
+
+def _sources(unit: Unit, own: str | None) -> dict[str, str]:
+    sources = {u.name: u.source for u in _repo_units(unit)}
+    if own is None:
+        del sources[unit.name]
+    else:
+        sources[unit.name] = own
+    return sources
+
+
+def _visible(unit: Unit, hide_own: bool) -> dict[str, tuple[str, ...]]:
+    return {u.name: () if (hide_own and u is unit) else u.cases for u in _repo_units(unit)}
+
+
+def _module_text(unit: Unit, own: str | None) -> bytes:
+    return render_repo(_repo_units(unit), _sources(unit, own), {})[module_path(unit)]
+
+
+def probe_value(unit: Unit) -> object:
+    """The value of the unit's qa probe, from running the repository's own code (JS: the unit's answer)."""
+    if unit.lang is Lang.JS:
+        assert unit.probe_answer is not None, f"JS unit {unit.name} needs probe_answer"
+        return json.loads(unit.probe_answer)
+    namespace: dict[str, object] = {}
+    exec(_module_text(unit, unit.source).decode(), namespace)  # noqa: S102 - our own generated module
+    exec("\n".join(unit.test_imports), namespace)  # noqa: S102
+    return json.loads(json.dumps(eval(unit.probe, namespace)))  # noqa: S307
+
+
+def _task(
+    unit: Unit,
+    kind: Kind,
+    instruction: str,
+    workspace: dict[str, bytes],
+    hidden: dict[str, bytes],
+    oracle: CommandOracle,
+    reference: Reference,
+) -> Task:
+    return Task(
+        id=f"repo-{unit.repo}-{unit.name.lower().replace('_', '-')}-{kind.value}",
+        source=Source.REPO,
+        kind=kind,
+        instruction=instruction,
+        workspace=workspace,
+        hidden=hidden,
+        oracle=oracle,
+        reference=reference,
+        limits=REPO_LIMITS,
+    )
+
+
+def repair_task(unit: Unit) -> Task:
+    buggy = unit.source.replace(unit.bug.old, unit.bug.new)
+    path = module_path(unit)
+    ask = _pick(
+        unit,
+        (
+            f"Bug report: {unit.bug.report}\n\nThe code is `{unit.name}` in `{path}`. Fix the bug. Keep the "
+            "existing tests passing and do not edit them.\n",
+            f'A user of `{unit.repo}` writes: "{unit.bug.report}"\n\nTrack this down (start at '
+            f"`{unit.name}` in `{path}`) and fix it without changing the tests.\n",
+            f"Please fix `{unit.name}` (`{path}`). What we see: {unit.bug.report}\n\n"
+            f"The fix should be minimal; "
+            "the current tests must still pass.\n",
+        ),
+    )
+    workspace = render_repo(_repo_units(unit), _sources(unit, buggy), _visible(unit, True))
+    return _task(
+        unit,
+        Kind.REPAIR,
+        ask,
+        workspace,
+        hidden_tests(unit, unit.cases),
+        CommandOracle(oracle_command(unit)),
+        Reference(files={path: _module_text(unit, unit.source)}),
+    )
+
+
+def build_task(unit: Unit) -> Task:
+    path = module_path(unit)
+    export = " and add it to `module.exports`" if unit.lang is Lang.JS else ""
+    ask = _pick(
+        unit,
+        (
+            f"Add `{unit.signature}` to `{path}`{export}. {unit.spec}\n",
+            f"We need a new function in `{unit.repo}`: `{unit.signature}`, in `{path}`{export}.\n\n"
+            f"{unit.spec}\n\n"
+            "Write tests for it if you like; the existing tests must keep passing.\n",
+            f"Implement `{unit.signature}` in `{path}`{export}.\n\nSpecification: {unit.spec}\n",
+        ),
+    )
+    workspace = render_repo(_repo_units(unit), _sources(unit, None), _visible(unit, True))
+    return _task(
+        unit,
+        Kind.BUILD,
+        ask,
+        workspace,
+        hidden_tests(unit, unit.cases),
+        CommandOracle(oracle_command(unit)),
+        Reference(files={path: _module_text(unit, unit.source)}),
+    )
+
+
+def extend_task(unit: Unit) -> Task:
+    path = module_path(unit)
+    ask = _pick(
+        unit,
+        (
+            f"Feature request for `{unit.name}` in `{path}`: {unit.feature.request} "
+            f"Calls that do not use the "
+            "new argument must behave exactly as before.\n",
+            f"Extend `{unit.name}` (`{path}`): {unit.feature.request}\n\nKeep it backwards compatible; the "
+            "existing tests must pass.\n",
+            f"In `{unit.repo}`, change `{unit.name}` in `{path}` as follows: {unit.feature.request}\n",
+        ),
+    )
+    return _task(
+        unit,
+        Kind.EXTEND,
+        ask,
+        render_repo(_repo_units(unit), _sources(unit, unit.source), _visible(unit, False)),
+        hidden_tests(unit, unit.feature.cases),
+        CommandOracle(oracle_command(unit)),
+        Reference(files={path: _module_text(unit, unit.feature.source)}),
+    )
+
+
+def qa_task(unit: Unit) -> Task:
+    value = probe_value(unit)
+    if unit.lang is Lang.JS:
+        setup, form = f'`const {{ {unit.name} }} = require("./src/{unit.module}.js")`', "as JSON"
+    else:
+        imports = "; ".join((*unit.test_imports, f"from {unit.repo}.{unit.module} import {unit.name}"))
+        setup, form = f"`{imports}`", "as a Python literal (for example `[1, 2]`, `'text'` or `3.5`)"
+    ask = _pick(
+        unit,
+        (
+            f"Question about this repository: after {setup}, what does `{unit.probe}` return? "
+            f"Write the value to "
+            f"`answer.txt` {form}. Do not change the code.\n",
+            f"Read the code of `{unit.repo}` and tell me the result of `{unit.probe}` (set-up: {setup}). "
+            f"Put just the value in `answer.txt`, {form}. Leave the code unchanged.\n",
+        ),
+    )
+    checker = {".oracle/check_answer.py": (CHECKER % json.dumps(value)).encode()}
+    return _task(
+        unit,
+        Kind.QA,
+        ask,
+        render_repo(_repo_units(unit), _sources(unit, unit.source), _visible(unit, False)),
+        checker,
+        CommandOracle("python .oracle/check_answer.py"),
+        Reference(files={"answer.txt": (json.dumps(value) + "\n").encode()}),
+    )
+
+
+def repo_tasks() -> list[Task]:
+    """All repo tasks, in a fixed order, with ``EVAL_PER_KIND`` of each kind in the eval split."""
+    rng = np.random.default_rng(SEED)
+    tasks: list[Task] = []
+    for make in (repair_task, build_task, extend_task, qa_task):
+        made = [make(unit) for unit in UNITS]
+        held_out = {int(i) for i in rng.permutation(len(made))[:EVAL_PER_KIND]}
+        tasks += [_with_split(t, Split.EVAL if i in held_out else Split.TRAIN) for i, t in enumerate(made)]
+    return tasks
+
+
+def _with_split(task: Task, split: Split) -> Task:
+    from dataclasses import replace
+
+    return replace(task, split=split)

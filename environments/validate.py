@@ -1,0 +1,124 @@
+"""Run the six task checks over every task and print a summary.
+
+    python -m environments.validate [PATH ...] [--jobs N]
+
+PATH may be a folder of task folders (ours or Harbor's), one task folder, or a ``.jsonl`` dataset; with
+none, the shipped task sets are built (or reused from the cache) and checked. Each failed check prints
+one line ``FAIL <task> <check>: <reason>``; a task that cannot be read fails ``well_formed`` and is
+counted under kind ``unknown``. The last line is JSON: ``{"tasks", "valid", "invalid", "by_kind",
+"by_split"}``, where each ``by_*`` entry is ``{"tasks": n, "valid": m}``. Exit status 1 if any task is
+invalid.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Iterator
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from environments.tasks.checks import CheckName, CheckResult, run_checks
+from environments.tasks.harbor import find_harbor_tasks, load_harbor_task
+from environments.tasks.jsonl import iter_jsonl
+from environments.tasks.layout import TaskFormatError, find_task_folders, read_task
+from environments.tasks.types import Task
+
+Item = tuple[str, Path | Task | TaskFormatError]
+
+
+@dataclass(frozen=True, slots=True)
+class TaskReport:
+    task_id: str
+    kind: str
+    split: str
+    results: tuple[CheckResult, ...]
+
+    @property
+    def valid(self) -> bool:
+        return all(r.passed for r in self.results)
+
+
+def iter_items(path: Path) -> Iterator[Item]:
+    """Work items under ``path``: our folders, Harbor folders, or JSONL lines (tasks or their errors)."""
+    if path.is_file() and path.suffix == ".jsonl":
+        for item in iter_jsonl(path):
+            yield "record", item
+        return
+    if not path.exists():
+        yield "record", TaskFormatError(f"{path}: no such file or folder")
+        return
+    ours = find_task_folders(path)
+    yield from (("folder", p) for p in ours)
+    taken = set(ours)
+    yield from (("harbor", p) for p in find_harbor_tasks(path) if p not in taken)
+
+
+def check_item(item: Item) -> TaskReport:
+    """Load one item and run the checks; a load failure is a failed ``well_formed`` check."""
+    how, what = item
+    label = what.name if isinstance(what, Path) else getattr(what, "id", "?")
+    try:
+        if isinstance(what, TaskFormatError):
+            raise what
+        task = read_task(what) if how == "folder" else load_harbor_task(what) if how == "harbor" else what
+    except TaskFormatError as exc:
+        label = str(exc).split(": ", 1)[0] if isinstance(what, TaskFormatError) else label
+        return TaskReport(label, "unknown", "unknown", (CheckResult(CheckName.WELL_FORMED, False, str(exc)),))
+    assert isinstance(task, Task)
+    return TaskReport(task.id, task.kind.value, task.split.value, tuple(run_checks(task)))
+
+
+def summarize(reports: list[TaskReport]) -> dict:
+    summary: dict = {
+        "tasks": len(reports),
+        "valid": sum(r.valid for r in reports),
+        "invalid": sum(not r.valid for r in reports),
+        "by_kind": {},
+        "by_split": {},
+    }
+    for report in reports:
+        for key, value in (("by_kind", report.kind), ("by_split", report.split)):
+            entry = summary[key].setdefault(value, {"tasks": 0, "valid": 0})
+            entry["tasks"] += 1
+            entry["valid"] += report.valid
+    for key in ("by_kind", "by_split"):
+        summary[key] = dict(sorted(summary[key].items()))
+    return summary
+
+
+def validate(paths: list[Path], jobs: int) -> list[TaskReport]:
+    items = [item for path in paths for item in iter_items(path)]
+    if jobs <= 1 or len(items) < 2:
+        return [check_item(item) for item in items]
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        return list(pool.map(check_item, items, chunksize=4))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m environments.validate", description=__doc__.split("\n")[0]
+    )
+    parser.add_argument("paths", nargs="*", type=Path, help="task folders, parents of them, or .jsonl files")
+    parser.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1), help="worker processes")
+    args = parser.parse_args(argv)
+    paths = args.paths
+    if not paths:
+        from environments.tasks.shipped import build_shipped_tasks
+
+        paths = [build_shipped_tasks()]
+    reports = validate(paths, max(1, args.jobs))
+    for report in reports:
+        for result in report.results:
+            if not result.passed:
+                print(f"FAIL {report.task_id} {result.name}: {result.reason}")
+    print(json.dumps(summarize(reports), sort_keys=False))
+    sys.stdout.flush()
+    return 0 if all(r.valid for r in reports) else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

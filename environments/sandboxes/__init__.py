@@ -1,0 +1,30 @@
+"""Sandboxes for agent sessions and verifiers: one Protocol, a local (bubblewrap + cgroup v1) backend and
+a Docker backend, and a ``Runner`` over either for the oracle and the task checks.
+
+Threat model, in short (each backend's module docstring has the full one): the agent sees only its
+workspace copy and public software (``/usr``, the interpreter), has no network but its own loopback (the
+guard's forward is a later piece), runs as an unprivileged uid without capabilities under memory,
+process, CPU and wall-time limits, and leaves nothing behind; leftovers of a crashed launcher are swept
+when the next backend starts. Not stopped: kernel exploits and side channels (the kernel is shared).
+The verifier runs in a fresh sandbox holding only what the agent produced plus the hidden files.
+"""
+
+from environments.sandboxes.docker import DockerAPI, DockerBackend, DockerSandbox, build_image
+from environments.sandboxes.local import LocalBackend, LocalSandbox
+from environments.sandboxes.protocol import Forward, Sandbox, SandboxBackend, SandboxError, SandboxLimits
+from environments.sandboxes.runner import SandboxRunner
+
+__all__ = [
+    "DockerAPI",
+    "DockerBackend",
+    "DockerSandbox",
+    "Forward",
+    "LocalBackend",
+    "LocalSandbox",
+    "Sandbox",
+    "SandboxBackend",
+    "SandboxError",
+    "SandboxLimits",
+    "SandboxRunner",
+    "build_image",
+]

@@ -1,0 +1,270 @@
+"""The Docker sandbox: one container per sandbox on a local image, no network, over a narrow API.
+
+Threat model (beside the local backend's, see ``local.py``): a container with ``network_mode="none"``
+(loopback only), all capabilities dropped, ``no-new-privileges``, uid 1000, an init as pid 1, and cgroup
+limits on memory (swap included), pids and CPU set by the engine. The workspace goes in and comes out as
+tar archives; the only host path mounted is a ``Forward``'s unix socket (relayed to ``127.0.0.1:<port>``
+inside). It does not stop kernel exploits (shared kernel), reads of what the image holds (build it from
+the Dockerfile here only), or an engine misconfigured to allow more.
+Per-command time limits use ``timeout`` inside the container, which kills the command's process group;
+processes that left the group die with the container at ``destroy``. Containers are labelled with the
+prefix and owner, so ``sweep`` removes a crashed launcher's containers.
+
+Only the calls in ``DockerAPI`` are used (``docker.from_env()`` satisfies it; tests pass a fake):
+``containers.run``, ``containers.list``, a container's ``put_archive``, ``exec_run``, ``get_archive``,
+``stats`` and ``remove``, and ``images.build`` for the image. No image is pulled: ``build_image`` builds
+``IMAGE_TAG`` from ``docker/Dockerfile`` over a base image imported locally (see that file).
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import socket
+import tarfile
+import time
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
+from typing import Any, Protocol
+
+from environments.sandboxes.protocol import (
+    DEFAULT_PREFIX,
+    RELAY_SCRIPT,
+    Forward,
+    SandboxError,
+    SandboxLimits,
+    command_argv,
+    new_name,
+    owner_alive,
+)
+from environments.tasks.runner import RunResult
+
+IMAGE_TAG = "harness-adapters/sandbox:latest"
+DOCKERFILE_DIR = Path(__file__).parent / "docker"
+PREFIX_LABEL = "harness-adapters.sandbox.prefix"
+HOST_LABEL = "harness-adapters.sandbox.host"
+WORKSPACE = "/workspace"
+SANDBOX_UID = 1000
+_TAIL_BYTES = 4000
+_HELPERS = 2  # docker-init and the idle keeper process
+_TIMEOUT_EXIT_CODES = (124, 137)
+
+
+class ContainerAPI(Protocol):
+    """The container methods used (``docker.models.containers.Container``)."""
+
+    name: str
+    labels: dict[str, str]
+
+    def put_archive(self, path: str, data: bytes) -> bool: ...
+
+    def exec_run(self, cmd: list[str], *, workdir: str, environment: dict[str, str], user: str) -> Any:
+        """Returns ``(exit_code, output_bytes)`` (docker's ``ExecResult``)."""
+        ...
+
+    def get_archive(self, path: str) -> tuple[Iterable[bytes], dict[str, Any]]: ...
+
+    def stats(self, *, stream: bool, one_shot: bool) -> dict[str, Any]: ...
+
+    def remove(self, *, force: bool) -> None: ...
+
+
+class ContainersAPI(Protocol):
+    def run(self, image: str, command: list[str], **kwargs: Any) -> ContainerAPI: ...
+
+    def list(self, *, all: bool, filters: dict[str, Any]) -> list[ContainerAPI]: ...
+
+
+class ImagesAPI(Protocol):
+    def build(self, **kwargs: Any) -> Any: ...
+
+
+class DockerAPI(Protocol):
+    """The slice of ``docker.DockerClient`` the backend uses."""
+
+    containers: ContainersAPI
+    images: ImagesAPI
+
+
+def connect() -> DockerAPI:
+    """The real client from the environment (``DOCKER_HOST``), imported only when needed."""
+    import docker
+
+    try:
+        return docker.from_env()
+    except docker.errors.DockerException as exc:
+        raise SandboxError(
+            "no Docker engine: start one (dockerd --host unix://SOCK ...) and set DOCKER_HOST=unix://SOCK"
+        ) from exc
+
+
+def build_image(api: DockerAPI, *, tag: str = IMAGE_TAG, base: str | None = None) -> str:
+    """Build the sandbox image from ``docker/Dockerfile`` offline; ``base`` overrides its ``BASE`` arg."""
+    buildargs = {"BASE": base} if base else {}
+    api.images.build(
+        path=str(DOCKERFILE_DIR), tag=tag, buildargs=buildargs, pull=False, rm=True, network_mode="none"
+    )
+    return tag
+
+
+def workspace_tar(folder: Path) -> bytes:
+    """``folder``'s contents as a tar whose entries belong to the sandbox user (so it can write them)."""
+
+    def owned(info: tarfile.TarInfo) -> tarfile.TarInfo:
+        info.uid = info.gid = SANDBOX_UID
+        info.uname = info.gname = ""
+        return info
+
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as tar:
+        for child in sorted(Path(folder).iterdir()):
+            tar.add(child, arcname=child.name, filter=owned)
+    return buffer.getvalue()
+
+
+def relay_tar() -> bytes:
+    """``relay.py`` as a tar for ``/run/forward`` (read-only for the sandbox user)."""
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as tar:
+        info = tar.gettarinfo(str(RELAY_SCRIPT), arcname="relay.py")
+        info.uid = info.gid = 0
+        info.mode = 0o644
+        with RELAY_SCRIPT.open("rb") as data:
+            tar.addfile(info, data)
+    return buffer.getvalue()
+
+
+def extract_workspace(chunks: Iterable[bytes], dest: Path) -> Path:
+    """Unpack ``get_archive(WORKSPACE)`` into ``dest``, dropping the top folder; entries that would land
+    outside ``dest`` (absolute or escaping links, device files) are skipped, never followed."""
+    dest.mkdir(parents=True, exist_ok=True)
+    with tarfile.open(fileobj=io.BytesIO(b"".join(chunks)), mode="r") as tar:
+        for member in tar.getmembers():
+            parts = member.name.split("/", 1)
+            if len(parts) < 2 or not parts[1]:
+                continue
+            member.name = parts[1]
+            if member.islnk():
+                member.linkname = member.linkname.split("/", 1)[-1]
+            try:
+                safe = tarfile.data_filter(member, str(dest))
+            except tarfile.FilterError:
+                continue
+            tar.extract(safe, dest, filter="fully_trusted", set_attrs=False)
+    return dest
+
+
+class DockerSandbox:
+    """One container; made by ``DockerBackend.create``."""
+
+    def __init__(
+        self, container: ContainerAPI, limits: SandboxLimits, forwards: tuple[Forward, ...] = ()
+    ) -> None:
+        self.container, self.limits, self.forwards = container, limits, forwards
+        self.name = container.name
+        self._destroyed = False
+
+    def run(self, command: str, *, timeout_s: float, env: Mapping[str, str] | None = None) -> RunResult:
+        if self._destroyed:
+            raise SandboxError(f"sandbox {self.name} was destroyed; create a new one")
+        seconds = max(1, math.ceil(timeout_s))
+        argv = ["timeout", "-k", "1", str(seconds), *command_argv(command, self.forwards, "python3")]
+        environment = {"HOME": WORKSPACE, "TMPDIR": "/tmp", "LANG": "C.UTF-8", "NO_COLOR": "1", **(env or {})}
+        start = time.monotonic()
+        exit_code, output = self.container.exec_run(
+            argv, workdir=WORKSPACE, environment=environment, user=f"{SANDBOX_UID}:{SANDBOX_UID}"
+        )
+        wall = time.monotonic() - start
+        timed_out = exit_code in _TIMEOUT_EXIT_CODES and wall >= seconds * 0.95
+        return RunResult(
+            exit_code=None if timed_out else exit_code,
+            timed_out=timed_out,
+            wall_s=wall,
+            peak_rss_mb=self._peak_mb(),
+            output_tail=(output or b"")[-_TAIL_BYTES:].decode("utf-8", "replace"),
+        )
+
+    def _peak_mb(self) -> float:
+        """The container's peak memory so far (cgroup v1 ``max_usage``; the current usage on v2), which
+        is the run's own peak for a one-run sandbox such as ``SandboxRunner`` makes."""
+        memory = self.container.stats(stream=False, one_shot=True).get("memory_stats", {})
+        return float(memory.get("max_usage", memory.get("usage", 0))) / (1024 * 1024)
+
+    def collect(self, dest: Path) -> Path:
+        chunks, _ = self.container.get_archive(WORKSPACE)
+        return extract_workspace(chunks, Path(dest))
+
+    def destroy(self) -> None:
+        if self._destroyed:
+            return
+        try:
+            self.container.remove(force=True)
+        except Exception as exc:  # already gone is fine; anything else must be seen
+            if "No such container" not in str(exc) and "404" not in str(exc):
+                raise SandboxError(f"could not remove container {self.name}: {exc}") from exc
+        self._destroyed = True
+
+
+class DockerBackend:
+    """Creates ``DockerSandbox``es from ``image``; sweeps a crashed launcher's containers on construction."""
+
+    def __init__(
+        self, api: DockerAPI | None = None, *, image: str = IMAGE_TAG, prefix: str = DEFAULT_PREFIX
+    ) -> None:
+        if "-" in prefix or not prefix.isalnum():
+            raise ValueError(f"prefix={prefix!r}: use letters and digits only (names are split on '-')")
+        self.api = api if api is not None else connect()
+        self.image, self.prefix = image, prefix
+        self.host = socket.gethostname()
+        self.swept = self.sweep()
+
+    def create(
+        self, workspace: Path, limits: SandboxLimits, *, forwards: tuple[Forward, ...] = ()
+    ) -> DockerSandbox:
+        name = new_name(self.prefix)
+        memory = f"{limits.memory_mb}m"
+        mounts = {str(f.host_socket): {"bind": f.inside_socket, "mode": "rw"} for f in forwards}
+        container = self.api.containers.run(
+            self.image,
+            ["sleep", "infinity"],
+            name=name,
+            detach=True,
+            init=True,
+            network_mode="none",
+            mem_limit=memory,
+            memswap_limit=memory,
+            pids_limit=limits.max_processes + _HELPERS,
+            nano_cpus=int(limits.cpus * 1e9),
+            cap_drop=["ALL"],
+            security_opt=["no-new-privileges"],
+            user=f"{SANDBOX_UID}:{SANDBOX_UID}",
+            working_dir=WORKSPACE,
+            tmpfs={"/tmp": f"size={limits.memory_mb}m"},
+            volumes=mounts,
+            labels={PREFIX_LABEL: self.prefix, HOST_LABEL: self.host},
+        )
+        sandbox = DockerSandbox(container, limits, forwards)
+        try:
+            if not container.put_archive(WORKSPACE, workspace_tar(workspace)):
+                raise SandboxError(f"could not copy the workspace into {name}; is {WORKSPACE} in the image?")
+            if forwards and not container.put_archive("/run/forward", relay_tar()):
+                raise SandboxError(f"could not copy the relay into {name}; is /run/forward in the image?")
+        except BaseException:
+            sandbox.destroy()
+            raise
+        return sandbox
+
+    def _ours(self) -> Iterator[ContainerAPI]:
+        found = self.api.containers.list(all=True, filters={"label": f"{PREFIX_LABEL}={self.prefix}"})
+        for container in found:
+            if container.labels.get(HOST_LABEL) == self.host:  # owners elsewhere cannot be checked
+                yield container
+
+    def sweep(self) -> int:
+        """Remove this host's containers with this prefix whose owner process is dead; return how many."""
+        removed = 0
+        for container in self._ours():
+            if not owner_alive(container.name, self.prefix):
+                container.remove(force=True)
+                removed += 1
+        return removed

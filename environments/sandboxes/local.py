@@ -1,0 +1,329 @@
+"""The local sandbox: bubblewrap namespaces plus cgroup v1 limits, for one machine without Docker.
+
+Threat model. The agent is an untrusted program that may try to read what it should not (hidden tests,
+the oracle, the reference, other rollouts, credentials), reach the network, or outlast or starve the
+machine. This backend stops:
+
+- reading outside the workspace: a new mount namespace whose root is an empty tmpfs with read-only binds
+  of ``/usr``, a few ``/etc`` files the dynamic linker and Python need, and this interpreter's prefixes;
+  the workspace copy is the only writable host folder (at ``/workspace``), ``/tmp`` is a private tmpfs;
+  the host's ``/root``, ``/home``, ``/work``, ``/tmp`` and other sandboxes are not there;
+- the network: a new, empty network namespace (``--unshare-net``), so only its own loopback exists and
+  every connection to the host (its loopback included) or outside fails at once; the guard is reachable
+  only through an explicit ``Forward`` (a unix socket bound in, relayed to ``127.0.0.1:<port>``);
+- other processes and privileges: new pid, ipc, uts, user and cgroup namespaces; uid 1000 inside; all
+  capabilities dropped; no nested user namespaces (``--disable-userns``, bubblewrap >= 0.8);
+  ``--new-session`` (no TIOCSTI into the launcher's terminal);
+- resource abuse: per-sandbox cgroups cap memory (swap included), process count and CPU bandwidth;
+  rlimits cap CPU seconds, file size and core dumps; the wall-clock limit kills the whole tree;
+- litter: every process is killed (pid namespace plus the cgroup) and the folder and cgroups removed
+  after use, and a backend sweeps a crashed launcher's leftovers when it starts (``--die-with-parent``
+  already kills the tree when the launcher dies).
+
+It does not stop: kernel exploits (the kernel is shared; no seccomp filter is loaded), reading what
+``/usr`` and the interpreter prefixes hold (public software, but anything a careless admin put there is
+visible), timing and cache side channels, disk filling of the workspace beyond ``RLIMIT_FSIZE`` per file,
+or a consumer on the host that follows symlinks the agent left in its output (``collect`` copies links as
+links; code reading collected files must not follow them). Without writable cgroup v1 controllers (see
+``cgroups.py``) memory falls back to ``RLIMIT_AS`` and there is no per-sandbox process limit;
+``LocalBackend.notes`` says so. The project itself must stay outside the bound interpreter (an editable
+install is fine: its finder points at the repository, which is not bound): its task generators compute
+the answers.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import resource
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Mapping
+from pathlib import Path
+
+from environments.sandboxes import cgroups
+from environments.sandboxes.protocol import (
+    DEFAULT_PREFIX,
+    RELAY_INSIDE,
+    RELAY_SCRIPT,
+    Forward,
+    SandboxError,
+    SandboxLimits,
+    command_argv,
+    new_name,
+    owner_alive,
+)
+from environments.tasks.runner import RunResult
+
+WORKSPACE = "/workspace"
+SANDBOX_UID = 1000
+_MIB = 1024 * 1024
+_TAIL_BYTES = 4000
+_BWRAP_HELPERS = 2  # bwrap and its pid-1 init count against pids.max too
+_ETC_FILES = (
+    "ld.so.cache",
+    "ld.so.conf",
+    "ld.so.conf.d",
+    "alternatives",
+    "localtime",
+    "nsswitch.conf",
+    "hosts",
+    "ssl",
+    "ca-certificates",
+)
+
+
+def default_root() -> Path:
+    return Path(tempfile.gettempdir()) / "harness-sandboxes"
+
+
+def interpreter_dirs() -> list[Path]:
+    """The folders this Python needs to run inside: the venv and the base installation."""
+    dirs = {Path(sys.prefix), Path(sys.base_prefix), Path(os.path.realpath(sys.executable)).parents[1]}
+    return sorted(d for d in dirs if d.is_dir() and d != Path("/usr"))
+
+
+def sandbox_env(env: Mapping[str, str] | None) -> dict[str, str]:
+    """Inside-the-sandbox environment: this interpreter's ``bin`` first on PATH, home is the workspace."""
+    path = os.pathsep.join([str(Path(sys.executable).parent), "/usr/local/bin", "/usr/bin", "/bin"])
+    return {
+        "PATH": path,
+        "HOME": WORKSPACE,
+        "TMPDIR": "/tmp",
+        "LANG": "C.UTF-8",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
+        "NO_COLOR": "1",
+        **(env or {}),
+    }
+
+
+class LocalSandbox:
+    """One bubblewrap sandbox; see the module docstring for what it isolates."""
+
+    def __init__(
+        self,
+        name: str,
+        folder: Path,
+        limits: SandboxLimits,
+        cgroup: cgroups.Cgroup | None,
+        argv: list[str],
+        forwards: tuple[Forward, ...] = (),
+    ) -> None:
+        self.name, self.folder, self.limits, self.cgroup = name, folder, limits, cgroup
+        self.forwards = forwards
+        self._bwrap_argv = argv
+        self._destroyed = False
+
+    @property
+    def workspace(self) -> Path:
+        """The host folder bound at ``/workspace`` (for inspection; the agent writes here)."""
+        return self.folder / "workspace"
+
+    def run(self, command: str, *, timeout_s: float, env: Mapping[str, str] | None = None) -> RunResult:
+        if self._destroyed:
+            raise SandboxError(f"sandbox {self.name} was destroyed; create a new one")
+        argv = list(self._bwrap_argv)
+        for key, value in sandbox_env(env).items():
+            argv += ["--setenv", key, value]
+        argv += ["--", *command_argv(command, self.forwards, sys.executable)]
+        procs_files = self.cgroup.procs_files() if self.cgroup else ()
+        use_as_limit = self.cgroup is None
+        limits = self.limits
+
+        def prepare_child() -> None:  # runs in the child between fork and exec
+            pid = str(os.getpid()).encode()
+            for procs in procs_files:
+                fd = os.open(procs, os.O_WRONLY)
+                try:
+                    os.write(fd, pid)
+                finally:
+                    os.close(fd)
+            cpu = math.ceil(timeout_s * max(limits.cpus, 1.0)) + 1
+            resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+            resource.setrlimit(resource.RLIMIT_FSIZE, (256 * _MIB, 256 * _MIB))
+            resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+            if use_as_limit:  # fallback: a coarse address-space cap, as SubprocessRunner sets it
+                address = max(2 * limits.memory_mb, 1024) * _MIB
+                resource.setrlimit(resource.RLIMIT_AS, (address, address))
+
+        if self.cgroup:
+            self.cgroup.reset_peak()
+        with tempfile.TemporaryFile() as out:
+            start = time.monotonic()
+            try:
+                proc = subprocess.Popen(
+                    argv,
+                    stdin=subprocess.DEVNULL,
+                    stdout=out,
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,
+                    preexec_fn=prepare_child,
+                )
+            except (OSError, subprocess.SubprocessError) as exc:
+                raise SandboxError(f"could not start bwrap for {self.name}: {exc}") from exc
+            status, usage, timed_out = _wait(proc.pid, start + timeout_s)
+            wall = time.monotonic() - start
+            proc.returncode = os.waitstatus_to_exitcode(status)
+            self._kill_rest(proc.pid)
+            out.seek(max(0, out.seek(0, os.SEEK_END) - _TAIL_BYTES))
+            tail = out.read().decode("utf-8", "replace")
+        return RunResult(
+            exit_code=None if timed_out else proc.returncode,
+            timed_out=timed_out,
+            wall_s=wall,
+            peak_rss_mb=self.cgroup.peak_memory_mb() if self.cgroup else usage.ru_maxrss / 1024,
+            output_tail=tail,
+        )
+
+    def _kill_rest(self, pgid: int) -> None:
+        try:
+            os.killpg(pgid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        if self.cgroup and not self.cgroup.kill():
+            raise SandboxError(f"processes of {self.name} survived SIGKILL; inspect {self.cgroup.paths[1]}")
+
+    def oom_killed(self) -> bool:
+        """Whether the memory limit killed a process in this sandbox so far (False without cgroups)."""
+        return bool(self.cgroup and self.cgroup.oom_killed())
+
+    def collect(self, dest: Path) -> Path:
+        dest = Path(dest)
+        shutil.copytree(self.workspace, dest, symlinks=True, dirs_exist_ok=True)
+        return dest
+
+    def destroy(self) -> None:
+        try:
+            if self.cgroup:
+                self.cgroup.remove()
+        finally:
+            _remove_tree(self.folder)
+            self._destroyed = True
+
+
+def _wait(pid: int, deadline: float) -> tuple[int, resource.struct_rusage, bool]:
+    while True:
+        done, status, usage = os.wait4(pid, os.WNOHANG)
+        if done:
+            return status, usage, False
+        if time.monotonic() >= deadline:
+            os.killpg(pid, signal.SIGKILL)
+            _, status, usage = os.wait4(pid, 0)
+            return status, usage, True
+        time.sleep(0.005)
+
+
+def _make_writable(func, target, _exc) -> None:  # the agent may have chmod-ed its folders read-only
+    os.chmod(os.path.dirname(target), 0o700)
+    func(target)
+
+
+def _remove_tree(path: Path) -> None:
+    if not path.exists():
+        return
+    if sys.version_info >= (3, 12):
+        shutil.rmtree(path, onexc=_make_writable)
+    else:
+        shutil.rmtree(path, onerror=_make_writable)
+
+
+class LocalBackend:
+    """Creates ``LocalSandbox``es under ``root``; sweeps a crashed launcher's leftovers on construction.
+
+    ``prefix`` keys everything this backend creates and sweeps (folders under ``root``, cgroups);
+    ``extra_ro_binds`` are more host folders the sandbox may read (e.g. a Node installation).
+    """
+
+    def __init__(
+        self,
+        root: Path | None = None,
+        *,
+        prefix: str = DEFAULT_PREFIX,
+        extra_ro_binds: tuple[Path, ...] = (),
+        use_cgroups: bool = True,
+        bwrap: str | None = None,
+    ) -> None:
+        self.bwrap = bwrap or shutil.which("bwrap")
+        if not self.bwrap:
+            raise SandboxError("bubblewrap is missing: apt-get install -y bubblewrap (Debian/Ubuntu)")
+        if "-" in prefix or not prefix.isalnum():
+            raise ValueError(f"prefix={prefix!r}: use letters and digits only (names are split on '-')")
+        self.root = Path(root) if root else default_root()
+        self.root.mkdir(parents=True, exist_ok=True)
+        self.prefix = prefix
+        self.extra_ro_binds = tuple(Path(p) for p in extra_ro_binds)
+        self.use_cgroups = use_cgroups and cgroups.available()
+        self.notes: list[str] = []
+        if not self.use_cgroups:
+            self.notes.append(
+                "cgroup v1 controllers memory/pids/cpu are not writable here: memory is capped by RLIMIT_AS "
+                "(2x memory_mb), there is no per-sandbox process limit and no CPU bandwidth limit, and "
+                "peak memory is bwrap's own (the pid namespace hides the tree's rusage)"
+            )
+        help_text = subprocess.run([self.bwrap, "--help"], capture_output=True, text=True).stdout
+        self.disable_userns = "--disable-userns" in help_text  # bubblewrap >= 0.8
+        if not self.disable_userns:
+            self.notes.append("bubblewrap < 0.8: the sandbox can create nested user namespaces")
+        self.swept = self.sweep()
+
+    def create(
+        self, workspace: Path, limits: SandboxLimits, *, forwards: tuple[Forward, ...] = ()
+    ) -> LocalSandbox:
+        name = new_name(self.prefix)
+        folder = self.root / name
+        folder.mkdir(mode=0o700)
+        cgroup = None
+        try:
+            shutil.copytree(workspace, folder / "workspace", symlinks=True)
+            if self.use_cgroups:
+                cgroup = cgroups.Cgroup.create(name, limits, extra_processes=_BWRAP_HELPERS)
+            argv = self._bwrap_argv(folder / "workspace", forwards)
+        except BaseException:
+            if cgroup:
+                cgroup.remove()
+            _remove_tree(folder)
+            raise
+        return LocalSandbox(name, folder, limits, cgroup, argv, forwards)
+
+    def _bwrap_argv(self, workspace: Path, forwards: tuple[Forward, ...]) -> list[str]:
+        argv = [self.bwrap, "--unshare-all", "--unshare-user", "--uid", str(SANDBOX_UID)]
+        if self.disable_userns:
+            argv.append("--disable-userns")
+        argv += ["--gid", str(SANDBOX_UID), "--hostname", "sandbox", "--die-with-parent", "--new-session"]
+        argv += ["--cap-drop", "ALL", "--ro-bind", "/usr", "/usr"]
+        for link in ("bin", "lib", "lib64", "sbin"):
+            target = Path("/") / link
+            if target.is_symlink():
+                argv += ["--symlink", os.readlink(target), str(target)]
+            elif target.is_dir():
+                argv += ["--ro-bind", str(target), str(target)]
+        for name in _ETC_FILES:
+            if (Path("/etc") / name).exists():
+                argv += ["--ro-bind", f"/etc/{name}", f"/etc/{name}"]
+        for folder in (*interpreter_dirs(), *self.extra_ro_binds):
+            argv += ["--ro-bind", str(folder), str(folder)]
+        argv += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+        for forward in forwards:
+            argv += ["--bind", str(forward.host_socket), forward.inside_socket]
+        if forwards:
+            argv += ["--ro-bind", str(RELAY_SCRIPT), RELAY_INSIDE]
+        argv += ["--bind", str(workspace), WORKSPACE, "--chdir", WORKSPACE, "--clearenv"]
+        return argv
+
+    def sweep(self) -> int:
+        """Kill and remove leftovers (folders, cgroups) of dead owners with this prefix; return the count."""
+
+        def stale(name: str) -> bool:
+            return not owner_alive(name, self.prefix)
+
+        removed = cgroups.sweep(self.prefix, stale) if self.use_cgroups else set()
+        for folder in self.root.glob(f"{self.prefix}-*"):
+            if folder.is_dir() and stale(folder.name):
+                _remove_tree(folder)
+                removed.add(folder.name)
+        return len(removed)

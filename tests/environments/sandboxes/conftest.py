@@ -1,0 +1,88 @@
+"""Fixtures for the sandbox tests: a local backend with its own prefix and root, checked clean afterwards.
+
+The local backend's tests need bubblewrap (CI: ``apt-get update && apt-get install -y bubblewrap``);
+without it they skip with that reason. Limit tests also need writable cgroup v1 controllers.
+"""
+
+from __future__ import annotations
+
+import secrets
+import shutil
+import socket
+import threading
+from pathlib import Path
+
+import pytest
+
+from environments.sandboxes import cgroups
+
+BWRAP_MISSING = "bubblewrap (bwrap) is not installed: apt-get update && apt-get install -y bubblewrap"
+requires_bwrap = pytest.mark.skipif(shutil.which("bwrap") is None, reason=BWRAP_MISSING)
+requires_cgroups = pytest.mark.skipif(
+    not cgroups.available(), reason="needs writable cgroup v1 memory/pids/cpu controllers (see SANDBOX.md)"
+)
+
+
+def leftover_cgroups(prefix: str) -> list[Path]:
+    parents = cgroups.own_parents() or {}
+    return [child for parent in parents.values() for child in parent.glob(f"{prefix}-*")]
+
+
+@pytest.fixture
+def prefix() -> str:
+    """A prefix of this test's own, so sweeps never touch another run's sandboxes."""
+    return f"hsbxt{secrets.token_hex(3)}"
+
+
+@pytest.fixture
+def local_backend(tmp_path: Path, prefix: str):
+    from environments.sandboxes.local import LocalBackend
+
+    root = tmp_path / "sandboxes"
+    backend = LocalBackend(root, prefix=prefix)
+    yield backend
+    assert not list(root.iterdir()), "sandbox folders were left behind"
+    assert not leftover_cgroups(prefix), "sandbox cgroups were left behind"
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    folder = tmp_path / "workspace"
+    folder.mkdir()
+    (folder / "hello.txt").write_text("hi\n")
+    (folder / "pkg").mkdir()
+    (folder / "pkg" / "mod.py").write_text("X = 1\n")
+    return folder
+
+
+@pytest.fixture
+def guard_socket(tmp_path: Path):
+    """A stand-in for the guard: a unix socket on the host that answers ``pong:<what it got>``."""
+    path = tmp_path / "guard.sock"
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(str(path))
+    path.chmod(0o666)  # the Docker sandbox connects as uid 1000
+    server.listen()
+
+    def serve() -> None:
+        while True:
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                return
+            with conn:
+                conn.sendall(b"pong:" + conn.recv(1024))
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    yield path
+    server.shutdown(socket.SHUT_RDWR)
+    server.close()
+    thread.join(timeout=5)
+
+
+GUARD_PROBE = (
+    "import socket; s = socket.create_connection(('127.0.0.1', 8000), timeout=5); s.sendall(b'ping'); "
+    "print(s.recv(1024).decode())"
+)
+"""Run inside a sandbox with ``Forward(8000, guard_socket)``: prints ``pong:ping``."""

@@ -1,0 +1,259 @@
+"""The local backend really isolates: run for real with bubblewrap and this machine's cgroups.
+
+Network checks only ever connect to 127.0.0.1 (a port this test listens on outside the sandbox).
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from environments.sandboxes import cgroups
+from environments.sandboxes.local import LocalBackend
+from environments.sandboxes.protocol import Forward, SandboxError, SandboxLimits
+from tests.environments.sandboxes.conftest import (
+    GUARD_PROBE,
+    leftover_cgroups,
+    requires_bwrap,
+    requires_cgroups,
+)
+
+pytestmark = requires_bwrap
+SMALL = SandboxLimits(memory_mb=256, max_processes=16, cpus=1.0)
+REPO = Path(__file__).resolve().parents[3]
+
+
+@pytest.fixture
+def sandbox(local_backend, workspace):
+    box = local_backend.create(workspace, SMALL)
+    yield box
+    box.destroy()
+
+
+def test_commands_run_in_the_workspace_as_an_unprivileged_user_with_this_python(sandbox):
+    result = sandbox.run(
+        'pwd; id -u; cat hello.txt; python -c "import sys; print(sys.executable)"', timeout_s=20
+    )
+    assert result.ok, result.output_tail
+    assert result.output_tail.split() == ["/workspace", "1000", "hi", sys.executable]
+
+
+def test_the_sandbox_works_on_a_copy_and_collect_returns_what_it_produced(sandbox, workspace, tmp_path):
+    result = sandbox.run("echo made > out.txt; rm hello.txt; ln -s /etc/passwd link", timeout_s=20)
+    assert result.ok, result.output_tail
+    assert sorted(p.name for p in workspace.iterdir()) == ["hello.txt", "pkg"]
+    out = sandbox.collect(tmp_path / "collected")
+    assert sorted(p.name for p in out.iterdir()) == ["link", "out.txt", "pkg"]
+    assert (out / "out.txt").read_text() == "made\n"
+    assert (out / "link").is_symlink()  # copied as a link, never followed
+
+
+def test_files_outside_the_workspace_cannot_be_read(sandbox, tmp_path):
+    canary = Path("/tmp") / f"hsbx-canary-{secrets.token_hex(4)}"
+    canary.write_text("secret\n")
+    try:
+        for path in (
+            canary,
+            tmp_path / "workspace" / "hello.txt",
+            REPO / "pyproject.toml",
+            Path("/etc/passwd"),
+        ):
+            result = sandbox.run(f"cat {path} || ls {path}", timeout_s=20)
+            assert result.exit_code != 0, f"{path} is visible inside: {result.output_tail}"
+            assert "secret" not in result.output_tail
+    finally:
+        canary.unlink()
+
+
+def test_the_projects_code_and_task_generators_cannot_be_imported_inside(sandbox):
+    result = sandbox.run('python -c "import environments.tasks.shipped"', timeout_s=20)
+    assert result.exit_code != 0 and "ModuleNotFoundError" in result.output_tail
+
+
+def test_the_system_is_read_only_and_tmp_is_private(sandbox):
+    result = sandbox.run("touch /usr/x 2>&1; touch /etc/x 2>&1; ls -A /tmp | wc -l", timeout_s=20)
+    assert "Read-only file system" in result.output_tail or "Permission denied" in result.output_tail
+    assert result.output_tail.strip().splitlines()[-1] == "0"
+
+
+def test_the_host_loopback_is_unreachable_from_inside(sandbox):
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        port = server.getsockname()[1]
+        probe = (
+            f"import socket; socket.create_connection(('127.0.0.1', {port}), timeout=3); print('connected')"
+        )
+        outside = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=20)
+        assert outside.stdout.strip() == "connected"  # the listener is real
+        inside = sandbox.run(f'python -c "{probe}"', timeout_s=20)
+    assert inside.exit_code != 0 and "connected" not in inside.output_tail
+    assert "ConnectionRefusedError" in inside.output_tail
+
+
+def test_no_capabilities_and_no_nested_user_namespaces_inside(sandbox, local_backend):
+    caps = sandbox.run("grep -E '^Cap(Eff|Prm|Bnd):' /proc/self/status", timeout_s=20)
+    assert {line.split()[1] for line in caps.output_tail.splitlines()} == {"0000000000000000"}
+    if not local_backend.disable_userns:
+        pytest.skip("bubblewrap < 0.8 cannot disable nested user namespaces")
+    nested = sandbox.run("unshare -U true", timeout_s=20)
+    assert nested.exit_code != 0
+
+
+def test_only_a_loopback_interface_exists_inside(sandbox):
+    result = sandbox.run("tail -n +3 /proc/net/dev | cut -d: -f1", timeout_s=20)
+    assert result.output_tail.split() == ["lo"]
+
+
+def test_a_command_past_its_time_is_killed_with_every_child(sandbox, local_backend):
+    start = time.monotonic()
+    result = sandbox.run("sleep 30 & setsid sleep 30 & sleep 30", timeout_s=1.0)
+    assert result.timed_out and result.exit_code is None and not result.ok
+    assert time.monotonic() - start < 5
+    assert sandbox.cgroup is None or not sandbox.cgroup.pids()
+
+
+def test_background_processes_do_not_outlive_the_command(sandbox):
+    result = sandbox.run("(sleep 1; echo late > late.txt) & disown; setsid sleep 30 & exit 0", timeout_s=20)
+    assert result.ok
+    time.sleep(1.5)
+    assert not (sandbox.workspace / "late.txt").exists()
+    assert sandbox.cgroup is None or not sandbox.cgroup.pids()
+
+
+@requires_cgroups
+def test_memory_beyond_the_limit_is_killed_and_below_it_is_measured(sandbox):
+    fits = sandbox.run("python -c \"b = b'x' * (100 * 1024 * 1024); print(len(b))\"", timeout_s=30)
+    assert fits.ok, fits.output_tail
+    assert 100 <= fits.peak_rss_mb <= SMALL.memory_mb
+    assert not sandbox.oom_killed()
+    grows = sandbox.run("python -c \"b = b'x' * (600 * 1024 * 1024); print(len(b))\"", timeout_s=30)
+    assert grows.exit_code not in (0, None), grows.output_tail
+    assert sandbox.oom_killed()
+
+
+@requires_cgroups
+def test_processes_beyond_the_limit_cannot_start(sandbox):
+    fork = textwrap.dedent(
+        """
+        import os, time
+        started = 0
+        for _ in range(40):
+            try:
+                pid = os.fork()
+            except OSError:
+                break
+            if pid == 0:
+                time.sleep(5)
+                os._exit(0)
+            started += 1
+        print(started)
+        """
+    )
+    (sandbox.workspace / "fork.py").write_text(fork)
+    result = sandbox.run("python fork.py", timeout_s=30)
+    assert result.ok, result.output_tail
+    assert 1 <= int(result.output_tail.split()[-1]) < SMALL.max_processes
+
+
+def test_destroy_removes_the_folder_and_cgroups_and_is_idempotent(local_backend, workspace, prefix):
+    box = local_backend.create(workspace, SMALL)
+    box.run("sleep 30 &", timeout_s=5)
+    assert box.folder.is_dir()
+    box.destroy()
+    box.destroy()
+    assert not box.folder.exists() and not leftover_cgroups(prefix)
+    with pytest.raises(SandboxError, match="destroyed"):
+        box.run("true", timeout_s=5)
+
+
+CRASH = """
+import sys
+from pathlib import Path
+from environments.sandboxes import cgroups
+from environments.sandboxes.local import LocalBackend
+from environments.sandboxes.protocol import SandboxLimits
+backend = LocalBackend(Path(sys.argv[1]), prefix=sys.argv[2])
+box = backend.create(Path(sys.argv[3]), SandboxLimits(memory_mb=256, max_processes=16))
+print(box.name, flush=True)
+box.run("touch started; sleep 60", timeout_s=120)
+"""
+
+
+def test_a_crashed_launchers_leftovers_are_swept_by_the_next_backend(tmp_path, prefix, workspace):
+    root = tmp_path / "sandboxes"
+    launcher = subprocess.Popen(
+        [sys.executable, "-c", CRASH, str(root), prefix, str(workspace)],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    name = launcher.stdout.readline().strip()
+    started = root / name / "workspace" / "started"
+    deadline = time.monotonic() + 30
+    while not started.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert started.exists(), "the launcher's sandbox never started"
+    os.kill(launcher.pid, signal.SIGKILL)
+    launcher.wait()
+    launcher.stdout.close()
+    assert (root / name).is_dir()  # what a crash leaves
+    assert leftover_cgroups(prefix) or not cgroups.available()
+    backend = LocalBackend(root, prefix=prefix)
+    assert backend.swept >= 1
+    assert not (root / name).exists() and not leftover_cgroups(prefix)
+
+
+def test_a_live_launchers_sandboxes_are_not_swept(local_backend, workspace, prefix, tmp_path):
+    box = local_backend.create(workspace, SMALL)
+    try:
+        assert LocalBackend(local_backend.root, prefix=prefix).swept == 0
+        assert box.folder.is_dir()
+    finally:
+        box.destroy()
+
+
+def test_a_forward_reaches_the_host_socket_and_nothing_else(local_backend, workspace, guard_socket):
+    box = local_backend.create(workspace, SMALL, forwards=(Forward(8000, guard_socket),))
+    try:
+        first = box.run(f'python -c "{GUARD_PROBE}"', timeout_s=20)
+        again = box.run(f'python -c "{GUARD_PROBE}"; exit 3', timeout_s=20)
+        other = box.run(
+            "python -c \"import socket; socket.create_connection(('127.0.0.1', 8001), timeout=3)\"",
+            timeout_s=20,
+        )
+    finally:
+        box.destroy()
+    assert first.ok and first.output_tail.strip() == "pong:ping", first.output_tail
+    assert again.exit_code == 3 and again.output_tail.strip() == "pong:ping"
+    assert "ConnectionRefusedError" in other.output_tail
+
+
+def test_without_cgroups_memory_falls_back_to_an_address_space_cap_and_says_so(tmp_path, prefix, workspace):
+    backend = LocalBackend(tmp_path / "plain", prefix=prefix, use_cgroups=False)
+    assert any("RLIMIT_AS" in note for note in backend.notes)
+    box = backend.create(workspace, SMALL)
+    try:
+        result = box.run('python -c "b = bytearray(3 * 1024 ** 3)"', timeout_s=30)
+        late = box.run("(sleep 1; echo late > late.txt) & setsid sleep 30 & sleep 30", timeout_s=0.5)
+        time.sleep(1.5)
+        assert late.timed_out and not (box.workspace / "late.txt").exists()
+    finally:
+        box.destroy()
+    assert result.exit_code != 0 and "MemoryError" in result.output_tail
+    assert not list((tmp_path / "plain").iterdir())
+
+
+def test_a_missing_bwrap_is_an_error_that_says_how_to_install_it(tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(SandboxError, match="apt-get install -y bubblewrap"):
+        LocalBackend(tmp_path)

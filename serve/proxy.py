@@ -1,0 +1,458 @@
+"""The guard proxy: async OpenAI-compatible forwarding with every tool call checked.
+
+`GuardProxy` holds the open rollouts and talks to the upstream server through an injected
+`httpx.AsyncClient`; `GuardProxy.app()` is the Starlette app over it (used by the Ray Serve
+deployment in `serve/app.py` and by `python -m serve`). Routes:
+
+- `POST /rollouts` `{"rollout_id"?, "harness", "adapter", "allowlist"?}` opens a rollout (201);
+  `GET /rollouts/{id}` reads its record, `GET /rollouts/{id}/atif` its ATIF trajectory,
+  `DELETE /rollouts/{id}` closes it (returns the final record and drops its state).
+- `POST /s/{id}/v1/chat/completions` (stream or not), `GET /s/{id}/v1/models`.
+- `GET /api/v1/models` (hermes's probe) and `GET /v1/models`: the upstream's model list.
+- Standalone (`ProxyConfig.auto_open`): `/s/{id}/...` opens a session on first use, and
+  `POST /v1/chat/completions` uses one session per API key.
+
+Errors, as the harnesses react to them (`shared/harnesses/NOTES.md`, section 4): a malformed
+request gets a 400 (404 for an unknown rollout) with `{"error": {message, type, code}}`; an
+upstream 4xx is passed on as it is; an upstream that is unreachable, times out, answers 5xx or
+something unreadable gets a 424 `upstream_error`, never a 5xx, because every harness retries
+5xx (pi 12 times over ~24 s) while a 4xx stops it after one request with the message shown;
+the turn is recorded with the error code and the rollout reads `failed` (infrastructure, to be
+dropped or rerun by the trainer, not scored). A failure after the stream started becomes an
+`error` event plus `[DONE]` (the OpenAI SDKs raise on it); a harness that hangs up mid-stream
+leaves its turn recorded as `client_closed_stream`. Bad model output (unparsable or blocked
+calls) is never an error: it is a normal 200 turn carrying the guard's notice.
+
+Per-rollout state is bounded (`max_rollouts`, `max_turns`, a few conversations per rollout)
+and dropped on close.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import time
+import uuid
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field, replace
+
+import httpx
+from starlette.applications import Starlette
+from starlette.background import BackgroundTask
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from .engine import GuardConfig, GuardSession
+from .record import MAX_TURNS, Harness, RolloutRecord, TurnRecord, UpstreamError
+from .sse import SSEDecoder
+from .turn import (
+    RequestError,
+    StreamTurn,
+    TurnParts,
+    conversation_key,
+    guard_completion,
+    parse_request,
+    upstream_body,
+    wants_usage,
+)
+
+log = logging.getLogger("serve.guard")
+
+
+@dataclass(frozen=True, slots=True)
+class ProxyConfig:
+    upstream: str
+    """OpenAI base URL of the model server, with its `/v1` (e.g. `http://127.0.0.1:8000/v1`)."""
+    auto_open: bool = False
+    """Standalone mode: open sessions on first use (per `/s/<id>` or per API key)."""
+    upstream_api_key: str | None = None
+    """Sent upstream as the bearer token; the harness's own key is never forwarded."""
+    max_rollouts: int = 4096
+    """Open rollouts at most; standalone mode evicts the least recently used beyond it."""
+    max_turns: int = MAX_TURNS
+    max_conversations: int = 8
+    """Conversations (a guard session each) kept per rollout, least recently used dropped."""
+    max_body_bytes: int = 32 * 1024 * 1024
+    fail_closed: bool = True
+
+    def __post_init__(self) -> None:
+        if not self.upstream.startswith(("http://", "https://")):
+            raise ValueError(
+                f"upstream={self.upstream!r}: must be an http(s) URL such as http://127.0.0.1:8000/v1"
+            )
+        if self.max_rollouts < 1 or self.max_turns < 1 or self.max_conversations < 1:
+            raise ValueError("max_rollouts, max_turns and max_conversations must be >= 1")
+
+
+def default_client(connect_s: float = 10.0, read_s: float = 600.0) -> httpx.AsyncClient:
+    limits = httpx.Limits(max_connections=512, max_keepalive_connections=128)
+    return httpx.AsyncClient(timeout=httpx.Timeout(read_s, connect=connect_s), limits=limits)
+
+
+@dataclass(slots=True)
+class _Rollout:
+    record: RolloutRecord
+    sessions: OrderedDict[str, GuardSession] = field(default_factory=OrderedDict)
+    turns: list[TurnRecord] = field(default_factory=list)
+
+    def snapshot(self) -> RolloutRecord:
+        return replace(self.record, turns=tuple(self.turns))
+
+
+def _error(status: int, code: str, message: str, kind: str = "invalid_request_error") -> JSONResponse:
+    return JSONResponse({"error": {"message": message, "type": kind, "code": code}}, status_code=status)
+
+
+class GuardProxy:
+    def __init__(
+        self,
+        config: ProxyConfig,
+        client: httpx.AsyncClient,
+        *,
+        wall_clock: Callable[[], float] = time.time,
+        clock: Callable[[], float] = time.perf_counter,
+    ) -> None:
+        self.config = config
+        self.client = client
+        self.wall_clock = wall_clock
+        self.clock = clock
+        self.rollouts: OrderedDict[str, _Rollout] = OrderedDict()
+
+    # -- rollouts ---------------------------------------------------------------------------
+    def open(
+        self, harness: str, adapter: str, allowlist: tuple[str, ...] = (), rollout_id: str | None = None
+    ) -> RolloutRecord:
+        """Open a rollout (called by the rollout actor before it starts the harness)."""
+        rollout_id = rollout_id or uuid.uuid4().hex
+        if rollout_id in self.rollouts:
+            raise RequestError(409, "rollout_exists", "a rollout with this id is already open")
+        if len(self.rollouts) >= self.config.max_rollouts:
+            if not self.config.auto_open:
+                raise RequestError(409, "too_many_rollouts", "too many open rollouts: close finished ones")
+            self.rollouts.popitem(last=False)
+        try:
+            record = RolloutRecord(
+                rollout_id, Harness(harness), adapter, tuple(allowlist), opened_at_s=self.wall_clock()
+            )
+        except ValueError as exc:
+            raise RequestError(400, "rollout_invalid", str(exc)) from None
+        self.rollouts[rollout_id] = _Rollout(record)
+        return record
+
+    def _rollout(self, rollout_id: str) -> _Rollout:
+        rollout = self.rollouts.get(rollout_id)
+        if rollout is None and self.config.auto_open:
+            self.open(Harness.OTHER, "", rollout_id=rollout_id)
+            rollout = self.rollouts[rollout_id]
+        if rollout is None:
+            raise RequestError(404, "rollout_not_found", "no open rollout with this id")
+        self.rollouts.move_to_end(rollout_id)
+        return rollout
+
+    def record(self, rollout_id: str) -> RolloutRecord:
+        rollout = self.rollouts.get(rollout_id)
+        if rollout is None:
+            raise RequestError(404, "rollout_not_found", "no open rollout with this id")
+        return rollout.snapshot()
+
+    def close(self, rollout_id: str) -> RolloutRecord:
+        """Close a rollout: its final record, and its state dropped."""
+        rollout = self.rollouts.pop(rollout_id, None)
+        if rollout is None:
+            raise RequestError(404, "rollout_not_found", "no open rollout with this id")
+        return replace(rollout.snapshot(), closed=True)
+
+    def _session(self, rollout: _Rollout, request: dict[str, object], key: str) -> GuardSession:
+        session = rollout.sessions.get(key)
+        if session is None:
+            config = GuardConfig(rollout.record.allowlist, self.config.fail_closed)
+            session = rollout.sessions[key] = GuardSession(request.get("tools"), config)
+            while len(rollout.sessions) > self.config.max_conversations:
+                rollout.sessions.popitem(last=False)
+        rollout.sessions.move_to_end(key)
+        messages = request["messages"]
+        assert isinstance(messages, list)
+        session.sync(messages)
+        return session
+
+    def _commit(
+        self,
+        rollout_id: str,
+        request: dict[str, object],
+        key: str,
+        parts: TurnParts,
+        *,
+        stream: bool,
+        started_at: float,
+        t0: float,
+        first: float | None,
+        status: int | None = None,
+    ) -> None:
+        rollout = self.rollouts.get(rollout_id)
+        if rollout is None:  # closed while the turn ran: nothing to keep
+            return
+        turn = TurnRecord(
+            index=len(rollout.turns),
+            prompt_ids=tuple(parts.prompt_ids),
+            completion_ids=tuple(parts.completion_ids),
+            logprobs=tuple(parts.logprobs) if len(parts.logprobs) == len(parts.completion_ids) else (),
+            tool_calls=parts.tool_calls,
+            blocks=tuple(parts.blocks),
+            finish_reason=parts.finish_reason,
+            error=parts.error,
+            upstream_status=status,
+            stream=stream,
+            started_at_s=started_at,
+            first_token_s=None if first is None else first - t0,
+            duration_s=max(0.0, self.clock() - t0),
+            conversation=key,
+        )
+        rollout.turns.append(turn)
+        if parts.error is not None:
+            log.warning(
+                "guard upstream failure rollout=%s turn=%d error=%s status=%s",
+                rollout_id,
+                turn.index,
+                parts.error.value,
+                status,
+            )
+        for block in parts.blocks:
+            log.warning(
+                "guard block rollout=%s turn=%d rule=%s reason=%s tool=%s",
+                rollout_id,
+                turn.index,
+                block.rule.value,
+                block.reason.value,
+                block.tool_name[:64],
+            )
+        if parts.error is None and (request.get("tools") or not rollout.record.conversation):
+            messages = request["messages"]
+            assert isinstance(messages, list)
+            conversation = (*messages, parts.reply())
+            rollout.record = replace(rollout.record, conversation=conversation, conversation_key=key)
+
+    # -- chat -------------------------------------------------------------------------------
+    async def chat(self, rollout_id: str, raw: bytes) -> Response:
+        try:
+            if len(raw) > self.config.max_body_bytes:
+                raise RequestError(413, "body_too_large", "the request body is too large")
+            request = parse_request(raw)
+            rollout = self._rollout(rollout_id)
+            if len(rollout.turns) >= self.config.max_turns:
+                raise RequestError(400, "rollout_turn_limit", "this rollout has reached its turn limit")
+        except RequestError as exc:
+            return JSONResponse(exc.body(), status_code=exc.status)
+        client_model = request.get("model")
+        client_model = client_model if isinstance(client_model, str) and client_model else "guard"
+        model = rollout.record.adapter or client_model
+        key = conversation_key(request)
+        session = self._session(rollout, request, key)
+        body = upstream_body(request, model)
+        started_at, t0 = self.wall_clock(), self.clock()
+        stream = bool(request.get("stream"))
+        failed = TurnParts()
+
+        def commit(parts: TurnParts, first: float | None = None, status: int | None = None) -> None:
+            self._commit(
+                rollout_id, request, key, parts, stream=stream, started_at=started_at, t0=t0, first=first,
+                status=status,
+            )  # fmt: skip
+
+        url = self.config.upstream.rstrip("/") + "/chat/completions"
+        headers = {"content-type": "application/json"}
+        if self.config.upstream_api_key:
+            headers["authorization"] = f"Bearer {self.config.upstream_api_key}"
+        upstream_request = self.client.build_request("POST", url, content=json.dumps(body), headers=headers)
+        try:
+            upstream = await self.client.send(upstream_request, stream=True)
+        except httpx.TimeoutException:
+            failed.error = UpstreamError.TIMEOUT
+            commit(failed)
+            return self._upstream_failed(failed.error)
+        except httpx.HTTPError:
+            failed.error = UpstreamError.CONNECT
+            commit(failed)
+            return self._upstream_failed(failed.error)
+        if upstream.status_code >= 400:
+            content = await self._read_quietly(upstream)
+            failed.error = UpstreamError.STATUS
+            commit(failed, status=upstream.status_code)
+            if upstream.status_code < 500:
+                media = upstream.headers.get("content-type", "application/json")
+                return Response(content, status_code=upstream.status_code, media_type=media)
+            return self._upstream_failed(failed.error, upstream.status_code)
+        if not stream:
+            return await self._complete(upstream, session, client_model, commit)
+        turn = StreamTurn(session, client_model, wants_usage(request), self.config.fail_closed)
+        return StreamingResponse(
+            self._relay(upstream, turn, commit),
+            media_type="text/event-stream",
+            headers={"cache-control": "no-cache", "x-accel-buffering": "no"},
+            background=BackgroundTask(upstream.aclose),  # also if the stream never started
+        )
+
+    async def _relay(
+        self, upstream: httpx.Response, turn: StreamTurn, commit: Callable[..., None]
+    ) -> AsyncIterator[bytes]:
+        decoder = SSEDecoder()
+        first: float | None = None
+        try:
+            try:
+                async for chunk in upstream.aiter_bytes():
+                    if first is None:
+                        first = self.clock()
+                    # What one upstream read completes goes out as one write (fewer ASGI sends).
+                    outs = [out for data in decoder.feed(chunk) for out in turn.on_data(data)]
+                    if outs:
+                        yield b"".join(outs)
+                    if turn.parts.error is not None:
+                        break
+                outs = [out for data in decoder.close() for out in turn.on_data(data)]
+                if outs:
+                    yield b"".join(outs)
+            except (httpx.HTTPError, ValueError):
+                for out in turn.fail(UpstreamError.INTERRUPTED):
+                    yield out
+            except Exception:  # noqa: BLE001 - whatever upstream sent, the harness gets a well-formed end
+                log.exception("guard could not relay an upstream stream (rollout turn kept as failed)")
+                for out in turn.fail(UpstreamError.MALFORMED):
+                    yield out
+            tail = b"".join(turn.close())
+            if tail:
+                yield tail
+        finally:
+            # Runs on a client disconnect too (the generator is cancelled): record first, since
+            # an await here may be cancelled again.
+            if not turn.ended and turn.parts.error is None:
+                turn.parts.error = UpstreamError.CLIENT_CLOSED
+            commit(turn.parts, first, upstream.status_code)
+            await upstream.aclose()
+
+    async def _complete(
+        self, upstream: httpx.Response, session: GuardSession, model: str, commit: Callable[..., None]
+    ) -> Response:
+        first = self.clock()
+        try:
+            payload = json.loads(await upstream.aread())
+            body, parts = guard_completion(session, payload, model, self.config.fail_closed)
+        except Exception as exc:  # noqa: BLE001 - bad upstream output is a 424, never a 5xx
+            if not isinstance(exc, httpx.HTTPError | ValueError):
+                log.exception("guard could not read an upstream response")
+            parts = TurnParts(error=UpstreamError.MALFORMED)
+            commit(parts, first, upstream.status_code)
+            return self._upstream_failed(UpstreamError.MALFORMED, upstream.status_code)
+        finally:
+            await upstream.aclose()
+        commit(parts, first, upstream.status_code)
+        return JSONResponse(body)
+
+    @staticmethod
+    async def _read_quietly(upstream: httpx.Response) -> bytes:
+        try:
+            return await upstream.aread()
+        except httpx.HTTPError:
+            return b'{"error": {"message": "upstream error", "type": "upstream_error"}}'
+        finally:
+            await upstream.aclose()
+
+    @staticmethod
+    def _upstream_failed(error: UpstreamError, status: int | None = None) -> JSONResponse:
+        where = f" (HTTP {status})" if status else ""
+        message = f"the model server failed{where}: {error.value}; the guard did not retry"
+        return _error(424, error.value, message, kind="upstream_error")
+
+    async def models(self) -> Response:
+        """The upstream's model list (hermes probes `/api/v1/models`); 404 when unavailable."""
+        try:
+            upstream = await self.client.get(self.config.upstream.rstrip("/") + "/models")
+        except httpx.HTTPError:
+            return _error(404, "models_unavailable", "the model list is not available", kind="upstream_error")
+        if upstream.status_code != 200:
+            return _error(404, "models_unavailable", "the model list is not available", kind="upstream_error")
+        return Response(upstream.content, media_type="application/json")
+
+    def rollout_models(self, rollout_id: str) -> Response:
+        try:
+            rollout = self._rollout(rollout_id)
+        except RequestError as exc:
+            return JSONResponse(exc.body(), status_code=exc.status)
+        name = rollout.record.adapter or "guard"
+        model = {"id": name, "object": "model", "created": 0, "owned_by": "guard"}
+        return JSONResponse({"object": "list", "data": [model]})
+
+    # -- HTTP -------------------------------------------------------------------------------
+    def app(self) -> Starlette:
+        return Starlette(routes=routes(self))
+
+
+def _key_session(request: Request) -> str:
+    auth = request.headers.get("authorization", "")
+    token = auth.removeprefix("Bearer ").strip() or "anonymous"
+    return "key-" + hashlib.sha256(token.encode()).hexdigest()[:16]
+
+
+def routes(proxy: GuardProxy) -> list[Route]:
+    async def open_rollout(request: Request) -> Response:
+        try:
+            try:
+                spec = json.loads(await request.body())
+            except ValueError:
+                raise RequestError(400, "body_not_json", "the request body is not valid JSON") from None
+            if not isinstance(spec, dict):
+                raise RequestError(400, "body_not_object", "the request body must be a JSON object")
+            harness, adapter = spec.get("harness"), spec.get("adapter")
+            allowlist = spec.get("allowlist", [])
+            rollout_id = spec.get("rollout_id")
+            if not isinstance(harness, str) or not isinstance(adapter, str) or not adapter:
+                raise RequestError(400, "rollout_invalid", "`harness` and `adapter` must be strings")
+            if not isinstance(allowlist, list) or not all(isinstance(h, str) for h in allowlist):
+                raise RequestError(400, "allowlist_invalid", "`allowlist` must be a list of host names")
+            if rollout_id is not None and (not isinstance(rollout_id, str) or not rollout_id.isprintable()):
+                raise RequestError(400, "rollout_id_invalid", "`rollout_id` must be a printable string")
+            record = proxy.open(harness, adapter, tuple(allowlist), rollout_id)
+        except RequestError as exc:
+            return JSONResponse(exc.body(), status_code=exc.status)
+        return JSONResponse(record.to_json(), status_code=201)
+
+    def on_record(read: Callable[[str], RolloutRecord], atif: bool = False) -> Callable[..., object]:
+        async def handler(request: Request) -> Response:
+            try:
+                record = read(request.path_params["rollout_id"])
+            except RequestError as exc:
+                return JSONResponse(exc.body(), status_code=exc.status)
+            return JSONResponse(record.to_atif() if atif else record.to_json())
+
+        return handler
+
+    async def chat(request: Request) -> Response:
+        return await proxy.chat(request.path_params["rollout_id"], await request.body())
+
+    async def chat_by_key(request: Request) -> Response:
+        if not proxy.config.auto_open:
+            return _error(404, "route_not_found", "use /s/<rollout_id>/v1/chat/completions")
+        return await proxy.chat(_key_session(request), await request.body())
+
+    async def models(request: Request) -> Response:
+        return await proxy.models()
+
+    async def rollout_models(request: Request) -> Response:
+        return proxy.rollout_models(request.path_params["rollout_id"])
+
+    async def health(request: Request) -> Response:
+        return JSONResponse({"status": "ok", "rollouts": len(proxy.rollouts)})
+
+    return [
+        Route("/health", health, methods=["GET"]),
+        Route("/rollouts", open_rollout, methods=["POST"]),
+        Route("/rollouts/{rollout_id}", on_record(proxy.record), methods=["GET"]),
+        Route("/rollouts/{rollout_id}", on_record(proxy.close), methods=["DELETE"]),
+        Route("/rollouts/{rollout_id}/atif", on_record(proxy.record, atif=True), methods=["GET"]),
+        Route("/s/{rollout_id}/v1/chat/completions", chat, methods=["POST"]),
+        Route("/s/{rollout_id}/v1/models", rollout_models, methods=["GET"]),
+        Route("/v1/chat/completions", chat_by_key, methods=["POST"]),
+        Route("/v1/models", models, methods=["GET"]),
+        Route("/api/v1/models", models, methods=["GET"]),
+    ]

@@ -1,0 +1,89 @@
+"""The guard as deployed: `python -m serve` standalone, and the Ray Serve deployment (slow)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+from proxyutil import ThreadServer, chat_request, fake_upstream_app, free_port, parse_sse
+
+from serve.decisions import NOTICES, RuleId
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _wait_healthy(url: str, proc: subprocess.Popen | None = None, timeout_s: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if proc is not None and proc.poll() is not None:
+            raise AssertionError(f"guard exited early: {proc.stderr.read() if proc.stderr else ''}")
+        try:
+            if httpx.get(f"{url}/health", timeout=2.0).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.2)
+    raise AssertionError(f"guard at {url} not healthy after {timeout_s} s")
+
+
+def test_standalone_guard_blocks_per_api_key_and_logs_rule_and_reason():
+    with ThreadServer(fake_upstream_app()) as upstream:
+        port = free_port()
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "serve", "--upstream", f"{upstream}/v1", "--port", str(port)],
+            cwd=REPO,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            guard = f"http://127.0.0.1:{port}"
+            _wait_healthy(guard, proc)
+            headers = {"authorization": "Bearer sk-mine"}
+            response = httpx.post(
+                f"{guard}/v1/chat/completions", json=chat_request(), headers=headers, timeout=30
+            )
+            by_path = httpx.post(f"{guard}/s/abc/v1/chat/completions", json=chat_request(False), timeout=30)
+            probe = httpx.get(f"{guard}/api/v1/models", timeout=30)
+        finally:
+            proc.terminate()
+            _, err = proc.communicate(timeout=30)
+    events = parse_sse(response.content)
+    assert response.status_code == 200 and events[-1] == "[DONE]"
+    text = "".join(e["choices"][0]["delta"].get("content") or "" for e in events[:-2])
+    assert text.endswith(NOTICES[RuleId.HOSTS])
+    assert by_path.json()["choices"][0]["message"]["content"].endswith(NOTICES[RuleId.HOSTS])
+    assert probe.json()["data"][0]["id"] == "base"
+    assert err.count("guard block") == 2 and "rule=hosts reason=host_not_in_conversation" in err
+
+
+@pytest.mark.slow
+def test_ray_serve_deployment_guards_a_request_over_http(ray_cluster):
+    from ray import serve
+
+    from serve.app import build_app
+    from serve.proxy import ProxyConfig
+
+    with ThreadServer(fake_upstream_app()) as upstream:
+        port = free_port()
+        serve.start(http_options={"host": "127.0.0.1", "port": port})
+        try:
+            app = build_app(ProxyConfig(f"{upstream}/v1"), ray_actor_options={"num_cpus": 0})
+            serve.run(app, name="guard", route_prefix="/", blocking=False)
+            guard = f"http://127.0.0.1:{port}"
+            _wait_healthy(guard, timeout_s=120)
+            spec = {"rollout_id": "r1", "harness": "hermes", "adapter": "hm-v1"}
+            assert httpx.post(f"{guard}/rollouts", json=spec, timeout=30).status_code == 201
+            response = httpx.post(f"{guard}/s/r1/v1/chat/completions", json=chat_request(), timeout=60)
+            record = httpx.delete(f"{guard}/rollouts/r1", timeout=30).json()
+        finally:
+            serve.shutdown()
+    events = parse_sse(response.content)
+    assert response.status_code == 200 and events[-1] == "[DONE]" and events[-2]["choices"] == []
+    assert record["blocked"] and record["blocks"][0]["rule"] == "hosts"
+    assert record["turns"][0]["prompt_ids"] == [1, 2, 3, 4]

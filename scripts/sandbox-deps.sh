@@ -18,6 +18,7 @@ _sandbox_deps() {
   command -v bwrap >/dev/null || need+=(bubblewrap)
   command -v dockerd >/dev/null || need+=(docker.io)
   command -v debootstrap >/dev/null || need+=(debootstrap)
+  command -v strace >/dev/null || need+=(strace)  # the harness tests prove they only reach the guard
   if ((${#need[@]})); then
     echo "sandbox-deps: installing ${need[*]}"
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null || {

@@ -10,6 +10,7 @@ MODULES = (
     "actors",
     "actors.serving",
     "environments.harness_prompts",
+    "environments.harnesses",
     "environments.sandboxes",
     "environments.tasks",
     "environments.tiny_model",

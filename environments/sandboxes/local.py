@@ -305,9 +305,10 @@ class LocalBackend:
         for name in _ETC_FILES:
             if (Path("/etc") / name).exists():
                 argv += ["--ro-bind", f"/etc/{name}", f"/etc/{name}"]
+        # The private /tmp first: binds that live under /tmp (a venv in a checkout there) go on top of it.
+        argv += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
         for folder in (*interpreter_dirs(), *self.extra_ro_binds):
             argv += ["--ro-bind", str(folder), str(folder)]
-        argv += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
         for forward in forwards:
             argv += ["--bind", str(forward.host_socket), forward.inside_socket]
         if forwards:

@@ -1,0 +1,110 @@
+"""hermes (``hermes-agent`` from PyPI in its own venv, pinned in ``scripts/harness-deps.sh``) run headless:
+``hermes -z INSTRUCTION -t terminal,file --usage-file FILE``.
+
+Config (``shared/harnesses/NOTES.md`` section 3): ``$HERMES_HOME/config.yaml`` with a custom provider at
+the guard's rollout URL and the adapter as model. ``context_length`` must claim at least 64000 tokens
+(hermes refuses to start below that) and ``max_tokens`` is set (it sends 65536 otherwise). The tool set
+comes from ``-t`` (the config's ``toolsets`` key does not limit the CLI).
+
+Hermes exits 0 when the model API fails (a 4xx, or 5xx after its retries); the run counts as failed when
+the usage file says ``"failed": true`` or was not written. Its session store is SQLite at
+``$HERMES_HOME/state.db`` with a ``sessions.tool_call_count`` column.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+
+from environments.harnesses.base import (
+    Invocation,
+    LaunchResult,
+    LaunchSpec,
+    ProcessOutcome,
+    basic_result,
+    install_root,
+    isolated_env,
+)
+
+MIN_CONTEXT = 64000
+TOOLSETS = ("terminal", "file")
+
+
+def config_yaml(spec: LaunchSpec) -> str:
+    """The config as YAML (JSON scalars are valid YAML, so no YAML library is needed)."""
+    if spec.context_window < MIN_CONTEXT:
+        raise ValueError(
+            f"launch.context_window={spec.context_window}: hermes refuses less than {MIN_CONTEXT}; "
+            "serve the model with max_model_len >= 64000 or claim it here"
+        )
+    model = {
+        "provider": "custom",
+        "default": spec.model,
+        "base_url": spec.base_url,
+        "api_key": spec.api_key,
+        "context_length": spec.context_window,
+        "max_tokens": spec.max_tokens,
+    }
+    lines = ["model:"] + [f"  {key}: {json.dumps(value)}" for key, value in model.items()]
+    return "\n".join(lines) + "\n"
+
+
+def command(binary: Path, spec: LaunchSpec, usage_file: Path) -> tuple[str, ...]:
+    return (str(binary), "-z", spec.instruction, "-t", ",".join(TOOLSETS), "--usage-file", str(usage_file))
+
+
+def read_usage(usage_file: Path) -> dict[str, object] | None:
+    try:
+        usage = json.loads(usage_file.read_text())
+    except (OSError, ValueError):
+        return None
+    return usage if isinstance(usage, dict) else None
+
+
+def count_tool_calls(db: Path) -> int | None:
+    if not db.exists():
+        return None
+    try:
+        with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
+            (total,) = conn.execute("SELECT COALESCE(SUM(tool_call_count), 0) FROM sessions").fetchone()
+    except sqlite3.Error:
+        return None
+    return int(total)
+
+
+@dataclass(frozen=True, slots=True)
+class HermesLauncher:
+    install: Path | None = None
+    """The ``.harnesses`` folder; ``install_root()`` when None."""
+    name: str = "hermes"
+
+    @property
+    def binary(self) -> Path:
+        return (self.install or install_root()) / "hermes-venv" / "bin" / "hermes"
+
+    def prepare(self, spec: LaunchSpec, run_dir: Path) -> Invocation:
+        home = run_dir / "home"
+        hermes_home = home / ".hermes"
+        env = isolated_env(home, {"HERMES_HOME": str(hermes_home), "PWD": str(spec.workspace)})
+        return Invocation(
+            argv=command(self.binary, spec, run_dir / "usage.json"),
+            env=env,
+            cwd=spec.workspace,
+            files={hermes_home / "config.yaml": config_yaml(spec)},
+        )
+
+    def finish(self, spec: LaunchSpec, run_dir: Path, outcome: ProcessOutcome) -> LaunchResult:
+        usage = read_usage(run_dir / "usage.json")
+        # A missing usage file after a normal end means hermes never got to run the task.
+        failed = not outcome.timed_out and (usage is None or bool(usage.get("failed")))
+        db = run_dir / "home" / ".hermes" / "state.db"
+        return basic_result(
+            self.name,
+            outcome,
+            failed=failed,
+            usage=usage,
+            tool_calls=count_tool_calls(db),
+            session_log=db if db.exists() else None,
+        )

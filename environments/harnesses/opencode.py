@@ -1,0 +1,126 @@
+"""opencode (the ``opencode-linux-x64`` binary, pinned in ``scripts/harness-deps.sh``) run headless:
+``opencode run --auto --pure`` with the instruction on stdin.
+
+Config (``shared/harnesses/NOTES.md`` section 3): an ``opencode.json`` in the run folder, named by
+``OPENCODE_CONFIG`` so the workspace stays untouched, with one provider ``guard``
+(``@ai-sdk/openai-compatible``, bundled in the binary) whose only model is the adapter; tools the task
+does not need are denied (a denied tool is not offered to the model at all), the title request is
+disabled, and ``OPENCODE_DISABLE_*`` stop the models.dev fetch, auto-update, LSP downloads and sharing;
+``npm_config_offline`` stops its background npm registry fetch, so a run makes no connection but the
+guard's.
+
+Quirks handled here: an instruction given as an argument reaches the model wrapped in literal quotes,
+so it goes on stdin; and opencode resolves relative paths against the inherited ``PWD``, not its cwd, so
+``PWD`` is set to the workspace. Its session store is SQLite at ``$XDG_DATA_HOME/opencode/opencode.db``;
+tool calls are ``part`` rows whose JSON ``data.type`` is ``tool``.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+
+from environments.harnesses.base import (
+    Invocation,
+    LaunchResult,
+    LaunchSpec,
+    ProcessOutcome,
+    basic_result,
+    install_root,
+    isolated_env,
+)
+
+PROVIDER = "guard"
+DENIED_TOOLS = ("webfetch", "task", "skill", "todowrite")
+DISABLE_FLAGS = ("MODELS_FETCH", "AUTOUPDATE", "LSP_DOWNLOAD", "SHARE", "DEFAULT_PLUGINS")
+# opencode installs `@opencode-ai/plugin` into its config folder with a bundled npm client, fetching
+# https://registry.npmjs.org in the background on every run (seen with strace; the run works without it).
+NPM_OFFLINE = {"npm_config_offline": "true", "npm_config_registry": "http://127.0.0.1:9/"}
+
+
+def opencode_json(spec: LaunchSpec) -> dict[str, object]:
+    model = f"{PROVIDER}/{spec.model}"
+    return {
+        "$schema": "https://opencode.ai/config.json",
+        "provider": {
+            PROVIDER: {
+                "npm": "@ai-sdk/openai-compatible",
+                "name": "Guard proxy",
+                "options": {"baseURL": spec.base_url, "apiKey": "{env:GUARD_API_KEY}"},
+                "models": {
+                    spec.model: {
+                        "name": spec.model,
+                        "tool_call": True,
+                        "limit": {"context": spec.context_window, "output": spec.max_tokens},
+                    }
+                },
+            }
+        },
+        "model": model,
+        "small_model": model,
+        "enabled_providers": [PROVIDER],
+        "autoupdate": False,
+        "share": "disabled",
+        "permission": {
+            "*": "allow",
+            **dict.fromkeys(DENIED_TOOLS, "deny"),
+            "external_directory": "allow",
+            "doom_loop": "allow",
+        },
+        "agent": {"title": {"disable": True}},
+    }
+
+
+def command(binary: Path, spec: LaunchSpec) -> tuple[str, ...]:
+    return (str(binary), "run", "--auto", "--pure", "-m", f"{PROVIDER}/{spec.model}")
+
+
+def count_tool_calls(db: Path) -> int | None:
+    """Tool parts in opencode's session database; None when it is missing or unreadable."""
+    if not db.exists():
+        return None
+    try:
+        with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
+            rows = conn.execute("SELECT data FROM part").fetchall()
+    except sqlite3.Error:
+        return None
+    calls = 0
+    for (data,) in rows:
+        try:
+            calls += json.loads(data).get("type") == "tool"
+        except (ValueError, TypeError, AttributeError):
+            continue
+    return calls
+
+
+@dataclass(frozen=True, slots=True)
+class OpencodeLauncher:
+    install: Path | None = None
+    """The ``.harnesses`` folder; ``install_root()`` when None."""
+    name: str = "opencode"
+
+    @property
+    def binary(self) -> Path:
+        root = self.install or install_root()
+        return root / "opencode" / "node_modules" / "opencode-linux-x64" / "bin" / "opencode"
+
+    def prepare(self, spec: LaunchSpec, run_dir: Path) -> Invocation:
+        home = run_dir / "home"
+        config = run_dir / "opencode.json"
+        extra = {f"OPENCODE_DISABLE_{flag}": "1" for flag in DISABLE_FLAGS}
+        extra |= NPM_OFFLINE
+        extra |= {"OPENCODE_CONFIG": str(config), "GUARD_API_KEY": spec.api_key, "PWD": str(spec.workspace)}
+        return Invocation(
+            argv=command(self.binary, spec),
+            env=isolated_env(home, extra),
+            cwd=spec.workspace,
+            files={config: json.dumps(opencode_json(spec), indent=2)},
+            stdin=spec.instruction,
+        )
+
+    def finish(self, spec: LaunchSpec, run_dir: Path, outcome: ProcessOutcome) -> LaunchResult:
+        db = run_dir / "home" / ".local" / "share" / "opencode" / "opencode.db"
+        calls = count_tool_calls(db)
+        return basic_result(self.name, outcome, tool_calls=calls, session_log=db if db.exists() else None)

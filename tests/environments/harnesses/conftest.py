@@ -1,0 +1,109 @@
+"""Fixtures for the real-harness tests: one scripted upstream and one standalone guard
+(``python -m serve``) in front of it, both on 127.0.0.1, shared by the module's tests; each test
+opens its own rollout and sets the upstream's script."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from environments.harnesses import install_root
+from tests.environments.harnesses.scripted_upstream import Say, ScriptedUpstream
+
+REPO = Path(__file__).resolve().parents[3]
+
+
+def harnesses_missing() -> str | None:
+    root = install_root()
+    if not (root / ".stamp").exists():
+        return f"the harnesses are not installed in {root}: run scripts/harness-deps.sh"
+    return None
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def http_json(method: str, url: str, payload: object | None = None) -> tuple[int, dict]:
+    data = None if payload is None else json.dumps(payload).encode()
+    request = urllib.request.Request(
+        url, data=data, method=method, headers={"content-type": "application/json"}
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read() or b"{}")
+
+
+@dataclass
+class Guard:
+    url: str
+    port: int
+    upstream: ScriptedUpstream
+    log: Path
+
+    def open_rollout(self, rollout_id: str, harness: str, adapter: str) -> str:
+        """Open a rollout; returns the OpenAI base URL the harness gets."""
+        status, body = http_json(
+            "POST", f"{self.url}/rollouts", {"rollout_id": rollout_id, "harness": harness, "adapter": adapter}
+        )
+        assert status == 201, body
+        return f"{self.url}/s/{rollout_id}/v1"
+
+    def record(self, rollout_id: str) -> dict:
+        status, body = http_json("GET", f"{self.url}/rollouts/{rollout_id}")
+        assert status == 200, body
+        return body
+
+
+@pytest.fixture(scope="module")
+def guard(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Guard]:
+    missing = harnesses_missing()
+    if missing:
+        pytest.skip(missing)
+    upstream = ScriptedUpstream([Say("nothing scripted")]).start()
+    port = free_port()
+    log = tmp_path_factory.mktemp("guard") / "guard.log"
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "serve", "--upstream", upstream.base_url, "--port", str(port)],
+            cwd=REPO,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if http_json("GET", f"{url}/health")[0] == 200:
+                    break
+            except OSError:
+                pass
+            assert proc.poll() is None, log.read_text()
+            assert time.monotonic() < deadline, "the guard did not start in 60 s:\n" + log.read_text()
+            time.sleep(0.2)
+        yield Guard(url, port, upstream, log)
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        upstream.stop()

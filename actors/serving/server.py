@@ -40,6 +40,7 @@ from actors.errors import (
 from actors.serving.adapters import (
     AdapterEntry,
     AdapterRegistry,
+    AdapterState,
     busy_adapters_from_metrics,
     check_adapter_name,
     inspect_adapter,
@@ -188,7 +189,10 @@ class VLLMServer:
             if dead or failures >= 3:
                 with self._lock:
                     if not self._stopping.is_set():
-                        self._recover()
+                        try:
+                            self._recover()
+                        except Exception:  # the watchdog must outlive any one failed recovery
+                            log.exception("recovery failed; the watchdog will try again")
                 failures = 0
 
     def _recover(self) -> None:
@@ -203,10 +207,16 @@ class VLLMServer:
             log.exception("restart failed; the watchdog will try again")
             return
         for entry in list(self.registry.entries.values()):
-            if entry.state.value != "live":
+            if entry.state is not AdapterState.LIVE:
                 self._drop_files(self.registry.drop(entry.name))
                 continue
-            self._load(entry.name, entry.path)
+            try:
+                self._load(entry.name, entry.path)
+            except AdapterInvalidError:
+                # Its files were validated at publish; if the server now refuses them, drop it rather than
+                # leave a name listed that every request would fail on.
+                log.exception("could not re-publish %s after a restart; dropping it", entry.name)
+                self._drop_files(self.registry.drop(entry.name))
 
     # --- queries ---------------------------------------------------------------------------------------
     def url(self) -> str:

@@ -29,6 +29,7 @@ from environments.harnesses.base import (
     ProcessOutcome,
     install_root,
 )
+from environments.sandboxes.relay import pump
 
 if TYPE_CHECKING:
     from environments.sandboxes.protocol import Sandbox
@@ -135,23 +136,9 @@ class UnixToTcp:
 
 
 def _connection(client: socket.socket, upstream: socket.socket) -> None:
-    back = threading.Thread(target=_pump, args=(upstream, client), daemon=True)
+    back = threading.Thread(target=pump, args=(upstream, client), daemon=True)
     back.start()
-    _pump(client, upstream)
+    pump(client, upstream)
     back.join()
     client.close()
     upstream.close()
-
-
-def _pump(src: socket.socket, dst: socket.socket) -> None:
-    try:
-        while data := src.recv(65536):
-            dst.sendall(data)
-    except OSError:
-        pass
-    finally:
-        for sock, how in ((dst, socket.SHUT_WR), (src, socket.SHUT_RD)):
-            try:
-                sock.shutdown(how)
-            except OSError:
-                pass

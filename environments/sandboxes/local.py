@@ -57,7 +57,7 @@ from environments.sandboxes.protocol import (
     new_name,
     owner_alive,
 )
-from environments.tasks.runner import RunResult
+from environments.tasks.runner import RunResult, wait_until
 
 WORKSPACE = "/workspace"
 SANDBOX_UID = 1000
@@ -166,7 +166,7 @@ class LocalSandbox:
                 )
             except (OSError, subprocess.SubprocessError) as exc:
                 raise SandboxError(f"could not start bwrap for {self.name}: {exc}") from exc
-            status, usage, timed_out = _wait(proc.pid, start + timeout_s)
+            status, usage, timed_out = wait_until(proc.pid, start + timeout_s)
             wall = time.monotonic() - start
             proc.returncode = os.waitstatus_to_exitcode(status)
             self._kill_rest(proc.pid)
@@ -204,18 +204,6 @@ class LocalSandbox:
         finally:
             _remove_tree(self.folder)
             self._destroyed = True
-
-
-def _wait(pid: int, deadline: float) -> tuple[int, resource.struct_rusage, bool]:
-    while True:
-        done, status, usage = os.wait4(pid, os.WNOHANG)
-        if done:
-            return status, usage, False
-        if time.monotonic() >= deadline:
-            os.killpg(pid, signal.SIGKILL)
-            _, status, usage = os.wait4(pid, 0)
-            return status, usage, True
-        time.sleep(0.005)
 
 
 def _make_writable(func, target, _exc) -> None:  # the agent may have chmod-ed its folders read-only

@@ -22,7 +22,8 @@ from pathlib import Path
 _CHUNK = 65536
 
 
-def _pump(src: socket.socket, dst: socket.socket) -> None:
+def pump(src: socket.socket, dst: socket.socket) -> None:
+    """Copy ``src`` to ``dst`` until EOF, then half-close both directions (also used host-side)."""
     try:
         while data := src.recv(_CHUNK):
             dst.sendall(data)
@@ -47,7 +48,7 @@ def _serve(listener: socket.socket, target: str) -> None:
             upstream.close()
             continue
         for a, b in ((client, upstream), (upstream, client)):
-            threading.Thread(target=_pump, args=(a, b), daemon=True).start()
+            threading.Thread(target=pump, args=(a, b), daemon=True).start()
 
 
 def main(argv: list[str] | None = None) -> None:

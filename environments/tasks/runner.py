@@ -82,6 +82,22 @@ def base_env(cwd: Path) -> dict[str, str]:
     }
 
 
+def wait_until(pid: int, deadline: float, poll_s: float = 0.005) -> tuple[int, resource.struct_rusage, bool]:
+    """Reap ``pid``, killing its process group at ``deadline``; return (status, rusage, timed_out).
+
+    wait4 gives this child's own rusage (its tree's peak RSS), which Popen.wait cannot.
+    """
+    while True:
+        done, status, usage = os.wait4(pid, os.WNOHANG)
+        if done:
+            return status, usage, False
+        if time.monotonic() >= deadline:
+            os.killpg(pid, signal.SIGKILL)
+            _, status, usage = os.wait4(pid, 0)
+            return status, usage, True
+        time.sleep(poll_s)
+
+
 class SubprocessRunner:
     """The default ``Runner``: ``bash -c`` in a new session, rlimits in ``preexec_fn``, no isolation."""
 
@@ -110,7 +126,7 @@ class SubprocessRunner:
                 start_new_session=True,
                 preexec_fn=lambda: _limit_child(timeout_s, memory_mb),
             )
-            status, usage, timed_out = self._wait(proc.pid, start + timeout_s)
+            status, usage, timed_out = wait_until(proc.pid, start + timeout_s, self.poll_s)
             wall = time.monotonic() - start
             proc.returncode = os.waitstatus_to_exitcode(status)  # reaped by wait4; keep Popen consistent
             try:  # background children outlive nothing
@@ -126,15 +142,3 @@ class SubprocessRunner:
             peak_rss_mb=usage.ru_maxrss / 1024,
             output_tail=tail,
         )
-
-    def _wait(self, pid: int, deadline: float) -> tuple[int, resource.struct_rusage, bool]:
-        # wait4 gives this child's own rusage (its tree's peak RSS), which Popen.wait cannot.
-        while True:
-            done, status, usage = os.wait4(pid, os.WNOHANG)
-            if done:
-                return status, usage, False
-            if time.monotonic() >= deadline:
-                os.killpg(pid, signal.SIGKILL)
-                _, status, usage = os.wait4(pid, 0)
-                return status, usage, True
-            time.sleep(self.poll_s)

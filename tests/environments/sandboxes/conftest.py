@@ -86,3 +86,20 @@ GUARD_PROBE = (
     "print(s.recv(1024).decode())"
 )
 """Run inside a sandbox with ``Forward(8000, guard_socket)``: prints ``pong:ping``."""
+
+
+def assert_forward_reaches_only_the_guard(box, python: str) -> None:
+    """Shared by both backends: port 8000 inside reaches the host socket (also when the command then fails),
+    another loopback port reaches nothing. Destroys ``box``."""
+    try:
+        first = box.run(f'{python} -c "{GUARD_PROBE}"', timeout_s=20)
+        again = box.run(f'{python} -c "{GUARD_PROBE}"; exit 3', timeout_s=20)
+        other = box.run(
+            f"{python} -c \"import socket; socket.create_connection(('127.0.0.1', 8001), timeout=3)\"",
+            timeout_s=20,
+        )
+    finally:
+        box.destroy()
+    assert first.ok and first.output_tail.strip() == "pong:ping", first.output_tail
+    assert again.exit_code == 3 and again.output_tail.strip() == "pong:ping"
+    assert "ConnectionRefusedError" in other.output_tail

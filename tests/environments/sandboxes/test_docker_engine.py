@@ -22,7 +22,7 @@ from environments.sandboxes.docker import PREFIX_LABEL, DockerBackend, build_ima
 from environments.sandboxes.protocol import Forward, SandboxLimits
 from environments.sandboxes.runner import SandboxRunner
 from environments.tasks.oracle import Verdict, apply_reference, verify, write_start
-from tests.environments.sandboxes.conftest import GUARD_PROBE
+from tests.environments.sandboxes.conftest import assert_forward_reaches_only_the_guard
 from tests.environments.tasks.taskutil import repo_task
 
 BASE_IMAGE = "harness-adapters/debian-base:bookworm"
@@ -155,15 +155,4 @@ def test_the_oracle_gives_the_same_verdicts_through_docker(backend, tmp_path):
 
 def test_a_forward_reaches_the_host_socket_and_nothing_else(backend, workspace, guard_socket):
     box = backend.create(workspace, SMALL, forwards=(Forward(8000, guard_socket),))
-    try:
-        first = box.run(f'python3 -c "{GUARD_PROBE}"', timeout_s=20)
-        again = box.run(f'python3 -c "{GUARD_PROBE}"; exit 3', timeout_s=20)
-        other = box.run(
-            "python3 -c \"import socket; socket.create_connection(('127.0.0.1', 8001), timeout=3)\"",
-            timeout_s=20,
-        )
-    finally:
-        box.destroy()
-    assert first.ok and first.output_tail.strip() == "pong:ping", first.output_tail
-    assert again.exit_code == 3 and again.output_tail.strip() == "pong:ping"
-    assert "ConnectionRefusedError" in other.output_tail
+    assert_forward_reaches_only_the_guard(box, "python3")

@@ -21,7 +21,7 @@ from environments.sandboxes import cgroups
 from environments.sandboxes.local import LocalBackend
 from environments.sandboxes.protocol import Forward, SandboxError, SandboxLimits
 from tests.environments.sandboxes.conftest import (
-    GUARD_PROBE,
+    assert_forward_reaches_only_the_guard,
     leftover_cgroups,
     requires_bwrap,
     requires_cgroups,
@@ -230,18 +230,7 @@ def test_a_live_launchers_sandboxes_are_not_swept(local_backend, workspace, pref
 
 def test_a_forward_reaches_the_host_socket_and_nothing_else(local_backend, workspace, guard_socket):
     box = local_backend.create(workspace, SMALL, forwards=(Forward(8000, guard_socket),))
-    try:
-        first = box.run(f'python -c "{GUARD_PROBE}"', timeout_s=20)
-        again = box.run(f'python -c "{GUARD_PROBE}"; exit 3', timeout_s=20)
-        other = box.run(
-            "python -c \"import socket; socket.create_connection(('127.0.0.1', 8001), timeout=3)\"",
-            timeout_s=20,
-        )
-    finally:
-        box.destroy()
-    assert first.ok and first.output_tail.strip() == "pong:ping", first.output_tail
-    assert again.exit_code == 3 and again.output_tail.strip() == "pong:ping"
-    assert "ConnectionRefusedError" in other.output_tail
+    assert_forward_reaches_only_the_guard(box, "python")
 
 
 def test_without_cgroups_memory_falls_back_to_an_address_space_cap_and_says_so(tmp_path, prefix, workspace):

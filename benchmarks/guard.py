@@ -1,4 +1,4 @@
-"""Guard benchmark, check-time half: per-call check time vs a full-trace atif-scan run.
+"""Guard benchmark: per-call check time vs a full-trace atif-scan run, then the proxy's added latency.
 
 For session lengths of 5, 60 and 200 tool calls, a synthetic pi-style session is built from
 benign calls of the public corpus shapes (shell, read, edit, write, curl to a named host).
@@ -7,8 +7,11 @@ judge the call): that per-call time is what the guard adds per tool call. The re
 one full-trace atif-scan run (`atif_scan.Engine` with the same rules) over the session with
 the last call appended: what re-scanning the trajectory at each call would cost.
 
-Run: `python benchmarks/guard.py [--repeats N]`. The last line is one JSON object; the proxy
-keys are added by the proxy's benchmark.
+The proxy half (``benchmarks/proxy_latency.py``, its docstring says how) times streamed turns through
+``python -m serve`` against the same turns sent straight to a fake upstream, at 1 and 48 sessions.
+
+Run: `python benchmarks/guard.py [--repeats N] [--turns N] [--pace-ms MS] [--no-proxy]`. The last line
+is one JSON object with both halves' figures.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from atif_scan import Context  # noqa: E402
 from atif_scan.data import shell  # noqa: E402
 
+from benchmarks import proxy_latency  # noqa: E402
 from benchmarks.stats import percentile  # noqa: E402
 from serve.engine import GuardSession  # noqa: E402
 from serve.rules import builtin_rules, session_engine  # noqa: E402
@@ -130,7 +134,9 @@ def full_trace_ms(length: int, repeats: int) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--repeats", type=int, default=20)
+    parser.add_argument("--repeats", type=int, default=20, help="check-time repeats per session length")
+    parser.add_argument("--no-proxy", action="store_true", help="only the check-time half")
+    proxy_latency.add_arguments(parser)
     args = parser.parse_args()
     result: dict[str, float] = {}
     print(f"{'calls':>6} {'check p50 ms':>13} {'check p99 ms':>13} {'atif full ms':>13}")
@@ -155,7 +161,11 @@ def main() -> None:
         "atif_full_ms_60",
         "atif_full_ms_200",
     )
-    print(json.dumps({k: result[k] for k in keys}))
+    figures = {k: result[k] for k in keys}
+    if not args.no_proxy:
+        print()
+        figures.update(proxy_latency.run(args.turns, args.pace_ms))
+    print(json.dumps(figures))
 
 
 if __name__ == "__main__":

@@ -144,6 +144,7 @@ class RolloutRecord:
             "harness": self.harness.value,
             "adapter": self.adapter,
             "allowlist": list(self.allowlist),
+            "conversation_key": self.conversation_key,
             "closed": self.closed,
             "blocked": self.blocked,
             "failed": self.failed,

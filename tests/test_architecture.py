@@ -15,6 +15,10 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 PACKAGES = ("actors", "serve", "jobs", "environments", "benchmarks")
 PURE_MODULES = (
+    "actors/grpo/advantages.py",
+    "actors/grpo/groups.py",
+    "actors/grpo/samples.py",
+    "actors/grpo/staleness.py",
     "actors/serving/adapters.py",
     "actors/serving/config.py",
     "actors/errors.py",

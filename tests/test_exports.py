@@ -8,6 +8,7 @@ import pytest
 
 MODULES = (
     "actors",
+    "actors.grpo",
     "actors.serving",
     "environments.harness_prompts",
     "environments.harnesses",

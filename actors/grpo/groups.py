@@ -1,0 +1,152 @@
+"""Collecting a task's rollouts into a GRPO group, with bounded retries and counters that add up.
+
+A group is ``size`` rollouts of one task, started at one adapter version. It is released for training
+only when every rollout is scored. A rollout whose attempt fails for infrastructure reasons (harness,
+sandbox or actor crash) is retried up to ``max_attempts`` attempts in all; if it still fails, the whole
+group is dropped, so no group is ever trained half-counted. Every attempt ends exactly one way, so at
+rest ``started == finished + dropped + retried`` (``RolloutCounters.balanced``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from actors.grpo.advantages import group_advantages
+from actors.grpo.staleness import StalenessPolicy
+
+
+class Attempt(StrEnum):
+    RETRY = "retry"
+    """Start the rollout again."""
+    DROPPED = "dropped"
+    """Out of attempts: the rollout and its group are dropped."""
+    IGNORED = "ignored"
+    """The group was already dropped or closed: nothing to do."""
+
+
+@dataclass(frozen=True, slots=True)
+class ScoredRollout:
+    rollout_id: str
+    group_id: str
+    reward: float
+    tool_calls: int = 0
+    blocked: bool = False
+    rows: tuple = ()
+    """Training rows (``samples.TrainingRow``) from the guard's token record."""
+
+
+@dataclass(frozen=True, slots=True)
+class CompletedGroup:
+    group_id: str
+    task_id: str
+    start_version: int
+    rollouts: tuple[ScoredRollout, ...]
+    advantages: tuple[float, ...]
+
+
+@dataclass(slots=True)
+class RolloutCounters:
+    started: int = 0
+    """Attempts started."""
+    finished: int = 0
+    """Attempts that ended scored."""
+    dropped: int = 0
+    """Attempts that failed with no attempt left."""
+    retried: int = 0
+    """Attempts that failed and were started again."""
+    blocked: int = 0
+    """Finished rollouts the guard blocked (scored 0)."""
+    groups_trained: int = 0
+    groups_dropped: int = 0
+    groups_stale: int = 0
+    """Complete groups discarded by the off-policy window."""
+
+    @property
+    def in_flight(self) -> int:
+        return self.started - self.finished - self.dropped - self.retried
+
+    @property
+    def balanced(self) -> bool:
+        return self.in_flight == 0
+
+    @property
+    def stale_discard_rate(self) -> float:
+        complete = self.groups_trained + self.groups_stale
+        return self.groups_stale / complete if complete else 0.0
+
+
+@dataclass(slots=True)
+class _Group:
+    task_id: str
+    start_version: int
+    size: int
+    scored: dict[str, ScoredRollout] = field(default_factory=dict)
+    attempts: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass
+class GroupCollector:
+    """The pool's ledger of open groups (one per trainer; not thread-safe: one owner calls it)."""
+
+    policy: StalenessPolicy = field(default_factory=StalenessPolicy)
+    max_attempts: int = 3
+    counters: RolloutCounters = field(default_factory=RolloutCounters)
+    _groups: dict[str, _Group] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.max_attempts < 1:
+            raise ValueError(f"max_attempts={self.max_attempts}: must be >= 1")
+
+    def open(self, group_id: str, task_id: str, start_version: int, size: int = 8) -> None:
+        if group_id in self._groups:
+            raise ValueError(f"group {group_id!r} is already open")
+        if size < 1:
+            raise ValueError(f"group size {size}: must be >= 1")
+        self._groups[group_id] = _Group(task_id, start_version, size)
+
+    def inflight_start_versions(self) -> list[int]:
+        return [g.start_version for g in self._groups.values()]
+
+    def started(self, group_id: str, rollout_id: str) -> None:
+        """An attempt of ``rollout_id`` begins (first or retry)."""
+        group = self._groups.get(group_id)
+        if group is None:
+            raise KeyError(f"group {group_id!r} is not open")
+        group.attempts[rollout_id] = group.attempts.get(rollout_id, 0) + 1
+        self.counters.started += 1
+
+    def failed(self, group_id: str, rollout_id: str) -> Attempt:
+        """The attempt crashed (not the model's fault). Say whether to retry it."""
+        group = self._groups.get(group_id)
+        if group is None:  # the group was dropped while this attempt ran
+            self.counters.dropped += 1
+            return Attempt.IGNORED
+        if group.attempts.get(rollout_id, 0) < self.max_attempts:
+            self.counters.retried += 1
+            return Attempt.RETRY
+        self.counters.dropped += 1
+        self.counters.groups_dropped += 1
+        del self._groups[group_id]
+        return Attempt.DROPPED
+
+    def finished(self, rollout: ScoredRollout, current_version: int) -> CompletedGroup | None:
+        """Record a scored rollout; return its group when it is complete and fresh enough to train."""
+        self.counters.finished += 1
+        self.counters.blocked += rollout.blocked
+        group = self._groups.get(rollout.group_id)
+        if group is None:
+            return None
+        if rollout.rollout_id in group.scored:
+            raise ValueError(f"rollout {rollout.rollout_id!r} was scored twice")
+        group.scored[rollout.rollout_id] = rollout
+        if len(group.scored) < group.size:
+            return None
+        del self._groups[rollout.group_id]
+        if self.policy.is_stale(group.start_version, current_version):
+            self.counters.groups_stale += 1
+            return None
+        self.counters.groups_trained += 1
+        rollouts = tuple(group.scored[k] for k in sorted(group.scored))
+        advantages = tuple(group_advantages([r.reward for r in rollouts]))
+        return CompletedGroup(rollout.group_id, group.task_id, group.start_version, rollouts, advantages)

@@ -5,9 +5,10 @@ home under ``run_dir``, runs it as a subprocess and returns a ``LaunchResult`` (
 the harness's own tool-call count and usage). Install the pinned harnesses with
 ``scripts/harness-deps.sh`` (into ``.harnesses/``).
 
-``launch_in_sandbox`` runs the same prepared harness inside a ``Sandbox`` (the local bubblewrap backend is
-tested) whose only way out is a ``Forward`` to the guard; ``UnixToTcp`` is the host end of that forward
-for a guard listening on TCP, and ``harness_binds()`` the folders the sandbox must bind read-only.
+``launch_in_sandbox`` runs the same prepared harness inside a ``Sandbox`` (the local bubblewrap and the
+Docker backends are tested) whose only way out is a ``Forward`` to the guard; ``UnixToTcp`` is the host
+end of that forward for a guard listening on TCP, and ``harness_binds()`` the host paths either backend
+must bind read-only (``extra_ro_binds``).
 """
 
 from __future__ import annotations

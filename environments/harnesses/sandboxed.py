@@ -5,8 +5,9 @@ run folder ``/tmp/harness-run`` on the sandbox's private tmpfs, guard ``http://1
 through a ``Forward``), runs the rendered script with ``Sandbox.run``, copies the harness's own records
 (session log, usage file) into the workspace only after the harness has ended, collects the workspace to
 the host and moves those records out of it into ``run_dir``, so neither the agent nor the verifier ever
-sees them. The harness installs (``.harnesses``, and the Python the hermes venv was made from) must be
-readable inside: ``harness_binds()`` lists them for ``LocalBackend(extra_ro_binds=...)``.
+sees them. The harness installs (``.harnesses``, the Python the hermes venv was made from, and the
+``node`` that runs pi) must be readable inside at their host paths: ``harness_binds()`` lists them for
+``LocalBackend(extra_ro_binds=...)`` and ``DockerBackend(extra_ro_binds=...)`` alike.
 
 ``UnixToTcp`` is the host end of the forward for a guard that listens on TCP (``python -m serve``): it
 listens on a unix socket and relays each connection to ``127.0.0.1:<port>``.
@@ -14,6 +15,7 @@ listens on a unix socket and relays each connection to ``127.0.0.1:<port>``.
 
 from __future__ import annotations
 
+import os
 import shutil
 import socket
 import threading
@@ -41,7 +43,10 @@ RECORDS = ".harness-run"
 
 
 def harness_binds(root: Path | None = None) -> tuple[Path, ...]:
-    """Host folders a sandbox must bind read-only to run the installed harnesses."""
+    """Host paths a sandbox must bind read-only, at the same paths, to run the installed harnesses: the
+    install root, the base Python of the hermes venv, and the ``node`` on this ``PATH`` (pi's bin is a
+    ``#!/usr/bin/env node`` script and the launchers keep ``PATH``; a Docker image's own node may be
+    too old). The node binary is bound as a file, so the image's other programs stay the image's."""
     root = (root or install_root()).resolve()
     binds = [root]
     cfg = root / "hermes-venv" / "pyvenv.cfg"
@@ -50,6 +55,9 @@ def harness_binds(root: Path | None = None) -> tuple[Path, ...]:
             key, _, value = line.partition("=")
             if key.strip() == "home":  # the base Python's bin folder; its prefix holds the stdlib
                 binds.append(Path(value.strip()).resolve().parent)
+    node = shutil.which("node")
+    if node and (root / "pi").is_dir():
+        binds.append(Path(os.path.abspath(node)))  # the path PATH finds, which `env node` will find inside
     return tuple(dict.fromkeys(binds))
 
 

@@ -3,9 +3,13 @@
 Threat model (beside the local backend's, see ``local.py``): a container with ``network_mode="none"``
 (loopback only), all capabilities dropped, ``no-new-privileges``, uid 1000, an init as pid 1, and cgroup
 limits on memory (swap included), pids and CPU set by the engine. The workspace goes in and comes out as
-tar archives; the only host path mounted is a ``Forward``'s unix socket (relayed to ``127.0.0.1:<port>``
-inside). It does not stop kernel exploits (shared kernel), reads of what the image holds (build it from
-the Dockerfile here only), or an engine misconfigured to allow more.
+tar archives. The host paths mounted are a ``Forward``'s unix socket (relayed to ``127.0.0.1:<port>``
+inside) and the backend's ``extra_ro_binds``: host files and folders bound read-only at the same paths
+(the harness installs, the Python and node they run on; see ``harnesses.sandboxed.harness_binds``), which
+the agent can read and run but not change. It does not stop kernel exploits (shared kernel), reads of
+what the image and those binds hold (build the image from the Dockerfile here only; bind only public
+software, never a folder holding tasks, answers or credentials), or an engine misconfigured to allow
+more. Bound binaries run on the image's libraries, so build its base from the host's distribution release.
 Per-command time limits use ``timeout`` inside the container, which kills the command's process group;
 processes that left the group die with the container at ``destroy``. Containers are labelled with the
 prefix and owner, so ``sweep`` removes a crashed launcher's containers.
@@ -48,6 +52,7 @@ SANDBOX_UID = 1000
 _TAIL_BYTES = 4000
 _HELPERS = 2  # docker-init and the idle keeper process
 _TIMEOUT_EXIT_CODES = (124, 137)
+_OWN_PATHS = (WORKSPACE, "/tmp", "/run/forward")
 
 
 class ContainerAPI(Protocol):
@@ -205,14 +210,39 @@ class DockerSandbox:
         self._destroyed = True
 
 
+def check_ro_binds(paths: Iterable[Path]) -> tuple[Path, ...]:
+    """``paths`` as given (not resolved: a bound symlink shows its target's content at the link's path),
+    each absolute and existing; none may cover a folder the sandbox owns (``/``, ``/run``) or lie in the
+    workspace or the forward folder (under the private ``/tmp`` is fine: it is mounted first)."""
+    checked = []
+    for path in (Path(p) for p in paths):
+        if not path.is_absolute() or not path.exists():
+            raise ValueError(f"extra_ro_binds: {str(path)!r} must be an absolute path that exists")
+        covers = any(Path(own).is_relative_to(path) for own in _OWN_PATHS)
+        if covers or path.is_relative_to(WORKSPACE) or path.is_relative_to("/run/forward"):
+            raise ValueError(f"extra_ro_binds: {str(path)!r} would hide {', '.join(_OWN_PATHS)}; bind less")
+        checked.append(path)
+    return tuple(dict.fromkeys(checked))
+
+
 class DockerBackend:
-    """Creates ``DockerSandbox``es from ``image``; sweeps a crashed launcher's containers on construction."""
+    """Creates ``DockerSandbox``es from ``image``; sweeps a crashed launcher's containers on construction.
+
+    ``extra_ro_binds`` are host files or folders every sandbox sees read-only at the same path (e.g. the
+    harness installs and the node they run on), as ``LocalBackend``'s; the engine must run on this host.
+    """
 
     def __init__(
-        self, api: DockerAPI | None = None, *, image: str = IMAGE_TAG, prefix: str = DEFAULT_PREFIX
+        self,
+        api: DockerAPI | None = None,
+        *,
+        image: str = IMAGE_TAG,
+        prefix: str = DEFAULT_PREFIX,
+        extra_ro_binds: Iterable[Path] = (),
     ) -> None:
         if "-" in prefix or not prefix.isalnum():
             raise ValueError(f"prefix={prefix!r}: use letters and digits only (names are split on '-')")
+        self.extra_ro_binds = check_ro_binds(extra_ro_binds)
         self.api = api if api is not None else connect()
         self.image, self.prefix = image, prefix
         self.host = socket.gethostname()
@@ -223,7 +253,8 @@ class DockerBackend:
     ) -> DockerSandbox:
         name = new_name(self.prefix)
         memory = f"{limits.memory_mb}m"
-        mounts = {str(f.host_socket): {"bind": f.inside_socket, "mode": "rw"} for f in forwards}
+        mounts = {str(p): {"bind": str(p), "mode": "ro"} for p in self.extra_ro_binds}
+        mounts |= {str(f.host_socket): {"bind": f.inside_socket, "mode": "rw"} for f in forwards}
         container = self.api.containers.run(
             self.image,
             ["sleep", "infinity"],

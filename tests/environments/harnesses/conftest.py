@@ -1,6 +1,7 @@
 """Fixtures for the real-harness tests: one scripted upstream and one standalone guard
 (``python -m serve``) in front of it, both on 127.0.0.1, shared by the module's tests; each test
-opens its own rollout and sets the upstream's script."""
+opens its own rollout and sets the upstream's script. ``docker_api`` is the Docker engine with the
+sandbox image built (``source scripts/sandbox-deps.sh`` starts one), or a skip that says why not."""
 
 from __future__ import annotations
 
@@ -68,6 +69,30 @@ class Guard:
         status, body = http_json("GET", f"{self.url}/rollouts/{rollout_id}")
         assert status == 200, body
         return body
+
+
+BASE_IMAGE = "harness-adapters/debian-base:bookworm"
+
+
+@pytest.fixture(scope="module")
+def docker_api():
+    """The engine at ``DOCKER_HOST`` with the sandbox image (re)built; requested only by docker runs."""
+    docker = pytest.importorskip("docker")
+    from environments.sandboxes import build_image
+
+    try:
+        api = docker.from_env()
+        api.ping()
+    except Exception as exc:  # no engine: the reason says how to get one
+        pytest.skip(
+            f"no Docker engine at DOCKER_HOST ({exc.__class__.__name__}): source scripts/sandbox-deps.sh"
+        )
+    try:
+        api.images.get(BASE_IMAGE)
+    except docker.errors.ImageNotFound:
+        pytest.skip(f"base image {BASE_IMAGE} missing: source scripts/sandbox-deps.sh (as root) builds it")
+    build_image(api)
+    return api
 
 
 @pytest.fixture(scope="module")

@@ -276,3 +276,19 @@ def test_harness_binds_name_the_install_and_the_python_the_hermes_venv_was_made_
     (tmp_path / "hermes-venv").mkdir()
     (tmp_path / "hermes-venv" / "pyvenv.cfg").write_text("home = /opt/py/3.11/bin\nversion = 3.11.7\n")
     assert sandboxed.harness_binds(tmp_path) == (tmp_path.resolve(), Path("/opt/py/3.11"))
+
+
+def test_harness_binds_name_the_node_on_path_when_pi_is_installed(tmp_path, monkeypatch):
+    """pi's bin is ``#!/usr/bin/env node`` and a Docker image's own node may be too old for it."""
+    (tmp_path / "install" / "pi").mkdir(parents=True)
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "node").write_text("#!/bin/sh\n")
+    (bin_dir / "node").chmod(0o755)
+    monkeypatch.setenv("PATH", str(bin_dir))
+    assert sandboxed.harness_binds(tmp_path / "install") == (
+        (tmp_path / "install").resolve(),
+        bin_dir / "node",
+    )
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    assert sandboxed.harness_binds(tmp_path / "install") == ((tmp_path / "install").resolve(),)

@@ -239,3 +239,21 @@ def test_workspace_tar_keeps_symlinks_as_links(tmp_path):
     with tarfile.open(fileobj=io.BytesIO(workspace_tar(tmp_path))) as tar:
         link = tar.getmember("link")
     assert link.issym() and link.linkname == "a.txt"
+
+
+def test_extra_binds_are_mounted_read_only_at_their_host_paths(api, workspace, tmp_path):
+    tool = tmp_path / "tool"
+    tool.write_text("#!/bin/sh\n")
+    backend = DockerBackend(api, prefix="hsbx", extra_ro_binds=(tmp_path, tool, tmp_path))
+    backend.create(workspace, LIMITS, forwards=(Forward(8000, tmp_path / "g.sock"),))
+    assert api.containers.created[0][2]["volumes"] == {
+        str(tmp_path): {"bind": str(tmp_path), "mode": "ro"},
+        str(tool): {"bind": str(tool), "mode": "ro"},
+        str(tmp_path / "g.sock"): {"bind": "/run/forward/8000.sock", "mode": "rw"},
+    }
+
+
+@pytest.mark.parametrize("bind", ["relative/path", "/no/such/folder-hsbx", "/", "/run"])
+def test_extra_binds_must_exist_and_not_hide_the_sandboxes_own_folders(api, bind):
+    with pytest.raises(ValueError, match="extra_ro_binds"):
+        DockerBackend(api, prefix="hsbx", extra_ro_binds=(Path(bind),))

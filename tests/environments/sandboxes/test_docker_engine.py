@@ -156,3 +156,21 @@ def test_the_oracle_gives_the_same_verdicts_through_docker(backend, tmp_path):
 def test_a_forward_reaches_the_host_socket_and_nothing_else(backend, workspace, guard_socket):
     box = backend.create(workspace, SMALL, forwards=(Forward(8000, guard_socket),))
     assert_forward_reaches_only_the_guard(box, "python3")
+
+
+def test_extra_binds_are_readable_at_their_host_paths_and_read_only(docker_api, prefix, workspace, tmp_path):
+    """As the harness installs are bound (under /tmp too: the sandbox's own /tmp is a tmpfs beneath them)."""
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    (tools / "tool.sh").write_text("echo tool-ran\n")
+    backend = DockerBackend(docker_api, prefix=prefix, extra_ro_binds=(tools,))
+    box = backend.create(workspace, SMALL)
+    try:
+        ran = box.run(f"bash {tools}/tool.sh", timeout_s=20)
+        write = box.run(f"touch {tools}/new", timeout_s=20)
+    finally:
+        box.destroy()
+    assert ran.ok and ran.output_tail.strip() == "tool-ran", ran.output_tail
+    assert write.exit_code not in (0, None) and "Read-only file system" in write.output_tail
+    assert sorted(p.name for p in tools.iterdir()) == ["tool.sh"]
+    assert not docker_api.containers.list(all=True, filters={"label": f"{PREFIX_LABEL}={prefix}"})

@@ -1,0 +1,202 @@
+"""One rollout, end to end: sandbox, harness, guard record, fresh-sandbox verifier, reward, training rows.
+
+``RolloutSession.run`` is a plain method (the rollout actor is a thin Ray shell around it, made by
+``actors.placement.make_actor``). It never raises for what a session can do wrong: a model that fails the
+task scores by the verifier; a blocked call scores 0. What is not the model's fault (the sandbox or the
+harness could not run, the guard or the model server failed a turn, the harness reported an API failure)
+comes back as ``RolloutOutcome.failure`` with the reason, and the pool retries it a bounded number of
+times (``actors.grpo.GroupCollector``). The harness reaches the guard only through a ``Forward``: inside
+the sandbox ``http://127.0.0.1:<forward_port>/s/<rollout>/v1``, on the host a unix socket relayed to the
+guard's TCP port.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+from actors.grpo.samples import TrainingRow, rollout_rows, turns_from_record
+from environments.harnesses import LAUNCHERS, LaunchSpec, UnixToTcp, launch_in_sandbox
+from environments.reward import RewardInputs, compute_reward
+from environments.sandboxes import Forward, SandboxLimits
+from environments.sandboxes.runner import SandboxRunner
+from environments.tasks.oracle import Verdict, verify, write_start
+
+if TYPE_CHECKING:
+    from environments.sandboxes import SandboxBackend
+    from environments.tasks.types import Task
+
+FORWARD_PORT = 8000
+"""The guard's port inside every sandbox."""
+
+
+class GuardClient(Protocol):
+    """The guard's rollout API, as the rollout needs it."""
+
+    port: int
+    """The guard's TCP port on 127.0.0.1 (what the sandbox's forward relays to)."""
+
+    def open(self, rollout_id: str, harness: str, adapter: str, allowlist: tuple[str, ...]) -> str:
+        """Open a rollout; return its path prefix (``/s/<rollout_id>/v1``)."""
+        ...
+
+    def close(self, rollout_id: str) -> dict:
+        """Close the rollout and return its final record (``RolloutRecord.to_json()``)."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class RolloutRequest:
+    rollout_id: str
+    group_id: str
+    task: Task
+    harness: str
+    adapter: str
+    """The adapter version current when the rollout starts (``<harness>-v<N>``)."""
+    start_version: int
+
+
+@dataclass(frozen=True, slots=True)
+class RolloutOutcome:
+    rollout_id: str
+    group_id: str
+    reward: float = 0.0
+    verdict: str = ""
+    verifier_reason: str = ""
+    tool_calls: int = 0
+    """The guard's count (the harness's own count, where it has one, is in ``harness_tool_calls``)."""
+    harness_tool_calls: int | None = None
+    blocked: bool = False
+    block_reasons: tuple[str, ...] = ()
+    rows: tuple[TrainingRow, ...] = ()
+    duration_s: float = 0.0
+    failure: str | None = None
+    """Set when the session could not be scored for reasons that are not the model's: retry it."""
+    timings: dict[str, float] = field(default_factory=dict)
+
+
+class GuardHTTP:
+    """``GuardClient`` over the guard's HTTP API (standalone ``python -m serve`` or the Serve app)."""
+
+    def __init__(self, url: str, timeout_s: float = 30.0) -> None:
+        import httpx
+
+        self.url = url.rstrip("/")
+        self.port = httpx.URL(self.url).port or 80
+        self._client = httpx.Client(base_url=self.url, timeout=timeout_s)
+
+    def open(self, rollout_id: str, harness: str, adapter: str, allowlist: tuple[str, ...]) -> str:
+        body = {
+            "rollout_id": rollout_id,
+            "harness": harness,
+            "adapter": adapter,
+            "allowlist": list(allowlist),
+        }
+        response = self._client.post("/rollouts", json=body)
+        if response.status_code != 201:
+            raise RuntimeError(
+                f"guard refused rollout {rollout_id}: HTTP {response.status_code} {response.text}"
+            )
+        return f"/s/{rollout_id}/v1"
+
+    def close(self, rollout_id: str) -> dict:
+        response = self._client.delete(f"/rollouts/{rollout_id}")
+        if response.status_code != 200:
+            raise RuntimeError(
+                f"guard lost rollout {rollout_id}: HTTP {response.status_code} {response.text}"
+            )
+        return response.json()
+
+
+class RolloutSession:
+    """Runs rollouts one at a time (an actor holds one; a pool holds many actors)."""
+
+    def __init__(self, backend: SandboxBackend, guard: GuardClient, work_root: Path | None = None) -> None:
+        self.backend = backend
+        self.guard = guard
+        self.work_root = Path(work_root or tempfile.gettempdir())
+
+    def run(self, request: RolloutRequest) -> RolloutOutcome:
+        start = time.monotonic()
+        work = Path(tempfile.mkdtemp(prefix="rollout-", dir=self.work_root))
+        try:
+            return self._run(request, work, start)
+        except Exception as exc:  # infrastructure: the pool decides whether to retry
+            return RolloutOutcome(
+                request.rollout_id,
+                request.group_id,
+                failure=f"{type(exc).__name__}: {exc}",
+                duration_s=time.monotonic() - start,
+            )
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+
+    def _run(self, request: RolloutRequest, work: Path, start: float) -> RolloutOutcome:
+        task = request.task
+        if request.harness not in LAUNCHERS:
+            raise ValueError(f"harness={request.harness!r}: must be one of {sorted(LAUNCHERS)}")
+        timings: dict[str, float] = {}
+        workspace = write_start(task, work / "start")
+        path = self.guard.open(request.rollout_id, request.harness, request.adapter, task.allowed_hosts)
+        limits = SandboxLimits(task.limits.memory_mb, task.limits.max_processes, task.limits.cpus)
+        spec = LaunchSpec(
+            workspace=workspace,
+            instruction=task.instruction,
+            base_url=f"http://127.0.0.1:{self.guard.port}{path}",
+            model=request.adapter,
+            timeout_s=task.limits.agent_timeout_s,
+        )
+        sockets = Path(tempfile.mkdtemp(prefix="hxr"))  # unix socket paths must stay short
+        try:
+            with UnixToTcp(sockets / "guard.sock", self.guard.port) as forward:
+                box = self.backend.create(workspace, limits, forwards=(Forward(FORWARD_PORT, forward.path),))
+                try:
+                    launched = launch_in_sandbox(
+                        LAUNCHERS[request.harness](),
+                        spec,
+                        box,
+                        forward_port=FORWARD_PORT,
+                        run_dir=work / "run",
+                        collect_to=work / "produced",
+                    )
+                finally:
+                    box.destroy()
+        finally:
+            record = self.guard.close(request.rollout_id)
+            shutil.rmtree(sockets, ignore_errors=True)
+        timings["session_s"] = time.monotonic() - start
+        if record.get("failed"):
+            raise RuntimeError("a model call failed upstream (see the guard record's turns)")
+        if launched.failed:
+            raise RuntimeError(f"{request.harness} reported a failed run: {launched.stderr_tail[-300:]}")
+        verified = verify(task, work / "produced", work / "verify", SandboxRunner(self.backend))
+        if verified.verdict is Verdict.ERROR:
+            raise RuntimeError(f"the verifier could not judge: {verified.reason}")
+        timings["verify_s"] = time.monotonic() - start - timings["session_s"]
+        blocked = bool(record.get("blocked"))
+        tool_calls = int(record.get("tool_calls", 0))
+        score = 1.0 if verified.verdict is Verdict.PASS else 0.0
+        reward = compute_reward(RewardInputs(score, tool_calls, blocked))
+        return RolloutOutcome(
+            request.rollout_id,
+            request.group_id,
+            reward=reward,
+            verdict=verified.verdict.value,
+            verifier_reason=verified.reason,
+            tool_calls=tool_calls,
+            harness_tool_calls=launched.tool_calls,
+            blocked=blocked,
+            block_reasons=tuple(f"{b['rule']}: {b['reason']}" for b in record.get("blocks", [])),
+            rows=tuple(rollout_rows(turns_from_record(record))),
+            duration_s=time.monotonic() - start,
+            timings=timings,
+        )
+
+
+def new_rollout_id(harness: str) -> str:
+    return f"{harness}-{uuid.uuid4().hex[:12]}"

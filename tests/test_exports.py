@@ -15,6 +15,7 @@ MODULES = (
     "environments.sandboxes",
     "environments.tasks",
     "environments.tiny_model",
+    "environments.traces",
     "serve",
 )
 

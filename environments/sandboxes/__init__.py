@@ -1,5 +1,5 @@
-"""Sandboxes for agent sessions and verifiers: one Protocol, a local (bubblewrap + cgroup v1) backend and
-a Docker backend, and a ``Runner`` over either for the oracle and the task checks.
+"""Sandboxes for agent sessions and verifiers: one Protocol, a local backend (bubblewrap, cgroup v1 or v2)
+and a Docker backend, and a ``Runner`` over either for the oracle and the task checks.
 
 Threat model, in short (each backend's module docstring has the full one): the agent sees only its
 workspace copy and public software (``/usr``, the interpreter), has no network but its own loopback (the

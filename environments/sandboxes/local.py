@@ -1,4 +1,4 @@
-"""The local sandbox: bubblewrap namespaces plus cgroup v1 limits, for one machine without Docker.
+"""The local sandbox: bubblewrap namespaces plus cgroup (v1 or v2) limits, for one machine without Docker.
 
 Threat model. The agent is an untrusted program that may try to read what it should not (hidden tests,
 the oracle, the reference, other rollouts, credentials), reach the network, or outlast or starve the
@@ -24,11 +24,11 @@ It does not stop: kernel exploits (the kernel is shared; no seccomp filter is lo
 ``/usr`` and the interpreter prefixes hold (public software, but anything a careless admin put there is
 visible), timing and cache side channels, disk filling of the workspace beyond ``RLIMIT_FSIZE`` per file,
 or a consumer on the host that follows symlinks the agent left in its output (``collect`` copies links as
-links; code reading collected files must not follow them). Without writable cgroup v1 controllers (see
-``cgroups.py``) memory falls back to ``RLIMIT_AS`` and there is no per-sandbox process limit;
-``LocalBackend.notes`` says so. The project itself must stay outside the bound interpreter (an editable
-install is fine: its finder points at the repository, which is not bound): its task generators compute
-the answers.
+links; code reading collected files must not follow them). Without usable cgroups (writable v1
+controllers or a delegated v2 group, see ``cgroups.py``) memory falls back to ``RLIMIT_AS`` and there is
+no per-sandbox process limit; ``LocalBackend.notes`` says so and why. The project itself must stay
+outside the bound interpreter (an editable install is fine: its finder points at the repository, which is
+not bound): its task generators compute the answers.
 """
 
 from __future__ import annotations
@@ -110,7 +110,7 @@ class LocalSandbox:
         name: str,
         folder: Path,
         limits: SandboxLimits,
-        cgroup: cgroups.Cgroup | None,
+        cgroup: cgroups.SandboxCgroup | None,
         argv: list[str],
         forwards: tuple[Forward, ...] = (),
     ) -> None:
@@ -186,7 +186,8 @@ class LocalSandbox:
         except ProcessLookupError:
             pass
         if self.cgroup and not self.cgroup.kill():
-            raise SandboxError(f"processes of {self.name} survived SIGKILL; inspect {self.cgroup.paths[1]}")
+            where = ", ".join(map(str, self.cgroup.paths))
+            raise SandboxError(f"processes of {self.name} survived SIGKILL; inspect {where}")
 
     def oom_killed(self) -> bool:
         """Whether the memory limit killed a process in this sandbox so far (False without cgroups)."""
@@ -245,11 +246,13 @@ class LocalBackend:
         self.root.mkdir(parents=True, exist_ok=True)
         self.prefix = prefix
         self.extra_ro_binds = tuple(Path(p) for p in extra_ro_binds)
-        self.use_cgroups = use_cgroups and cgroups.available()
+        self.cgroups = cgroups.detect() if use_cgroups else None
+        self.use_cgroups = self.cgroups is not None
         self.notes: list[str] = []
         if not self.use_cgroups:
+            why = cgroups.explain() if use_cgroups else "cgroups were turned off"
             self.notes.append(
-                "cgroup v1 controllers memory/pids/cpu are not writable here: memory is capped by RLIMIT_AS "
+                f"no usable cgroups ({why}): memory is capped by RLIMIT_AS "
                 "(2x memory_mb), there is no per-sandbox process limit and no CPU bandwidth limit, and "
                 "peak memory is bwrap's own (the pid namespace hides the tree's rusage)"
             )
@@ -268,8 +271,8 @@ class LocalBackend:
         cgroup = None
         try:
             shutil.copytree(workspace, folder / "workspace", symlinks=True)
-            if self.use_cgroups:
-                cgroup = cgroups.Cgroup.create(name, limits, extra_processes=_BWRAP_HELPERS)
+            if self.cgroups:
+                cgroup = self.cgroups.create(name, limits, extra_processes=_BWRAP_HELPERS)
             argv = self._bwrap_argv(folder / "workspace", forwards)
         except BaseException:
             if cgroup:
@@ -310,7 +313,7 @@ class LocalBackend:
         def stale(name: str) -> bool:
             return not owner_alive(name, self.prefix)
 
-        removed = cgroups.sweep(self.prefix, stale) if self.use_cgroups else set()
+        removed = self.cgroups.sweep(self.prefix, stale) if self.cgroups else set()
         for folder in self.root.glob(f"{self.prefix}-*"):
             if folder.is_dir() and stale(folder.name):
                 _remove_tree(folder)

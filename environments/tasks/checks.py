@@ -12,8 +12,9 @@
 Checks 2, 3, 4 and 6 share the runs of one ``Trial``, so a task costs one reference run and three oracle
 runs. A check that crashes produces a failed result naming the exception, never a crashed validation.
 Limits of what they prove: determinism is sampled (two runs catch a coin-flip oracle half of the time, an
-alternating one always); leakage looks for verbatim copies, not paraphrases; the default runner does not
-isolate the network (see ``runner.py``), so check 6 does not prove the task works offline.
+alternating one always); leakage looks for copies, reformatted numbers and lines, not paraphrases;
+the default runner does not isolate the network (see ``runner.py``), so check 6 does not prove the task
+works offline.
 """
 
 from __future__ import annotations
@@ -177,47 +178,133 @@ def agent_readable(task: Task) -> Iterator[tuple[str, str]]:
         yield f"workspace/{path}", data.decode("utf-8", "replace")
 
 
-def _answer_forms(expected: float | str) -> list[str]:
+_NUMBER = re.compile(
+    r"(?<![\w.])[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?(?![\w]|\.\d)(\s*(?:%|percent\b))?",
+    re.IGNORECASE,
+)
+_SHORT_LINE = re.compile(r"^[\W_]*$|^(#|//|/\*|\*|--)")
+
+
+def _squash(text: str) -> str:
+    """Text with whitespace dropped and quotes unified: a reformatted copy squashes to the same string."""
+    return re.sub(r"\s+", "", text).replace("'", '"').replace("`", '"')
+
+
+def _numbers(text: str) -> Iterator[tuple[str, int, float, int, bool]]:
+    """(as written, mantissa digit count, value, decimal places, is_percent) for each number in ``text``."""
+    for match in _NUMBER.finditer(text):
+        written = match.group(0)[: match.start(1) - match.start(0)] if match.group(1) else match.group(0)
+        plain = written.replace(",", "").lower()
+        mantissa, _, exponent = plain.partition("e")
+        try:
+            value = float(plain)
+        except ValueError:
+            continue
+        places = (len(mantissa.split(".")[1]) if "." in mantissa else 0) - int(exponent or 0)
+        digits = sum(c.isdigit() for c in mantissa)
+        yield match.group(0).strip(), digits, value, places, bool(match.group(1))
+
+
+def _reveals(
+    oracle: AnswerOracle, as_percent: bool, digits: int, value: float, places: int, percent: bool
+) -> bool:
+    """Whether a number gives the numeric answer away: it (or its fraction/percent form) is the expected
+    value rounded at the number's own precision, or it is within the oracle's tolerance and at least as
+    precise as that tolerance (so copying it would pass). ``as_percent``: the answer is asked for as a
+    percentage, so its fraction form (``0.1234`` for ``12.34``) counts too."""
+    if digits < _MIN_NUMBER_DIGITS:
+        return False
+    expected = float(oracle.expected)
+    tolerance = oracle.abs_tol + oracle.rel_tol * abs(expected)
+    candidates = [(value / 100, places + 2)] if percent else [(value, places)]
+    if as_percent and not percent and abs(value) < 1 < abs(expected) <= 100:
+        candidates.append((value * 100, places - 2))
+    for got, precision in candidates:
+        half_unit = 0.5 * 10.0**-precision
+        error = abs(got - expected) - 1e-9 * max(1.0, abs(expected))  # float slack, not tolerance
+        if error <= half_unit or (error <= tolerance and half_unit <= tolerance):
+            return True
+    return False
+
+
+def _answer_leaks(oracle: AnswerOracle, as_percent: bool, where: str, text: str) -> Iterator[str]:
+    expected = oracle.expected
     if isinstance(expected, str):
-        return [expected] if len(expected.strip()) >= 3 else []
-    value = float(expected)
-    forms = {str(int(value))} if value.is_integer() else {f"{value:.{d}f}".rstrip("0") for d in range(1, 5)}
-    return [f for f in forms if sum(c.isdigit() for c in f) >= _MIN_NUMBER_DIGITS]
+        words = expected.split()
+        if len(expected.strip()) < 3:
+            return
+        pattern = r"\s+".join(re.escape(w) for w in words)
+        if re.search(rf"(?<![\w.]){pattern}(?![\w]|\.\d)", text, re.IGNORECASE):
+            yield f"{where} contains the expected answer {expected!r}"
+        return
+    for written, *number in _numbers(text):
+        if _reveals(oracle, as_percent, *number):
+            yield f"{where} contains the expected answer {written!r}"
+            return
+
+
+def _distinctive(line: str) -> bool:
+    return (
+        len(_squash(line)) >= _MIN_LINE_CHARS and not _IMPORT_LINE.match(line) and not _SHORT_LINE.match(line)
+    )
+
+
+def _changed_lines(before: bytes | None, after: bytes) -> list[str]:
+    """Distinctive lines of ``after`` that ``before`` (the start workspace's version) does not hold, not even
+    reformatted or as part of a longer line (a stub's docstring is given, not leaked)."""
+    old = _squash((before or b"").decode("utf-8", "replace"))
+    lines = [ln.strip() for ln in after.decode("utf-8", "replace").splitlines()]
+    return [ln for ln in dict.fromkeys(lines) if _distinctive(ln) and _squash(ln) not in old]
 
 
 def check_no_leakage(task: Task) -> CheckResult:
     """(5) The agent cannot read the answer, the hidden tests, or the reference solution.
 
-    Looks for: the expected answer (numbers of 3+ digits, text of 3+ chars, as whole tokens) outside data
-    files; the answer file already present; any hidden or reference file copied verbatim; any assertive
-    line (assert, expect, ==; not imports) of a hidden file appearing verbatim.
+    Looks at the instruction, the workspace (data files excepted for answers) and the env variables for:
+
+    - the expected answer as a whole token: text of 3+ chars in any spacing and case, or a number of 3+
+      digits in any format that is the expected value rounded at its own precision, or that lies within
+      the oracle's tolerance (``46.850``, ``4.685e1``, ``1,234.5``, ``12.34%`` for ``0.1234``, and
+      ``0.1234`` for ``12.34`` when the instruction asks for a percentage);
+    - the answer file already present;
+    - any hidden or reference file copied, even reformatted (whitespace and quote style are ignored);
+    - any assertive line (assert, expect, ==; not imports) of a hidden file, reformatted or not;
+    - any distinctive line (20+ non-space chars, not an import or comment) that the reference adds to or
+      changes in a workspace file, found anywhere the agent can read.
+
+    Everything is exact matching after normalising, so it is deterministic; a paraphrase, an encoding
+    (base64, a hash) or an answer computed from several shown numbers is not caught.
     """
     problems = []
     readable = list(agent_readable(task))
+    squashed = {where: _squash(text) for where, text in readable}
     if isinstance(task.oracle, AnswerOracle):
         if task.oracle.answer_path in task.workspace:
             problems.append(f"the answer file {task.oracle.answer_path} is already in the workspace")
-        for form in _answer_forms(task.oracle.expected):
-            pattern = re.compile(rf"(?<![\w.]){re.escape(form)}(?![\w]|\.\d)", re.IGNORECASE)
-            for where, text in readable:
-                if Path(where).suffix not in DATA_SUFFIXES and pattern.search(text):
-                    problems.append(f"{where} contains the expected answer {form!r}")
-    secret_files = [("hidden", p, d) for p, d in task.hidden.items()]
-    secret_files += [
-        ("reference", p, d) for p, d in task.reference.files.items() if task.workspace.get(p) != d
-    ]
-    texts = dict(readable)
-    for kind, path, data in secret_files:
-        body = data.decode("utf-8", "replace")
+        as_percent = bool(re.search(r"percent|%", task.instruction, re.IGNORECASE))
         for where, text in readable:
-            if where.startswith("workspace/") and len(body.strip()) >= _MIN_LINE_CHARS and text == body:
+            if Path(where).suffix not in DATA_SUFFIXES:
+                problems += _answer_leaks(task.oracle, as_percent, where, text)
+    modified = {p: d for p, d in task.reference.files.items() if task.workspace.get(p) != d}
+    secret_files = [("hidden", p, d) for p, d in task.hidden.items()]
+    secret_files += [("reference", p, d) for p, d in modified.items()]
+    for kind, path, data in secret_files:
+        body = _squash(data.decode("utf-8", "replace"))
+        for where, text in squashed.items():
+            if where.startswith("workspace/") and len(body) >= _MIN_LINE_CHARS and text == body:
                 problems.append(f"{where} is a copy of {kind} file {path}")
         if kind != "hidden":
             continue
-        for line in {ln.strip() for ln in body.splitlines()}:
-            if len(line) >= _MIN_LINE_CHARS and _ASSERTIVE.search(line) and not _IMPORT_LINE.match(line):
-                hits = [w for w, t in texts.items() if line in t]
+        for line in {ln.strip() for ln in data.decode("utf-8", "replace").splitlines()}:
+            if _distinctive(line) and _ASSERTIVE.search(line):
+                hits = [w for w, t in squashed.items() if _squash(line) in t]
                 problems += [f"{w} contains hidden line {line[:60]!r} from {path}" for w in hits[:1]]
+    for path, data in modified.items():
+        if path not in task.workspace:
+            continue  # a new file: a whole copy is caught above; its lines alone are too generic
+        for line in _changed_lines(task.workspace[path], data):
+            hits = [w for w, t in squashed.items() if _squash(line) in t]
+            problems += [f"{w} contains the reference's change {line[:60]!r} to {path}" for w in hits[:1]]
     return CheckResult(CheckName.NO_LEAKAGE, not problems, "; ".join(dict.fromkeys(problems)))
 
 

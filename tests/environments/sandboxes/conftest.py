@@ -1,7 +1,8 @@
 """Fixtures for the sandbox tests: a local backend with its own prefix and root, checked clean afterwards.
 
 The local backend's tests need bubblewrap (CI: ``apt-get update && apt-get install -y bubblewrap``);
-without it they skip with that reason. Limit tests also need writable cgroup v1 controllers.
+without it they skip with that reason. Limit tests also need writable cgroup controllers (v1 memory, pids
+and cpu, or a delegated v2 group).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from environments.sandboxes import cgroups
 BWRAP_MISSING = "bubblewrap (bwrap) is not installed: apt-get update && apt-get install -y bubblewrap"
 requires_bwrap = pytest.mark.skipif(shutil.which("bwrap") is None, reason=BWRAP_MISSING)
 requires_cgroups = pytest.mark.skipif(
-    not cgroups.available(), reason="needs writable cgroup v1 memory/pids/cpu controllers (see SANDBOX.md)"
+    not cgroups.available(), reason=f"no usable cgroups: {cgroups.explain()} (see SANDBOX.md)"
 )
 
 

@@ -252,3 +252,16 @@ def test_a_missing_bwrap_is_an_error_that_says_how_to_install_it(tmp_path, monke
     monkeypatch.setenv("PATH", str(tmp_path))
     with pytest.raises(SandboxError, match="apt-get install -y bubblewrap"):
         LocalBackend(tmp_path)
+
+
+def test_the_backend_uses_the_detected_hierarchy_and_says_why_when_there_is_none(
+    tmp_path, prefix, monkeypatch
+):
+    detected = cgroups.detect()
+    backend = LocalBackend(tmp_path / "auto", prefix=prefix)
+    assert backend.cgroups == detected and backend.use_cgroups is (detected is not None)
+    monkeypatch.setattr(cgroups, "detect", lambda: None)
+    monkeypatch.setattr(cgroups, "explain", lambda: "cgroup v2: /job holds processes")
+    fallback = LocalBackend(tmp_path / "none", prefix=prefix)
+    assert not fallback.use_cgroups
+    assert any("cgroup v2: /job holds processes" in note and "RLIMIT_AS" in note for note in fallback.notes)

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -10,8 +11,8 @@ from environments.tasks.checks import (
     check_well_formed,
     run_checks,
 )
-from environments.tasks.types import CommandOracle, Limits, Reference
-from tests.environments.tasks.taskutil import BUGGY, CHECK, FIXED, answer_task, repo_task
+from environments.tasks.types import AnswerOracle, CommandOracle, Limits, Reference
+from tests.environments.tasks.taskutil import BUGGY, CHECK, CSV, FIXED, answer_task, repo_task
 
 
 def failures(task) -> dict[str, str]:
@@ -132,3 +133,91 @@ def test_a_crashing_runner_gives_failed_results_not_an_exception():
     crashed = {r.name.value for r in results if "check crashed: RuntimeError" in r.reason}
     assert crashed == {"reference_passes", "start_fails", "deterministic", "within_limits"}
     assert {r.name.value for r in results if r.passed} == {"well_formed", "no_leakage"}
+
+
+@pytest.mark.parametrize(
+    "written",
+    ["46.850", "4.685e1", "46.8512", "46.9", "(46.85)", "total=46.85;"],
+)
+def test_the_numeric_answer_leaks_in_any_format_that_rounds_to_it_or_would_pass(written):
+    notes = answer_task(
+        workspace={"data.csv": CSV, "NOTES.md": f"last run gave {written} overall\n".encode()}
+    )
+    result = check_no_leakage(notes)
+    assert not result.passed and "workspace/NOTES.md contains the expected answer" in result.reason
+
+
+@pytest.mark.parametrize("written", ["46.7", "4685", "12.50", "46.95", "46", "0.4685"])
+def test_numbers_that_neither_round_to_the_answer_nor_pass_are_not_leaks(written):
+    notes = answer_task(
+        workspace={"data.csv": CSV, "NOTES.md": f"last run gave {written} overall\n".encode()}
+    )
+    assert check_no_leakage(notes).passed, written
+
+
+def test_a_fraction_answer_written_as_a_percentage_and_back_is_a_leak():
+    rate = AnswerOracle(expected=0.1234, abs_tol=1e-4)
+    for written in ("12.34%", "12.34 %", "12.3 percent"):
+        task = answer_task(oracle=rate, instruction=f"Write the rate to answer.txt (last year: {written}).")
+        assert "instruction contains the expected answer" in check_no_leakage(task).reason, written
+    percent = AnswerOracle(expected=12.34, abs_tol=0.01)
+    task = answer_task(oracle=percent, instruction="Write the rate in percent to answer.txt.")
+    assert check_no_leakage(task).passed
+    task = replace(task, env={"RATE_HINT": "0.1234"})
+    assert "env RATE_HINT contains the expected answer '0.1234'" in check_no_leakage(task).reason
+    # without "percent" in the instruction a fraction is not read as a percentage (0.4685 is no 46.85)
+    assert check_no_leakage(replace(task, instruction="Write the rate to answer.txt.")).passed
+    assert check_no_leakage(
+        answer_task(oracle=rate, instruction="Write it to answer.txt; 12.5% is wrong.")
+    ).passed
+
+
+def test_an_answer_rounded_to_the_tolerance_is_a_leak_but_a_value_outside_it_is_not():
+    oracle = AnswerOracle(expected=0.123456, abs_tol=1e-3)
+    for written, leaks in (("0.1235", True), ("0.123", True), ("0.1239", True), ("0.125", False)):
+        task = answer_task(oracle=oracle, env={"PREVIOUS": f"{{'score': {written}}}"})
+        assert check_no_leakage(task).passed is not leaks, written
+
+
+def test_a_text_answer_with_other_spacing_or_case_is_a_leak():
+    oracle = AnswerOracle(expected="North  America")
+    task = answer_task(oracle=oracle, workspace={"data.csv": CSV, "hint.txt": b"try north\namerica\n"})
+    assert "workspace/hint.txt contains the expected answer" in check_no_leakage(task).reason
+
+
+def test_a_reformatted_hidden_assert_line_or_test_file_in_the_workspace_is_a_leak():
+    line = b'assert calc.add(2,3)==5, "add(2, 3) should be 5"\n'
+    task = repo_task(workspace={"calc.py": BUGGY, "tests/test_calc.py": line})
+    assert "workspace/tests/test_calc.py contains hidden line" in check_no_leakage(task).reason
+    reformatted = CHECK.replace(b"\n", b"\r\n").replace(b"'", b'"')
+    task = repo_task(workspace={"calc.py": BUGGY, "tests/check.py": reformatted})
+    assert "copy of hidden file verify/check_calc.py" in check_no_leakage(task).reason
+
+
+OPERATOR_FIX = b"import operator\n\n\ndef add(a, b):\n    return operator.add(a, b)  # plain addition\n"
+
+
+def test_the_references_changed_lines_in_the_start_workspace_are_a_leak():
+    diff = (
+        b"--- a/calc.py\n+++ b/calc.py\n-    return a - b\n+    return operator.add(a, b)  # plain addition\n"
+    )
+    task = repo_task(
+        workspace={"calc.py": BUGGY, "patches/fix.diff": diff},
+        reference=Reference(files={"calc.py": OPERATOR_FIX}),
+    )
+    assert "workspace/patches/fix.diff contains the reference's change" in check_no_leakage(task).reason
+    hinted = repo_task(
+        instruction="Fix add; hint: return operator.add(a,b) # plain addition",
+        reference=Reference(files={"calc.py": OPERATOR_FIX}),
+    )
+    assert "instruction contains the reference's change" in check_no_leakage(hinted).reason
+
+
+def test_lines_the_reference_keeps_or_that_are_too_generic_are_not_leaks():
+    keeps = repo_task(
+        workspace={"calc.py": BUGGY, "README.md": b"# calc\n\ndef add(a, b):\nimport operator\n"},
+        reference=Reference(files={"calc.py": OPERATOR_FIX}),
+    )
+    assert check_no_leakage(keeps).passed, check_no_leakage(keeps).reason
+    short_fix = repo_task(workspace={"calc.py": BUGGY, "other.py": b"def mul(a, b):\n    return a + b\n"})
+    assert check_no_leakage(short_fix).passed

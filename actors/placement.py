@@ -1,4 +1,4 @@
-"""Where actors run: pure resource math, and the one place that turns plain classes into Ray actors."""
+"""Where actors and tasks run: pure resource math, and the one place that hands code to ``ray.remote``."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ def make_actor(
     max_concurrency: int = 1,
     **kwargs: Any,
 ) -> ActorHandle:
-    """Create a Ray actor from a plain class. The only ``ray.remote`` call site in the project."""
+    """Create a Ray actor from a plain class (with ``submit_task``, the only ``ray.remote`` site)."""
     import ray
     from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
 
@@ -44,6 +44,14 @@ def make_actor(
             placement_group=placement_group, placement_group_bundle_index=bundle_index
         )
     return ray.remote(cls).options(**options).remote(*args, **kwargs)
+
+
+def submit_task(fn: Any, *args: Any, resources: dict[str, float], **kwargs: Any) -> Any:
+    """Run the plain function ``fn`` as a Ray task with ``resources``; returns its ``ObjectRef``."""
+    import ray
+
+    options = {"num_cpus": resources.get("CPU", 0), "num_gpus": resources.get("GPU", 0)}
+    return ray.remote(fn).options(**options).remote(*args, **kwargs)
 
 
 def start_serving(

@@ -116,10 +116,19 @@ class GuardHTTP:
 class RolloutSession:
     """Runs rollouts one at a time (an actor holds one; a pool holds many actors)."""
 
-    def __init__(self, backend: SandboxBackend, guard: GuardClient, work_root: Path | None = None) -> None:
+    def __init__(
+        self,
+        backend: SandboxBackend,
+        guard: GuardClient,
+        work_root: Path | None = None,
+        *,
+        max_tokens: int = 4096,
+    ) -> None:
         self.backend = backend
         self.guard = guard
         self.work_root = Path(work_root or tempfile.gettempdir())
+        self.max_tokens = max_tokens
+        """Completion tokens per model call, passed to the harness."""
 
     def run(self, request: RolloutRequest) -> RolloutOutcome:
         start = time.monotonic()
@@ -150,6 +159,7 @@ class RolloutSession:
             base_url=f"http://127.0.0.1:{self.guard.port}{path}",
             model=request.adapter,
             timeout_s=task.limits.agent_timeout_s,
+            max_tokens=self.max_tokens,
         )
         sockets = Path(tempfile.mkdtemp(prefix="hxr"))  # unix socket paths must stay short
         try:

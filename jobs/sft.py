@@ -123,7 +123,7 @@ def main(argv: list[str] | None = None) -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--config", default=str(DEFAULT_CONFIG))
-    parser.add_argument("--sweep", action="store_true", help="run the sweep grid as Ray actors")
+    parser.add_argument("--sweep", action="store_true", help="run the sweep grid as Ray tasks")
     parser.add_argument("overrides", nargs="*", help="dotted.key=value")
     args = parser.parse_args(argv)
     cfg = load_config(SFTConfig, args.config, args.overrides)

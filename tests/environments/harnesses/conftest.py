@@ -5,6 +5,7 @@ sandbox image built (``source scripts/sandbox-deps.sh`` starts one), or a skip t
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
@@ -95,17 +96,13 @@ def docker_api():
     return api
 
 
-@pytest.fixture(scope="module")
-def guard(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Guard]:
-    missing = harnesses_missing()
-    if missing:
-        pytest.skip(missing)
-    upstream = ScriptedUpstream([Say("nothing scripted")]).start()
+@contextlib.contextmanager
+def guard_process(upstream_url: str, log: Path) -> Iterator[tuple[str, int]]:
+    """A standalone guard (``python -m serve``) in front of ``upstream_url``; yields (URL, port)."""
     port = free_port()
-    log = tmp_path_factory.mktemp("guard") / "guard.log"
     with log.open("wb") as out:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "serve", "--upstream", upstream.base_url, "--port", str(port)],
+            [sys.executable, "-m", "serve", "--upstream", upstream_url, "--port", str(port)],
             cwd=REPO,
             stdout=out,
             stderr=subprocess.STDOUT,
@@ -123,7 +120,7 @@ def guard(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Guard]:
             assert proc.poll() is None, log.read_text()
             assert time.monotonic() < deadline, "the guard did not start in 60 s:\n" + log.read_text()
             time.sleep(0.2)
-        yield Guard(url, port, upstream, log)
+        yield url, port
     finally:
         proc.terminate()
         try:
@@ -131,4 +128,17 @@ def guard(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Guard]:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+
+
+@pytest.fixture(scope="module")
+def guard(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Guard]:
+    missing = harnesses_missing()
+    if missing:
+        pytest.skip(missing)
+    upstream = ScriptedUpstream([Say("nothing scripted")]).start()
+    log = tmp_path_factory.mktemp("guard") / "guard.log"
+    try:
+        with guard_process(upstream.base_url, log) as (url, port):
+            yield Guard(url, port, upstream, log)
+    finally:
         upstream.stop()

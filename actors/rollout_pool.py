@@ -1,0 +1,231 @@
+"""The rollout pool of one trainer: keeps at most ``max_sessions`` sessions in flight, in groups of
+``group_size`` rollouts of one task, and queues a group for training only when all of it is scored.
+
+``RolloutPool`` implements TRL's ``RolloutWorkerProtocol`` (``rollout_buffer``, ``metrics_queue``, ``start``,
+``stop``, ``update_model_version``, ``check_health``), so ``AsyncGRPOTrainer`` drains it like its own worker.
+Sessions run through a ``SessionRunner`` (threads around a ``RolloutSession`` on one machine, Ray rollout
+actors on a cluster). Group bookkeeping, retries, advantages and the off-policy window are
+``actors.grpo``'s plain logic; this class is the loop around them. Every sample carries the version its group
+started at, so TRL's own staleness check agrees with ours.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import queue
+import threading
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
+
+import numpy as np
+
+from actors.grpo.groups import Attempt, CompletedGroup, GroupCollector, ScoredRollout
+from actors.grpo.staleness import StalenessPolicy
+from actors.rollout import RolloutOutcome, RolloutRequest
+
+if TYPE_CHECKING:
+    from environments.tasks.types import Task
+
+log = logging.getLogger("actors.rollout_pool")
+
+
+class SessionRunner(Protocol):
+    """Runs rollouts somewhere; ``submit`` returns at once."""
+
+    def submit(self, request: RolloutRequest) -> Future[RolloutOutcome]: ...
+
+    def shutdown(self) -> None: ...
+
+
+class ThreadSessions:
+    """Sessions on this machine: ``workers`` threads, each calling ``run`` (a ``RolloutSession.run``)."""
+
+    def __init__(self, run: Callable[[RolloutRequest], RolloutOutcome], workers: int) -> None:
+        self._run = run
+        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="rollout")
+
+    def submit(self, request: RolloutRequest) -> Future[RolloutOutcome]:
+        return self._pool.submit(self._run, request)
+
+    def shutdown(self) -> None:
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
+
+@dataclass(frozen=True, slots=True)
+class PoolConfig:
+    harness: str
+    group_size: int = 8
+    max_sessions: int = 48
+    max_attempts: int = 3
+    max_staleness: int = 4
+
+    def __post_init__(self) -> None:
+        if self.group_size < 1 or self.max_sessions < self.group_size:
+            raise ValueError(
+                f"pool: max_sessions ({self.max_sessions}) must be >= group_size ({self.group_size}) >= 1"
+            )
+
+
+def adapter_name(harness: str, version: int) -> str:
+    """``<harness>-v<N>``: the name each trainer publishes its versions under."""
+    return f"{harness}-v{version}"
+
+
+class RolloutPool:
+    def __init__(self, cfg: PoolConfig, tasks: Iterator[Task], sessions: SessionRunner) -> None:
+        self.cfg = cfg
+        self.tasks = tasks
+        self.sessions = sessions
+        self.collector = GroupCollector(StalenessPolicy(cfg.max_staleness), cfg.max_attempts)
+        self.rollout_buffer: queue.Queue = queue.Queue()
+        self.metrics_queue: queue.Queue = queue.Queue()
+        self._version = 0
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._error: BaseException | None = None
+        self._last_progress = time.monotonic()
+        self._group_ids = itertools.count()
+        self._requests: dict[Future, RolloutRequest] = {}
+        self.rewards: list[float] = []
+
+    # -- RolloutWorkerProtocol ------------------------------------------------------------------
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._loop, name=f"pool-{self.cfg.harness}", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=30)
+        self.sessions.shutdown()
+
+    def update_model_version(self, model_version: int) -> None:
+        with self._lock:
+            self._version = model_version
+
+    def check_health(self, stale_after_s: float) -> None:
+        if self._error is not None:
+            raise RuntimeError(f"rollout pool for {self.cfg.harness} crashed: {self._error!r}")
+        if time.monotonic() - self._last_progress > stale_after_s:
+            raise RuntimeError(
+                f"rollout pool for {self.cfg.harness} made no progress in {stale_after_s:.0f}s"
+            )
+
+    # -- the loop -------------------------------------------------------------------------------
+    @property
+    def version(self) -> int:
+        with self._lock:
+            return self._version
+
+    def _loop(self) -> None:
+        try:
+            while not self._stop.is_set():
+                self._admit()
+                if not self._requests:
+                    if self._stop.wait(0.1):
+                        break
+                    continue
+                done, _ = wait(list(self._requests), timeout=0.5, return_when=FIRST_COMPLETED)
+                for future in done:
+                    self._settle(future)
+        except BaseException as exc:  # surfaced to the trainer through check_health
+            log.exception("rollout pool loop crashed")
+            self._error = exc
+
+    def _admit(self) -> None:
+        """Start groups while there is room and the off-policy window allows it."""
+        while len(self._requests) + self.cfg.group_size <= self.cfg.max_sessions:
+            version = self.version
+            if not self.collector.policy.may_admit(self.collector.inflight_start_versions(), version):
+                return
+            task = next(self.tasks, None)
+            if task is None:
+                return
+            group_id = f"{self.cfg.harness}-g{next(self._group_ids)}"
+            self.collector.open(group_id, task.id, version, self.cfg.group_size)
+            for i in range(self.cfg.group_size):
+                request = RolloutRequest(
+                    f"{group_id}-r{i}",
+                    group_id,
+                    task,
+                    self.cfg.harness,
+                    adapter_name(self.cfg.harness, version),
+                    version,
+                )
+                self._start(request)
+
+    def _start(self, request: RolloutRequest) -> None:
+        self.collector.started(request.group_id, request.rollout_id)
+        self._requests[self.sessions.submit(request)] = request
+
+    def _settle(self, future: Future) -> None:
+        request = self._requests.pop(future)
+        self._last_progress = time.monotonic()
+        try:
+            outcome = future.result()
+        except BaseException as exc:  # the actor or thread died: same as a session failure
+            outcome = RolloutOutcome(
+                request.rollout_id, request.group_id, failure=f"{type(exc).__name__}: {exc}"
+            )
+        if outcome.failure is not None:
+            decision = self.collector.failed(request.group_id, request.rollout_id)
+            log.warning("rollout %s failed (%s): %s", request.rollout_id, decision.value, outcome.failure)
+            if decision is Attempt.RETRY:
+                self._start(request)
+            return  # DROPPED: the group is gone; its other sessions are counted and ignored on arrival
+        self.rewards.append(outcome.reward)
+        scored = ScoredRollout(
+            outcome.rollout_id,
+            outcome.group_id,
+            outcome.reward,
+            outcome.tool_calls,
+            outcome.blocked,
+            outcome.rows,
+        )
+        group = self.collector.finished(scored, self.version)
+        self._push_metrics(outcome)
+        if group is not None:
+            self._enqueue(group)
+
+    def _enqueue(self, group: CompletedGroup) -> None:
+        from trl.experimental.async_grpo.async_rollout_worker import RolloutSample
+
+        group_number = int(group.group_id.rsplit("-g", 1)[1])
+        now = time.time()
+        for rollout, advantage in zip(group.rollouts, group.advantages, strict=True):
+            for row in rollout.rows:
+                self.rollout_buffer.put(
+                    RolloutSample(
+                        prompt=[],
+                        completion=[],
+                        input_ids=np.asarray(row.input_ids, dtype=np.int64),
+                        completion_mask=np.asarray(row.completion_mask, dtype=np.int64),
+                        old_log_probs=np.asarray(row.old_logprobs, dtype=np.float32),
+                        advantage=float(advantage),
+                        model_version=group.start_version,
+                        group_id=group_number,
+                        metrics={"reward": rollout.reward, "tool_calls": float(rollout.tool_calls)},
+                        enqueued_at=now,
+                    )
+                )
+
+    def _push_metrics(self, outcome: RolloutOutcome) -> None:
+        c = self.collector.counters
+        self.metrics_queue.put(
+            {
+                "rollout/reward": outcome.reward,
+                "rollout/tool_calls": float(outcome.tool_calls),
+                "rollout/blocked": float(outcome.blocked),
+                "rollout/started_total": float(c.started),
+                "rollout/finished_total": float(c.finished),
+                "rollout/retried_total": float(c.retried),
+                "rollout/dropped_total": float(c.dropped),
+                "rollout/groups_stale_total": float(c.groups_stale),
+                "rollout/in_flight": float(len(self._requests)),
+            }
+        )

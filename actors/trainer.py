@@ -1,0 +1,186 @@
+"""One trainer per harness, built on TRL's ``AsyncGRPOTrainer`` through its seams.
+
+- Rollouts: the trainer's ``RolloutPool`` is passed as ``rollout_worker``; it feeds ``RolloutSample``s made
+  from the guard's exact token record (no re-tokenization).
+- Adapter sync: TRL publishes each version with ``load_lora_adapter`` / ``unload_lora_adapter`` around a
+  ``pause()`` / ``resume()`` of the whole server, under the fixed name ``trl-policy-v<N>``. With three
+  trainers on one server both must change, so the trainer's server client is replaced by
+  ``ServingPublisher``: versions are published through the serving actor (copied, validated, loaded
+  without pausing anyone) as ``<harness>-v<N>``, pause and resume are no-ops (vLLM loads a LoRA at run time
+  while it serves), and a version that falls out of the staleness window is retired (unloaded once no
+  request or lease names it). TRL's probe of the server at start (``/server_info``, adapter limits) is kept.
+- CPU: ``actors.trl_cpu.patch_trl_for_cpu`` (no CUDA probes, an SDPA varlen attention).
+
+``HarnessTrainer`` is a plain class; ``actors.placement.make_actor`` makes it a Ray actor in the train job.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from actors.rollout_pool import RolloutPool
+
+log = logging.getLogger("actors.trainer")
+
+
+class AdapterServer(Protocol):
+    """The two serving calls a trainer makes (``VLLMServer`` or a wrapper of its Ray handle)."""
+
+    def publish(self, name: str, path: str) -> float: ...
+
+    def retire(self, name: str, wait: bool = True) -> None: ...
+
+
+class RayServing:
+    """``AdapterServer`` over the serving actor's Ray handle (blocking calls)."""
+
+    def __init__(self, handle: Any) -> None:
+        self.handle = handle
+
+    def publish(self, name: str, path: str) -> float:
+        import ray
+
+        return ray.get(self.handle.publish.remote(name, path))
+
+    def retire(self, name: str, wait: bool = True) -> None:
+        import ray
+
+        ray.get(self.handle.retire.remote(name, wait))
+
+
+class ServingPublisher:
+    """Stands in for TRL's ``VLLMClient`` where the trainer syncs adapters (see the module docstring)."""
+
+    def __init__(self, server: AdapterServer) -> None:
+        self.server = server
+        self.published: list[tuple[str, float]] = []
+        """(name, publish milliseconds) per version, in order."""
+
+    def pause(self, timeout: int = 0) -> None:
+        """No-op: a runtime LoRA load does not need the server paused; other trainers keep sampling."""
+
+    def resume(self, timeout: int = 0) -> None:
+        """No-op (see ``pause``)."""
+
+    def load_lora_adapter(self, lora_name: str, lora_path: str, timeout: int = 0) -> None:
+        self.published.append((lora_name, self.server.publish(lora_name, lora_path)))
+
+    def unload_lora_adapter(self, lora_name: str, timeout: int = 0) -> None:
+        self.server.retire(lora_name, wait=False)
+
+
+@dataclass(frozen=True, slots=True)
+class TrainerConfig:
+    harness: str
+    model: str
+    """Path of the base model the serving actor holds."""
+    server_url: str
+    """The serving actor's OpenAI URL (``.../v1``); TRL probes it at start."""
+    output_dir: str
+    lora_rank: int = 32
+    lora_alpha: int = 64
+    learning_rate: float = 1e-5
+    max_steps: int = 200
+    token_budget: int = 65536
+    micro_batches: int = 4
+    """Micro-batches per optimizer step (TRL's gradient accumulation), each packed under ``token_budget``."""
+    max_staleness: int = 4
+    dtype: str = "bfloat16"
+    save_steps: int = 0
+    """Checkpoint every N steps (0: only at the end)."""
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if self.lora_rank < 1 or self.max_steps < 1 or self.token_budget < 1 or self.micro_batches < 1:
+            raise ValueError("trainer: lora_rank, max_steps, token_budget and micro_batches must be >= 1")
+
+
+class HarnessTrainer:
+    def __init__(self, cfg: TrainerConfig, server: AdapterServer, pool: RolloutPool) -> None:
+        self.cfg = cfg
+        self.server = server
+        self.pool = pool
+        self.publisher = ServingPublisher(server)
+        self.trainer: Any = None
+
+    def build(self) -> None:
+        """Load the model and TRL's trainer (probes the server); separate from ``train`` so a failed
+        set-up surfaces before any rollout starts."""
+        os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
+        from actors.trl_cpu import patch_trl_for_cpu
+
+        patch_trl_for_cpu()
+        import datasets
+        import torch
+        from peft import LoraConfig
+        from trl.experimental.async_grpo import AsyncGRPOConfig, AsyncGRPOTrainer
+
+        cfg = self.cfg
+        cpu = not torch.cuda.is_available()
+        args = AsyncGRPOConfig(
+            output_dir=cfg.output_dir,
+            vllm_server_base_url=cfg.server_url.removesuffix("/").removesuffix("/v1"),
+            vllm_server_timeout=60,
+            max_steps=cfg.max_steps,
+            learning_rate=cfg.learning_rate,
+            per_device_train_batch_size=1,
+            gradient_accumulation_steps=cfg.micro_batches,
+            token_budget=cfg.token_budget,
+            max_staleness=cfg.max_staleness,
+            num_generations=self.pool.cfg.group_size,
+            bf16=not cpu and cfg.dtype == "bfloat16",
+            dtype="float32" if cpu else cfg.dtype,
+            gradient_checkpointing=False,
+            logging_steps=1,
+            report_to=[],
+            save_strategy="steps" if cfg.save_steps else "no",
+            save_steps=cfg.save_steps or 500,
+            seed=cfg.seed,
+        )
+        peft = LoraConfig(
+            r=cfg.lora_rank, lora_alpha=cfg.lora_alpha, target_modules="all-linear", task_type="CAUSAL_LM"
+        )
+        # TRL requires a dataset even when the rollout worker brings its own prompts; ours ignores it.
+        placeholder = datasets.Dataset.from_dict({"prompt": [f"{cfg.harness} rollouts come from the pool"]})
+        trainer = AsyncGRPOTrainer(
+            model=cfg.model, args=args, train_dataset=placeholder, peft_config=peft, rollout_worker=self.pool
+        )
+        if not trainer._lora_sync:
+            raise RuntimeError(
+                "the serving actor does not take runtime LoRA updates: start it with enable_lora and "
+                f"max_loras >= {cfg.max_staleness + 2} per trainer"
+            )
+        trainer.vllm_client = self.publisher  # the adapter-sync seam (module docstring)
+        trainer._lora_name = cfg.harness  # versions are published as <harness>-v<N>
+        self.trainer = trainer
+
+    def train(self) -> dict[str, Any]:
+        if self.trainer is None:
+            self.build()
+        start = time.monotonic()
+        result = self.trainer.train()
+        counters = self.pool.collector.counters
+        return {
+            "harness": self.cfg.harness,
+            "steps": int(result.global_step),
+            "train_s": round(time.monotonic() - start, 1),
+            "version": self.trainer.model_version,
+            "published": [name for name, _ in self.publisher.published],
+            "publish_ms": [round(ms, 2) for _, ms in self.publisher.published],
+            "log_history": self.trainer.state.log_history,
+            "rollouts": {
+                "started": counters.started,
+                "finished": counters.finished,
+                "retried": counters.retried,
+                "dropped": counters.dropped,
+                "blocked": counters.blocked,
+                "groups_trained": counters.groups_trained,
+                "groups_stale": counters.groups_stale,
+                "groups_dropped": counters.groups_dropped,
+            },
+        }

@@ -184,3 +184,60 @@ class HarnessTrainer:
                 "groups_dropped": counters.groups_dropped,
             },
         }
+
+
+@dataclass(frozen=True, slots=True)
+class RolloutSetup:
+    """Where a trainer's rollouts run: the guard, the sandbox backend, the task stream."""
+
+    guard_url: str
+    sandbox: str = "local"
+    """``local`` (bubblewrap) or ``docker``."""
+    work_root: str = ""
+    task_kinds: tuple[str, ...] = ("analysis",)
+    max_tokens: int = 4096
+    """Completion tokens per model call."""
+
+
+class TrainerActor:
+    """The Ray actor of one harness's trainer: builds its rollout pool (sessions as threads in this
+    process, each a sandboxed harness run) and its ``HarnessTrainer``, then trains."""
+
+    def __init__(self, cfg: TrainerConfig, pool_cfg: Any, setup: RolloutSetup, serving_handle: Any) -> None:
+        import itertools
+        from pathlib import Path
+
+        from actors.rollout import GuardHTTP, RolloutSession
+        from actors.rollout_pool import RolloutPool, ThreadSessions
+        from environments.harnesses import harness_binds
+        from environments.tasks.shipped import shipped_tasks
+        from environments.tasks.types import Split
+
+        root = Path(setup.work_root or cfg.output_dir) / "rollouts"
+        root.mkdir(parents=True, exist_ok=True)
+        if setup.sandbox == "docker":
+            from environments.sandboxes import DockerBackend
+
+            backend: Any = DockerBackend(extra_ro_binds=harness_binds())
+        elif setup.sandbox == "local":
+            from environments.sandboxes import LocalBackend
+
+            backend = LocalBackend(
+                root / "boxes", prefix=f"hx{cfg.harness[:2]}", extra_ro_binds=harness_binds()
+            )
+        else:
+            raise ValueError(f"sandbox={setup.sandbox!r}: use local or docker")
+        tasks = [t for t in shipped_tasks() if t.split is Split.TRAIN and t.kind.value in setup.task_kinds]
+        if not tasks:
+            raise ValueError(f"no train tasks of kinds {setup.task_kinds}")
+        session = RolloutSession(backend, GuardHTTP(setup.guard_url), root, max_tokens=setup.max_tokens)
+        self.pool = RolloutPool(
+            pool_cfg, itertools.cycle(tasks), ThreadSessions(session.run, pool_cfg.max_sessions)
+        )
+        self.trainer = HarnessTrainer(cfg, RayServing(serving_handle), self.pool)
+
+    def train(self) -> dict[str, Any]:
+        try:
+            return self.trainer.train()
+        finally:
+            self.pool.stop()

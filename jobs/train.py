@@ -1,0 +1,156 @@
+"""The train job: one serving actor, the guard, and one asynchronous GRPO trainer per harness, at once.
+
+    python -m jobs.train --config jobs/configs/train-smoke.yaml [key=value ...]
+    ray job submit --working-dir . -- python -m jobs.train --config jobs/configs/train-smoke.yaml
+
+Placement: one placement group holds the serving bundle (its GPU on GPU machines) and one bundle per
+trainer (``trainer_gpus`` each: fractional when the three share one GPU, as in the 1.7B preset). The guard
+runs as a Ray Serve application in front of the serving actor. Each trainer's rollout pool runs its
+sessions as sandboxed harness processes from inside the trainer's actor. The last line of stdout is one
+JSON object with the run's figures; ``<out_dir>/train.json`` holds every trainer's summary.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from jobs.config import load_config
+
+DEFAULT_CONFIG = Path(__file__).resolve().parent / "configs" / "train-smoke.yaml"
+
+
+@dataclass(frozen=True, slots=True)
+class TrainJobConfig:
+    model_preset: str = "tiny-agent"
+    """A preset in jobs/configs/models/ (``tiny-agent`` builds the tiny agent if missing)."""
+    harnesses: tuple[str, ...] = ("pi", "opencode", "hermes")
+    out_dir: str = "artifacts/train"
+    sandbox: str = "local"
+    task_kinds: tuple[str, ...] = ("analysis",)
+    group_size: int = 8
+    max_sessions: int = 48
+    max_staleness: int = 4
+    lora_rank: int = 32
+    lora_alpha: int = 64
+    learning_rate: float = 1.0e-5
+    max_steps: int = 200
+    token_budget: int = 65536
+    micro_batches: int = 4
+    max_tokens: int = 4096
+    trainer_cpus: float = 1.0
+    trainer_gpus: float = 0.0
+    guard_port: int = 8000
+    serving_overrides: tuple[str, ...] = field(default_factory=tuple)
+    """``key=value`` overrides of the model preset's serving config."""
+
+    def __post_init__(self) -> None:
+        problems = []
+        unknown = set(self.harnesses) - {"pi", "opencode", "hermes"}
+        if not self.harnesses or unknown:
+            problems.append(f"harnesses={list(self.harnesses)}: choose from pi, opencode, hermes")
+        if self.max_sessions < self.group_size or self.group_size < 1:
+            problems.append("max_sessions must be >= group_size >= 1")
+        if self.sandbox not in ("local", "docker"):
+            problems.append(f"sandbox={self.sandbox!r}: use local or docker")
+        if problems:
+            raise ValueError("; ".join(problems))
+
+
+def run(cfg: TrainJobConfig) -> dict:
+    import ray
+    import torch
+    from ray import serve
+    from ray.util.placement_group import placement_group, remove_placement_group
+
+    from actors.cluster import connect_ray
+    from actors.placement import make_actor, serving_bundle, start_serving
+    from actors.rollout_pool import PoolConfig
+    from actors.serving.config import resolve_device
+    from actors.trainer import RolloutSetup, TrainerActor, TrainerConfig
+    from jobs.models import load_preset, resolve_model
+    from serve.app import build_app
+    from serve.proxy import ProxyConfig
+
+    started = time.monotonic()
+    out = Path(cfg.out_dir).resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    say = lambda message: print(f"[train] {message}", flush=True)  # noqa: E731
+    serving_cfg = resolve_model(load_preset(cfg.model_preset, cfg.serving_overrides))
+    say(f"model {serving_cfg.model}; harnesses {', '.join(cfg.harnesses)}")
+    connect_ray()
+    device = resolve_device(serving_cfg.device, torch.cuda.is_available())
+    trainer_bundle = {"CPU": cfg.trainer_cpus, **({"GPU": cfg.trainer_gpus} if cfg.trainer_gpus else {})}
+    group = placement_group([serving_bundle(device), *[trainer_bundle] * len(cfg.harnesses)])
+    ray.get(group.ready(), timeout=300)
+    say("placement group ready; starting the serving actor")
+    server = start_serving(serving_cfg, device=device, placement_group=group, work_dir=str(out / "serving"))
+    url = ray.get(server.url.remote())
+    say(f"serving at {url}; starting the guard (Ray Serve)")
+    serve.start(http_options={"host": "127.0.0.1", "port": cfg.guard_port})
+    serve.run(build_app(ProxyConfig(url)), name="guard", route_prefix="/")
+    guard_url = f"http://127.0.0.1:{cfg.guard_port}"
+    trainers = {}
+    try:
+        for index, harness in enumerate(cfg.harnesses, start=1):
+            tcfg = TrainerConfig(
+                harness=harness,
+                model=serving_cfg.model,
+                server_url=url,
+                output_dir=str(out / harness),
+                lora_rank=cfg.lora_rank,
+                lora_alpha=cfg.lora_alpha,
+                learning_rate=cfg.learning_rate,
+                max_steps=cfg.max_steps,
+                token_budget=cfg.token_budget,
+                micro_batches=cfg.micro_batches,
+                max_staleness=cfg.max_staleness,
+                dtype=serving_cfg.dtype,
+            )
+            pool = PoolConfig(harness, cfg.group_size, cfg.max_sessions, max_staleness=cfg.max_staleness)
+            setup = RolloutSetup(guard_url, cfg.sandbox, str(out / harness), cfg.task_kinds, cfg.max_tokens)
+            trainers[harness] = make_actor(
+                TrainerActor,
+                tcfg,
+                pool,
+                setup,
+                server,
+                resources=trainer_bundle,
+                placement_group=group,
+                bundle_index=index,
+            )
+        say(f"{len(trainers)} trainers started; training {cfg.max_steps} steps each")
+        summaries = dict(zip(trainers, ray.get([t.train.remote() for t in trainers.values()]), strict=True))
+    finally:
+        for handle in trainers.values():
+            ray.kill(handle)
+        serve.shutdown()
+        ray.get(server.stop.remote())
+        ray.kill(server)
+        remove_placement_group(group)
+    (out / "train.json").write_text(json.dumps(summaries, indent=2, default=str) + "\n")
+    figures = {
+        "train_s": round(time.monotonic() - started, 1),
+        "steps": {h: s["steps"] for h, s in summaries.items()},
+        "versions": {h: s["version"] for h, s in summaries.items()},
+        "publish_ms_max": max((max(s["publish_ms"] or [0]) for s in summaries.values()), default=0),
+        "rollouts": {h: s["rollouts"] for h, s in summaries.items()},
+        "summary": str(out / "train.json"),
+    }
+    return figures
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--config", default=str(DEFAULT_CONFIG))
+    parser.add_argument("overrides", nargs="*", help="key=value overrides of the config")
+    args = parser.parse_args(argv)
+    cfg = load_config(TrainJobConfig, args.config, tuple(args.overrides))
+    print(json.dumps(run(cfg), default=str), flush=True)
+
+
+if __name__ == "__main__":
+    main()

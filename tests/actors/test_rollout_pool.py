@@ -1,0 +1,169 @@
+"""The rollout pool's loop with scripted sessions: groups are queued only when complete, failures are
+retried a bounded number of times, counters add up, the session cap and the off-policy window hold."""
+
+from __future__ import annotations
+
+import itertools
+import threading
+import time
+from concurrent.futures import Future
+
+import pytest
+
+from actors.grpo import TrainingRow
+from actors.rollout import RolloutOutcome, RolloutRequest
+from actors.rollout_pool import PoolConfig, RolloutPool, adapter_name
+from environments.tasks.types import AnswerOracle, Kind, Reference, Source, Task
+
+
+def task(i: int) -> Task:
+    return Task(
+        id=f"t{i}",
+        source=Source.DATA,
+        kind=Kind.ANALYSIS,
+        instruction="Answer.",
+        workspace={"a.txt": b"1"},
+        hidden={},
+        oracle=AnswerOracle(expected=1.0),
+        reference=Reference(files={"answer.txt": b"1"}),
+    )
+
+
+class ScriptedSessions:
+    """Answers each request with ``script(request, attempt)``; records the peak number in flight."""
+
+    def __init__(self, script, delay_s: float = 0.01) -> None:
+        self.script = script
+        self.delay_s = delay_s
+        self.attempts: dict[str, int] = {}
+        self.requests: list[RolloutRequest] = []
+        self.in_flight = 0
+        self.peak = 0
+        self.lock = threading.Lock()
+
+    def submit(self, request: RolloutRequest) -> Future:
+        future: Future = Future()
+        with self.lock:
+            self.attempts[request.rollout_id] = self.attempts.get(request.rollout_id, 0) + 1
+            attempt = self.attempts[request.rollout_id]
+            self.requests.append(request)
+            self.in_flight += 1
+            self.peak = max(self.peak, self.in_flight)
+
+        def finish() -> None:
+            time.sleep(self.delay_s)
+            with self.lock:
+                self.in_flight -= 1
+            try:
+                future.set_result(self.script(request, attempt))
+            except Exception as exc:  # an actor that died
+                future.set_exception(exc)
+
+        threading.Thread(target=finish, daemon=True).start()
+        return future
+
+    def shutdown(self) -> None:
+        pass
+
+
+def scored(request: RolloutRequest, reward: float) -> RolloutOutcome:
+    row = TrainingRow((1, 2, 3), (0, 1, 1), (0.0, -0.5, -0.25))
+    return RolloutOutcome(request.rollout_id, request.group_id, reward=reward, tool_calls=1, rows=(row,))
+
+
+def drain(pool: RolloutPool, count: int, timeout_s: float = 20.0) -> list:
+    samples, deadline = [], time.monotonic() + timeout_s
+    while len(samples) < count and time.monotonic() < deadline:
+        try:
+            samples.append(pool.rollout_buffer.get(timeout=0.2))
+        except Exception:
+            pool.check_health(60)
+    return samples
+
+
+def run_pool(cfg: PoolConfig, sessions, count: int) -> tuple[RolloutPool, list]:
+    pool = RolloutPool(cfg, (task(i) for i in itertools.count()), sessions)
+    pool.start()
+    try:
+        samples = drain(pool, count)
+    finally:
+        pool.stop()
+    return pool, samples
+
+
+def test_groups_are_queued_whole_with_group_advantages():
+    sessions = ScriptedSessions(lambda r, a: scored(r, float(r.rollout_id.endswith(("r0", "r1")))))
+    pool, samples = run_pool(PoolConfig("pi", group_size=4, max_sessions=8), sessions, 8)
+    assert len(samples) == 8
+    by_group: dict[int, list] = {}
+    for sample in samples:
+        by_group.setdefault(sample.group_id, []).append(sample)
+    assert all(len(group) == 4 for group in by_group.values())
+    for group in by_group.values():
+        assert sorted(round(s.advantage, 3) for s in group) == [-1.0, -1.0, 1.0, 1.0]
+        assert all(s.model_version == 0 and list(s.completion_mask) == [0, 1, 1] for s in group)
+    assert sessions.peak <= 8
+    assert {r.adapter for r in sessions.requests} == {adapter_name("pi", 0)}
+
+
+def test_a_failed_session_is_retried_and_the_counters_add_up():
+    def script(request, attempt):
+        if request.rollout_id.endswith("r1") and attempt == 1:
+            return RolloutOutcome(request.rollout_id, request.group_id, failure="sandbox crashed")
+        if request.rollout_id.endswith("r2") and attempt == 1:
+            raise RuntimeError("rollout actor died")
+        return scored(request, 1.0)
+
+    pool, samples = run_pool(PoolConfig("hermes", group_size=4, max_sessions=4), ScriptedSessions(script), 4)
+    assert len(samples) == 4
+    c = pool.collector.counters
+    assert c.retried >= 2 and c.dropped == 0
+    assert c.started == c.finished + c.dropped + c.retried + c.in_flight
+
+
+def test_a_rollout_that_keeps_failing_drops_its_whole_group():
+    def script(request, attempt):
+        if request.group_id.endswith("g0") and request.rollout_id.endswith("r0"):
+            return RolloutOutcome(request.rollout_id, request.group_id, failure="harness crashed")
+        return scored(request, float(attempt))
+
+    pool, samples = run_pool(
+        PoolConfig("pi", group_size=2, max_sessions=2, max_attempts=2), ScriptedSessions(script), 2
+    )
+    assert {s.group_id for s in samples} == {1}, "no sample of the dropped group g0 reaches the trainer"
+    assert pool.collector.counters.groups_dropped == 1 and pool.collector.counters.dropped == 1
+
+
+def test_no_new_group_starts_while_one_is_at_the_edge_of_the_window():
+    release = threading.Event()
+
+    def script(request, attempt):
+        if request.group_id.endswith("g0"):
+            release.wait(10)
+        return scored(request, 0.0)
+
+    sessions = ScriptedSessions(script)
+    pool = RolloutPool(
+        PoolConfig("pi", group_size=1, max_sessions=4, max_staleness=2),
+        (task(i) for i in itertools.count()),
+        sessions,
+    )
+    pool.start()
+    try:
+        time.sleep(0.3)
+        pool.update_model_version(2)  # g0 started at 0: one more publish would make it stale
+        time.sleep(0.3)
+        started_at_edge = len(sessions.requests)
+        time.sleep(0.3)
+        assert len(sessions.requests) == started_at_edge, "admission must stop while g0 is at the edge"
+        release.set()
+        time.sleep(0.5)
+        assert len(sessions.requests) > started_at_edge
+    finally:
+        release.set()
+        pool.stop()
+
+
+def test_bad_pool_config_is_refused():
+    with pytest.raises(ValueError, match="max_sessions"):
+        PoolConfig("pi", group_size=8, max_sessions=4)

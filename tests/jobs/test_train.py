@@ -1,0 +1,41 @@
+"""The train job's config: every shipped preset loads; bad values are refused with the fix."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from jobs.config import ConfigError, load_config
+from jobs.models import preset_names
+from jobs.train import TrainJobConfig
+
+CONFIGS = sorted((Path(__file__).resolve().parents[2] / "jobs" / "configs").glob("train-*.yaml"))
+
+
+@pytest.mark.parametrize("path", CONFIGS, ids=lambda p: p.stem)
+def test_every_train_preset_loads_and_names_a_model_preset(path: Path):
+    cfg = load_config(TrainJobConfig, path)
+    assert cfg.model_preset in preset_names()
+    assert cfg.max_sessions >= cfg.group_size
+
+
+def test_the_reference_presets_use_the_reference_numbers():
+    cfgs = {p.stem: load_config(TrainJobConfig, p) for p in CONFIGS}
+    assert {c.token_budget for n, c in cfgs.items() if n != "train-smoke"} == {65536, 131072}
+    assert cfgs["train-lfm3-1.7b"].trainer_gpus < 1  # the three 1.7B trainers share one GPU
+    assert cfgs["train-twil-8b"].max_sessions == 12  # the long-reasoning preset
+    assert all(c.group_size == 8 and c.lora_rank == 32 for n, c in cfgs.items() if n != "train-smoke")
+
+
+@pytest.mark.parametrize(
+    ("override", "message"),
+    [
+        ("harnesses=[cursor]", "choose from"),
+        ("max_sessions=1", "group_size"),
+        ("sandbox=vm", "local or docker"),
+    ],
+)
+def test_bad_values_are_refused_with_the_fix(override: str, message: str, tmp_path: Path):
+    with pytest.raises((ConfigError, ValueError), match=message):
+        load_config(TrainJobConfig, CONFIGS[0], (override,))

@@ -25,6 +25,7 @@ import numpy as np
 
 from actors.grpo.groups import Attempt, CompletedGroup, GroupCollector, ScoredRollout
 from actors.grpo.staleness import StalenessPolicy
+from actors.metrics import RunMetrics
 from actors.rollout import RolloutOutcome, RolloutRequest
 
 if TYPE_CHECKING:
@@ -92,6 +93,7 @@ class RolloutPool:
         self._group_ids = itertools.count()
         self._requests: dict[Future, RolloutRequest] = {}
         self.rewards: list[float] = []
+        self.metrics = RunMetrics(cfg.harness)
 
     # -- RolloutWorkerProtocol ------------------------------------------------------------------
     def start(self) -> None:
@@ -162,6 +164,7 @@ class RolloutPool:
     def _start(self, request: RolloutRequest) -> None:
         self.collector.started(request.group_id, request.rollout_id)
         self._requests[self.sessions.submit(request)] = request
+        self.metrics.in_flight(len(self._requests))
 
     def _settle(self, future: Future) -> None:
         request = self._requests.pop(future)
@@ -175,6 +178,7 @@ class RolloutPool:
         if outcome.failure is not None:
             decision = self.collector.failed(request.group_id, request.rollout_id)
             log.warning("rollout %s failed (%s): %s", request.rollout_id, decision.value, outcome.failure)
+            self.metrics.outcome("retried" if decision is Attempt.RETRY else "dropped")
             if decision is Attempt.RETRY:
                 self._start(request)
             return  # DROPPED: the group is gone; its other sessions are counted and ignored on arrival
@@ -187,9 +191,17 @@ class RolloutPool:
             outcome.blocked,
             outcome.rows,
         )
+        stale_before = self.collector.counters.groups_stale
         group = self.collector.finished(scored, self.version)
         self._push_metrics(outcome)
+        self.metrics.outcome("blocked" if outcome.blocked else "finished")
+        self.metrics.scored(outcome.reward, outcome.tool_calls)
+        self.metrics.in_flight(len(self._requests))
+        if self.collector.counters.groups_stale > stale_before:
+            self.metrics.outcome("stale_group")
         if group is not None:
+            self.metrics.outcome("trained_group")
+            self.metrics.lag(self.version - group.start_version)
             self._enqueue(group)
 
     def _enqueue(self, group: CompletedGroup) -> None:

@@ -93,6 +93,8 @@ class TrainerConfig:
     dtype: str = "bfloat16"
     save_steps: int = 0
     """Checkpoint every N steps (0: only at the end)."""
+    trackio_project: str = ""
+    """One Trackio project per run, one run per harness ("" logs nowhere but the Ray dashboard)."""
     seed: int = 0
 
     def __post_init__(self) -> None:
@@ -137,7 +139,10 @@ class HarnessTrainer:
             dtype="float32" if cpu else cfg.dtype,
             gradient_checkpointing=False,
             logging_steps=1,
-            report_to=[],
+            report_to=["trackio"] if cfg.trackio_project else [],
+            project=cfg.trackio_project or "huggingface",
+            run_name=cfg.harness,
+            trackio_static_space_id=False,  # local SQLite only: never create a Space
             save_strategy="steps" if cfg.save_steps else "no",
             save_steps=cfg.save_steps or 500,
             seed=cfg.seed,
@@ -148,7 +153,12 @@ class HarnessTrainer:
         # TRL requires a dataset even when the rollout worker brings its own prompts; ours ignores it.
         placeholder = datasets.Dataset.from_dict({"prompt": [f"{cfg.harness} rollouts come from the pool"]})
         trainer = AsyncGRPOTrainer(
-            model=cfg.model, args=args, train_dataset=placeholder, peft_config=peft, rollout_worker=self.pool
+            model=cfg.model,
+            args=args,
+            train_dataset=placeholder,
+            peft_config=peft,
+            rollout_worker=self.pool,
+            callbacks=[self._dashboard_callback()],
         )
         if not trainer._lora_sync:
             raise RuntimeError(
@@ -158,6 +168,19 @@ class HarnessTrainer:
         trainer.vllm_client = self.publisher  # the adapter-sync seam (module docstring)
         trainer._lora_name = cfg.harness  # versions are published as <harness>-v<N>
         self.trainer = trainer
+
+    def _dashboard_callback(self) -> Any:
+        """Copies TRL's step figures (step time, tokens per step) and the version to the Ray dashboard."""
+        from transformers import TrainerCallback
+
+        owner = self
+
+        class Dashboard(TrainerCallback):
+            def on_log(self, args: Any, state: Any, control: Any, logs: Any = None, **kwargs: Any) -> None:
+                if logs and owner.trainer is not None:
+                    owner.pool.metrics.step(logs, owner.trainer.model_version)
+
+        return Dashboard()
 
     def train(self) -> dict[str, Any]:
         if self.trainer is None:

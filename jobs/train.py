@@ -44,6 +44,8 @@ class TrainJobConfig:
     trainer_cpus: float = 1.0
     trainer_gpus: float = 0.0
     guard_port: int = 8000
+    trackio_project: str = ""
+    """One Trackio project for the run (a run per harness); "" logs to the Ray dashboard only."""
     serving_overrides: tuple[str, ...] = field(default_factory=tuple)
     """``key=value`` overrides of the model preset's serving config."""
 
@@ -109,6 +111,7 @@ def run(cfg: TrainJobConfig) -> dict:
                 micro_batches=cfg.micro_batches,
                 max_staleness=cfg.max_staleness,
                 dtype=serving_cfg.dtype,
+                trackio_project=cfg.trackio_project,
             )
             pool = PoolConfig(harness, cfg.group_size, cfg.max_sessions, max_staleness=cfg.max_staleness)
             setup = RolloutSetup(guard_url, cfg.sandbox, str(out / harness), cfg.task_kinds, cfg.max_tokens)

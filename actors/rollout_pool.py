@@ -94,6 +94,8 @@ class RolloutPool:
         self._requests: dict[Future, RolloutRequest] = {}
         self.rewards: list[float] = []
         self.metrics = RunMetrics(cfg.harness)
+        self._inflight_versions: tuple[int, ...] = ()
+        """Start versions of open groups, replaced whole by the loop (read by the trainer's thread)."""
 
     # -- RolloutWorkerProtocol ------------------------------------------------------------------
     def start(self) -> None:
@@ -119,6 +121,10 @@ class RolloutPool:
             )
 
     # -- the loop -------------------------------------------------------------------------------
+    def may_publish(self, held_s: float) -> bool:
+        """Whether the trainer may publish its next version now (``StalenessPolicy.may_publish``)."""
+        return self.collector.policy.may_publish(self._inflight_versions, self.version, held_s)
+
     @property
     def version(self) -> int:
         with self._lock:
@@ -135,6 +141,7 @@ class RolloutPool:
                 done, _ = wait(list(self._requests), timeout=0.5, return_when=FIRST_COMPLETED)
                 for future in done:
                     self._settle(future)
+                self._inflight_versions = tuple(self.collector.inflight_start_versions())
         except BaseException as exc:  # surfaced to the trainer through check_health
             log.exception("rollout pool loop crashed")
             self._error = exc
@@ -160,6 +167,7 @@ class RolloutPool:
                     version,
                 )
                 self._start(request)
+            self._inflight_versions = tuple(self.collector.inflight_start_versions())
 
     def _start(self, request: RolloutRequest) -> None:
         self.collector.started(request.group_id, request.rollout_id)

@@ -109,6 +109,8 @@ class HarnessTrainer:
         self.pool = pool
         self.publisher = ServingPublisher(server)
         self.trainer: Any = None
+        self.held_s = 0.0
+        """Seconds publishes waited for slow groups (the off-policy window's gate)."""
 
     def build(self) -> None:
         """Load the model and TRL's trainer (probes the server); separate from ``train`` so a failed
@@ -170,17 +172,25 @@ class HarnessTrainer:
         self.trainer = trainer
 
     def _dashboard_callback(self) -> Any:
-        """Copies TRL's step figures (step time, tokens per step) and the version to the Ray dashboard."""
+        """Two step-end duties, run before TRL's own step-end sync (callbacks passed in run first): hold
+        the publish while it would make an in-flight group stale (``StalenessPolicy.hold_s`` at most), and
+        copy TRL's step figures (step time, tokens per step) and the version to the Ray dashboard."""
         from transformers import TrainerCallback
 
         owner = self
 
-        class Dashboard(TrainerCallback):
+        class StepEnd(TrainerCallback):
+            def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+                start = time.monotonic()
+                while not owner.pool.may_publish(time.monotonic() - start):
+                    time.sleep(0.2)
+                owner.held_s += time.monotonic() - start
+
             def on_log(self, args: Any, state: Any, control: Any, logs: Any = None, **kwargs: Any) -> None:
                 if logs and owner.trainer is not None:
                     owner.pool.metrics.step(logs, owner.trainer.model_version)
 
-        return Dashboard()
+        return StepEnd()
 
     def train(self) -> dict[str, Any]:
         if self.trainer is None:
@@ -195,6 +205,7 @@ class HarnessTrainer:
             "version": self.trainer.model_version,
             "published": [name for name, _ in self.publisher.published],
             "publish_ms": [round(ms, 2) for _, ms in self.publisher.published],
+            "publish_held_s": round(self.held_s, 1),
             "log_history": self.trainer.state.log_history,
             "rollouts": {
                 "started": counters.started,

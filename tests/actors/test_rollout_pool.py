@@ -134,7 +134,7 @@ def test_a_rollout_that_keeps_failing_drops_its_whole_group():
     assert pool.collector.counters.groups_dropped == 1 and pool.collector.counters.dropped == 1
 
 
-def test_no_new_group_starts_while_one_is_at_the_edge_of_the_window():
+def test_at_the_edge_of_the_window_no_group_starts_and_the_publish_is_held():
     release = threading.Event()
 
     def script(request, attempt):
@@ -156,9 +156,12 @@ def test_no_new_group_starts_while_one_is_at_the_edge_of_the_window():
         started_at_edge = len(sessions.requests)
         time.sleep(0.3)
         assert len(sessions.requests) == started_at_edge, "admission must stop while g0 is at the edge"
+        assert not pool.may_publish(held_s=1.0), "the next publish would make g0 stale: hold it"
+        assert pool.may_publish(held_s=pool.collector.policy.hold_s), "but not for longer than hold_s"
         release.set()
         time.sleep(0.5)
         assert len(sessions.requests) > started_at_edge
+        assert pool.may_publish(held_s=0.0)
     finally:
         release.set()
         pool.stop()

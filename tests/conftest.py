@@ -103,3 +103,26 @@ def serving(ray_cluster, tiny_model: Path, tmp_path_factory: pytest.TempPathFact
     ray.get(handle.stop.remote())
     ray.kill(handle)
     remove_placement_group(group)
+
+
+@pytest.fixture(scope="session")
+def tiny_agent(cache_dir: Path) -> Path:
+    """The tiny agent (the tiny model after SFT on harness demonstrations), built once per test session."""
+    from jobs.tiny_agent import build_tiny_agent
+
+    return build_tiny_agent(log=lambda _line: None)
+
+
+@pytest.fixture(scope="session")
+def agent_server(tiny_agent: Path, tmp_path_factory: pytest.TempPathFactory):
+    """A vLLM server (a plain ``VLLMServer``, no Ray) holding the tiny agent, with the hermes tool parser."""
+    from actors.serving import ServingConfig
+    from actors.serving.server import VLLMServer
+
+    server = VLLMServer(
+        ServingConfig(model=str(tiny_agent), dtype="float32", max_lora_rank=16, max_loras=2),
+        str(tmp_path_factory.mktemp("agent-serving")),
+    )
+    server.start()
+    yield server
+    server.stop()

@@ -15,6 +15,7 @@ import json
 import os
 import shutil
 import tempfile
+from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 
@@ -114,32 +115,39 @@ def _write_model(recipe: TinyModelRecipe, out: Path, vocab_len: int) -> None:
     model.save_pretrained(out, safe_serialization=True)
 
 
-def build_tiny_model(
-    recipe: TinyModelRecipe | None = None, out: Path | None = None, *, force: bool = False
+def build_cached(
+    target: Path, files: tuple[str, ...], make: Callable[[Path], None], *, force: bool = False
 ) -> Path:
-    """Return a folder holding the built model, building it only if the cached copy is missing or stale."""
-    recipe = recipe or TinyModelRecipe()
-    target = out or cache_root() / f"tiny-{recipe.fingerprint()}"
-    if not force and all((target / name).exists() for name in MODEL_FILES):
+    """Return ``target`` if it holds ``files``; else build it once: ``make(staging)`` writes into a fresh
+    folder beside it, renamed into place when done, under a lock so parallel callers build it once."""
+    if not force and all((target / name).exists() for name in files):
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
     with open(target.parent / f".{target.name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if not force and all((target / name).exists() for name in MODEL_FILES):
+        if not force and all((target / name).exists() for name in files):
             return target
         staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
         try:
-            vocab_len = _write_tokenizer(recipe, staging)
-            _write_model(recipe, staging, vocab_len)
-            (staging / "recipe.json").write_text(
-                json.dumps(
-                    {"recipe": asdict(recipe), "fingerprint": recipe.fingerprint()}, indent=2, sort_keys=True
-                )
-                + "\n"
-            )
+            make(staging)
             if target.exists():
                 shutil.rmtree(target)
             staging.rename(target)
         finally:
             shutil.rmtree(staging, ignore_errors=True)
     return target
+
+
+def build_tiny_model(
+    recipe: TinyModelRecipe | None = None, out: Path | None = None, *, force: bool = False
+) -> Path:
+    """Return a folder holding the built model, building it only if the cached copy is missing or stale."""
+    recipe = recipe or TinyModelRecipe()
+
+    def make(staging: Path) -> None:
+        vocab_len = _write_tokenizer(recipe, staging)
+        _write_model(recipe, staging, vocab_len)
+        record = {"recipe": asdict(recipe), "fingerprint": recipe.fingerprint()}
+        (staging / "recipe.json").write_text(json.dumps(record, indent=2, sort_keys=True) + "\n")
+
+    return build_cached(out or cache_root() / f"tiny-{recipe.fingerprint()}", MODEL_FILES, make, force=force)

@@ -1,0 +1,206 @@
+"""The tiny agent: the locally built tiny model, fine-tuned on demonstrations in each harness's own tool
+vocabulary, so that the CPU smoke run exercises the whole loop with real tool calls.
+
+A 5M-parameter model trained from random weights for minutes cannot learn to write the demonstrations'
+pandas programs: trained on whole demonstrations it emitted ``<tool_call>`` openings with broken JSON
+(0 of 60 held-out first turns valid). Its training family is therefore the demonstrations' first move,
+an inspection call with a short command (``ls``, ``head -n 5 data.csv``, ``wc -l data.csv``), followed by
+the tool's result and a short closing line that claims nothing it did not do: it learns the harness's call
+format, and to end its session after a tool result, so smoke sessions are short. It does not learn to
+solve tasks.
+
+``build_tiny_agent()`` returns the cached folder (``<cache>/tiny-agent-<fingerprint>``) or builds it:
+the tiny model (``environments.tiny_model``), the family above for ``per_harness`` train tasks of each
+harness (``environments.traces.demos``, chosen by a fixed stride over the task ids), then a full
+fine-tune with the SFT stage (``jobs.sft_train.run_sft``: assistant tokens only). The fingerprint covers
+the recipe, the base model's fingerprint, and the source of the demonstration and SFT code, so a change
+gives a new folder. ``python -m jobs.tiny_agent [--force]`` builds it and prints its figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import tempfile
+import time
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from environments.traces import Conversation
+
+CLOSING = "I have looked at the workspace; that is all I will do."
+AGENT_FILES = ("config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json")
+
+
+@dataclass(frozen=True, slots=True)
+class TinyAgentRecipe:
+    per_harness: int = 36
+    """Demonstrations per harness (train split)."""
+    max_first_call_chars: int = 40
+    """Longest arguments string of the first call for a demonstration to join the family."""
+    harnesses: tuple[str, ...] = ("pi", "opencode", "hermes")
+    learning_rate: float = 2e-3
+    max_steps: int = 120
+    max_length: int = 6144
+    eval_fraction: float = 0.1
+    seed: int = 0
+
+    def fingerprint(self, base_fingerprint: str) -> str:
+        digest = hashlib.sha256(json.dumps(asdict(self), sort_keys=True).encode())
+        digest.update(base_fingerprint.encode())
+        root = Path(__file__).resolve().parents[1]
+        sources = [
+            root / "environments/traces/demos.py",
+            *sorted((root / "jobs").glob("sft*.py")),
+            Path(__file__),
+        ]
+        for path in sources:
+            digest.update(path.read_bytes())
+        return digest.hexdigest()[:16]
+
+
+def first_move(demo: Conversation, max_chars: int) -> Conversation | None:
+    """The demonstration cut to its first tool call (if short), that call's result and ``CLOSING``."""
+    messages = list(demo.messages)
+    first = next((i for i, m in enumerate(messages) if m["role"] == "assistant"), None)
+    if first is None or not messages[first].get("tool_calls") or messages[-1]["role"] != "assistant":
+        return None
+    call = messages[first]
+    if len(call["tool_calls"]) != 1 or len(call["tool_calls"][0]["function"]["arguments"]) > max_chars:
+        return None
+    result = messages[first + 1]
+    if result.get("role") != "tool":
+        return None
+    kept = [*messages[: first + 2], {"role": "assistant", "content": CLOSING}]
+    return replace(demo, messages=tuple(kept), meta={**demo.meta, "tool_calls": 1, "family": "first-move"})
+
+
+def demonstrations(recipe: TinyAgentRecipe, out: Path) -> tuple[Path, dict[str, int]]:
+    """Write the chosen demonstrations to ``out/demos.jsonl``; returns it and the count per harness."""
+    from environments.tasks.shipped import shipped_tasks
+    from environments.tasks.types import Split
+    from environments.traces.demos import build_demos, demo_record
+
+    train = sorted((t for t in shipped_tasks() if t.split is Split.TRAIN), key=lambda t: t.id)
+    counts = {}
+    path = out / "demos.jsonl"
+    with path.open("w") as handle:
+        for harness in recipe.harnesses:
+            demos, _ = build_demos(train, harness)
+            demos = [d for d in (first_move(d, recipe.max_first_call_chars) for d in demos) if d is not None]
+            stride = max(1, len(demos) // recipe.per_harness)
+            chosen = demos[::stride][: recipe.per_harness]
+            counts[harness] = len(chosen)
+            for demo in chosen:
+                handle.write(json.dumps(demo_record(demo)) + "\n")
+    return path, counts
+
+
+def build_tiny_agent(
+    recipe: TinyAgentRecipe | None = None, out: Path | None = None, *, force: bool = False, log=print
+) -> Path:
+    """The tiny agent's folder, built only if the cached copy is missing or stale."""
+    from environments.tiny_model import TinyModelRecipe, build_tiny_model, cache_root
+    from environments.tiny_model.build import build_cached
+
+    recipe = recipe or TinyAgentRecipe()
+    base_recipe = TinyModelRecipe()
+    target = out or cache_root() / f"tiny-agent-{recipe.fingerprint(base_recipe.fingerprint())}"
+
+    def make(staging: Path) -> None:
+        _build(recipe, build_tiny_model(base_recipe), staging, log)
+
+    return build_cached(target, AGENT_FILES, make, force=force)
+
+
+def _build(recipe: TinyAgentRecipe, base: Path, staging: Path, log) -> dict[str, Any]:
+    from jobs.sft import SFTConfig
+    from jobs.sft_train import run_sft
+
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory() as scratch:
+        traces, counts = demonstrations(recipe, Path(scratch))
+        log(f"[tiny agent] {sum(counts.values())} demonstrations ({counts}); full fine-tune of {base.name}")
+        cfg = SFTConfig(
+            model=str(base),
+            traces=(str(traces),),
+            out_dir=str(staging),
+            full_finetune=True,
+            learning_rate=recipe.learning_rate,
+            max_steps=recipe.max_steps,
+            max_length=recipe.max_length,
+            eval_fraction=recipe.eval_fraction,
+            seed=recipe.seed,
+            logging_steps=10,
+        )
+        figures = run_sft(cfg, log=log)
+    figures.update(demonstrations=counts, build_s=round(time.perf_counter() - started, 1))
+    (staging / "tiny_agent.json").write_text(
+        json.dumps({"recipe": asdict(recipe), "figures": figures}, indent=2, default=str) + "\n"
+    )
+    return figures
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--force", action="store_true", help="rebuild even if a cached copy exists")
+    args = parser.parse_args(argv)
+    path = build_tiny_agent(force=args.force)
+    record = json.loads((path / "tiny_agent.json").read_text())
+    print(json.dumps({"path": str(path), **record["figures"]}, default=str))
+
+
+if __name__ == "__main__":
+    main()
+
+
+def first_turn_prompts(harness: str, split: str = "eval", limit: int = 30) -> list[dict[str, Any]]:
+    """Chat requests for the first model turn of ``limit`` demonstrations of ``harness`` (system prompt,
+    instruction, the harness's declared tools), spread evenly over the split's tasks."""
+    from environments.tasks.shipped import shipped_tasks
+    from environments.tasks.types import Split
+    from environments.traces import read_text
+    from environments.traces.demos import build_demos, demo_record
+
+    tasks = sorted((t for t in shipped_tasks() if t.split is Split(split)), key=lambda t: t.id)
+    demos, _ = build_demos(tasks, harness)
+    stride = max(1, len(demos) // limit)
+    text = "\n".join(json.dumps(demo_record(d)) for d in demos[::stride][:limit])
+    conversations, _ = read_text(text, source=f"{harness}-{split}", format="chat")
+    requests = []
+    for conv in conversations:
+        first = next(i for i, m in enumerate(conv.messages) if m["role"] == "assistant")
+        requests.append({"messages": list(conv.messages[:first]), "tools": list(conv.tools)})
+    return requests
+
+
+def tool_call_validity(
+    base_url: str, model: str, requests: list[dict[str, Any]], max_tokens: int = 256
+) -> float:
+    """Share of ``requests`` the served model answers with at least one tool call of a declared tool
+    whose arguments are a JSON object (parsed by the server's tool parser, as a harness would get them)."""
+    import httpx
+
+    valid = 0
+    with httpx.Client(base_url=base_url.rstrip("/"), timeout=120) as client:
+        for request in requests:
+            body = {**request, "model": model, "max_tokens": max_tokens, "temperature": 0.0}
+            response = client.post("/chat/completions", json=body)
+            response.raise_for_status()
+            calls = response.json()["choices"][0]["message"].get("tool_calls") or []
+            declared = {t["function"]["name"] for t in request["tools"]}
+            valid += bool(calls) and all(_call_ok(call, declared) for call in calls)
+    return valid / len(requests) if requests else 0.0
+
+
+def _call_ok(call: dict[str, Any], declared: set[str]) -> bool:
+    function = call.get("function") or {}
+    if function.get("name") not in declared:
+        return False
+    try:
+        return isinstance(json.loads(function.get("arguments") or ""), dict)
+    except json.JSONDecodeError:
+        return False

@@ -158,8 +158,9 @@ if __name__ == "__main__":
 
 
 def first_turn_prompts(harness: str, split: str = "eval", limit: int = 30) -> list[dict[str, Any]]:
-    """Chat requests for the first model turn of ``limit`` demonstrations of ``harness`` (system prompt,
-    instruction, the harness's declared tools), spread evenly over the split's tasks."""
+    """Chat requests for the first model turn of ``limit`` demonstrations of the tiny agent's family
+    (``first_move``) for ``harness``: system prompt, instruction, the harness's declared tools; spread
+    evenly over the split's tasks."""
     from environments.tasks.shipped import shipped_tasks
     from environments.tasks.types import Split
     from environments.traces import read_text
@@ -167,6 +168,7 @@ def first_turn_prompts(harness: str, split: str = "eval", limit: int = 30) -> li
 
     tasks = sorted((t for t in shipped_tasks() if t.split is Split(split)), key=lambda t: t.id)
     demos, _ = build_demos(tasks, harness)
+    demos = [d for d in demos if first_move(d, TinyAgentRecipe().max_first_call_chars) is not None]
     stride = max(1, len(demos) // limit)
     text = "\n".join(json.dumps(demo_record(d)) for d in demos[::stride][:limit])
     conversations, _ = read_text(text, source=f"{harness}-{split}", format="chat")

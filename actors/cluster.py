@@ -31,15 +31,19 @@ def init_local_ray(num_cpus: int | None = None, *, dashboard: bool = False, **kw
     return {"address": context.address_info["gcs_address"], "reused": False}
 
 
-def connect_ray(address: str | None = None, **kwargs: Any) -> dict[str, Any]:
-    """Join the cluster a job was submitted to (``ray job submit``), else start the embedded one."""
+def connect_ray(
+    address: str | None = None, *, local_cpus: int | None = None, dashboard: bool = False, **kwargs: Any
+) -> dict[str, Any]:
+    """Join the cluster a job was submitted to (``ray job submit``), else start the embedded one with
+    ``local_cpus`` logical CPUs (a job's bundles may ask for more than the machine's cores; the embedded
+    default shares them)."""
     import ray
 
     address = address or os.environ.get("RAY_ADDRESS")
     if address and address != "local":
         ray.init(address=address, **kwargs)
         return {"address": address, "reused": True}
-    return init_local_ray(**kwargs)
+    return init_local_ray(local_cpus, dashboard=dashboard, **kwargs)
 
 
 @contextlib.contextmanager

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -93,7 +94,7 @@ def run(cfg: TrainJobConfig) -> dict:
     say = lambda message: print(f"[train] {message}", flush=True)  # noqa: E731
     serving_cfg = resolve_model(load_preset(cfg.model_preset, cfg.serving_overrides))
     say(f"model {serving_cfg.model}; harnesses {', '.join(cfg.harnesses)}")
-    connect_ray()
+    connect_ray(local_cpus=max(os.cpu_count() or 1, 8))
     device = resolve_device(serving_cfg.device, torch.cuda.is_available())
     trainer_bundle = {"CPU": cfg.trainer_cpus, **({"GPU": cfg.trainer_gpus} if cfg.trainer_gpus else {})}
     group = placement_group([serving_bundle(device), *[trainer_bundle] * len(cfg.harnesses)])
@@ -103,7 +104,7 @@ def run(cfg: TrainJobConfig) -> dict:
     url = ray.get(server.url.remote())
     say(f"serving at {url}; starting the guard (Ray Serve)")
     serve.start(http_options={"host": "127.0.0.1", "port": cfg.guard_port})
-    serve.run(build_app(ProxyConfig(url)), name="guard", route_prefix="/")
+    serve.run(build_app(ProxyConfig(url), ray_actor_options={"num_cpus": 0}), name="guard", route_prefix="/")
     guard_url = f"http://127.0.0.1:{cfg.guard_port}"
     trainers = {}
     try:

@@ -1,6 +1,6 @@
 """The train job for real: submitted with ``ray job submit --working-dir .`` to a local Ray cluster
-(``ray start --head``), on the CPU smoke preset cut to one harness and one step; it succeeds, publishes a
-version through the serving actor, and writes its summary."""
+(``ray start --head``), on the CPU smoke preset cut to one harness, one step and the tiny model; it
+succeeds, publishes a version through the serving actor, and writes its summary."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def test_the_train_job_runs_under_ray_job_submit(tiny_agent: Path, cache_dir: Path, tmp_path: Path):
+def test_the_train_job_runs_under_ray_job_submit(tiny_model: Path, cache_dir: Path, tmp_path: Path):
     if shutil.which("bwrap") is None or harnesses_missing():
         pytest.skip(harnesses_missing() or "bubblewrap is not installed")
     ray = str(Path(sys.executable).with_name("ray"))
@@ -42,7 +42,7 @@ def test_the_train_job_runs_under_ray_job_submit(tiny_agent: Path, cache_dir: Pa
     runtime_env = {
         "env_vars": {
             "HA_HARNESSES": str(install_root().resolve()),
-            "HARNESS_ADAPTERS_CACHE": str(cache_dir),  # where the tiny agent was built
+            "HARNESS_ADAPTERS_CACHE": str(cache_dir),  # where the tiny model was built
             "HF_HUB_OFFLINE": "1",
             "TRL_EXPERIMENTAL_SILENCE": "1",
         }

@@ -62,6 +62,7 @@ def test_one_trainer_runs_two_steps_on_real_rollouts_and_resumes(serving, tiny_m
         finally:
             pool.stop()
         # resume from the checkpoint for one more step: the versions go on (v4), the step count too
+        first_pool = pool
         pool = RolloutPool(pool.cfg, itertools.cycle(tasks), ThreadSessions(session.run, workers=2))
         resumed = HarnessTrainer(replace(cfg, max_steps=3), RayServing(serving), pool)
         try:
@@ -76,7 +77,7 @@ def test_one_trainer_runs_two_steps_on_real_rollouts_and_resumes(serving, tiny_m
     assert float(first["ratio"]) == pytest.approx(1.0, abs=0.02), first
     assert again["steps"] == 3 and again["published"][0] == "pi-v4", again["published"]
     counts = summary["rollouts"]
-    assert counts["started"] == counts["finished"] + counts["dropped"] + counts["retried"] + len(
-        pool._requests
-    )
+    # every attempt the ledger counts as started has ended one way, or is a session still running
+    still_running = len(first_pool._requests)
+    assert counts["started"] == counts["finished"] + counts["dropped"] + counts["retried"] + still_running
     assert counts["groups_trained"] >= 2

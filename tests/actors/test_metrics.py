@@ -15,7 +15,10 @@ def exercise(metrics: RunMetrics) -> None:
     metrics.step({"perf/step_s": 12.5, "batch/forwarded_tokens_per_step": 65536.0}, version=3)
 
 
-def test_metrics_are_silent_without_ray():
+def test_metrics_are_silent_without_ray(monkeypatch):
+    import ray
+
+    monkeypatch.setattr(ray, "is_initialized", lambda: False)  # other tests may have started Ray
     metrics = RunMetrics("pi")
     assert not metrics._on
     exercise(metrics)

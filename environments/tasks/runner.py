@@ -19,7 +19,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -82,15 +82,17 @@ def base_env(cwd: Path) -> dict[str, str]:
     }
 
 
-def wait_until(pid: int, deadline: float, poll_s: float = 0.005) -> tuple[int, resource.struct_rusage, bool]:
+def wait_until(
+    pid: int, deadline: float, poll_s: float = 0.005, on_poll: Callable[[], None] | None = None
+) -> tuple[int, resource.struct_rusage, bool]:
     """Reap ``pid``, killing its process group at ``deadline``; return (status, rusage, timed_out).
-
-    wait4 gives this child's own rusage (its tree's peak RSS), which Popen.wait cannot.
-    """
+    ``on_poll`` runs at every poll while ``pid`` is alive (e.g. to sample its memory)."""
     while True:
         done, status, usage = os.wait4(pid, os.WNOHANG)
         if done:
             return status, usage, False
+        if on_poll is not None:
+            on_poll()
         if time.monotonic() >= deadline:
             os.killpg(pid, signal.SIGKILL)
             _, status, usage = os.wait4(pid, 0)
@@ -126,7 +128,8 @@ class SubprocessRunner:
                 start_new_session=True,
                 preexec_fn=lambda: _limit_child(timeout_s, memory_mb),
             )
-            status, usage, timed_out = wait_until(proc.pid, start + timeout_s, self.poll_s)
+            peak = TreePeak(proc.pid)
+            status, _, timed_out = wait_until(proc.pid, start + timeout_s, self.poll_s, peak.sample)
             wall = time.monotonic() - start
             proc.returncode = os.waitstatus_to_exitcode(status)  # reaped by wait4; keep Popen consistent
             try:  # background children outlive nothing
@@ -139,6 +142,55 @@ class SubprocessRunner:
             exit_code=None if timed_out else proc.returncode,
             timed_out=timed_out,
             wall_s=wall,
-            peak_rss_mb=usage.ru_maxrss / 1024,
+            peak_rss_mb=peak.mb,
             output_tail=tail,
         )
+
+
+class TreePeak:
+    """The peak resident memory of a process tree, sampled from ``/proc`` while it runs.
+
+    ``wait4``'s ``ru_maxrss`` cannot be used here: a child forked from a large process (a test session
+    that has loaded a model) reports at least its parent's size at the fork, whatever it runs after exec.
+    Sampling every poll misses processes that live shorter than a poll; each sample also reads every
+    process's own high-water mark (``VmHWM``), so a process seen once counts with its peak."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.peak_kb = 0
+
+    def sample(self) -> None:
+        total = 0
+        for pid in _tree(self.pid):
+            total += max(_status_kb(pid, "VmRSS:"), 0)
+            self.peak_kb = max(self.peak_kb, _status_kb(pid, "VmHWM:"))
+        self.peak_kb = max(self.peak_kb, total)
+
+    @property
+    def mb(self) -> float:
+        return self.peak_kb / 1024
+
+
+def _tree(root: int) -> list[int]:
+    pids, todo = [], [root]
+    while todo:
+        pid = todo.pop()
+        pids.append(pid)
+        try:
+            for task in os.listdir(f"/proc/{pid}/task"):
+                with open(f"/proc/{pid}/task/{task}/children") as handle:
+                    todo.extend(int(child) for child in handle.read().split())
+        except OSError:
+            continue
+    return pids
+
+
+def _status_kb(pid: int, key: str) -> int:
+    try:
+        with open(f"/proc/{pid}/status") as handle:
+            for line in handle:
+                if line.startswith(key):
+                    return int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0

@@ -164,7 +164,6 @@ class RolloutPool:
         self._last_progress = time.monotonic()
         self._group_ids = itertools.count()
         self._requests: dict[Future, RolloutRequest] = {}
-        self.rewards: list[float] = []
         self.metrics = RunMetrics(cfg.harness)
         self._inflight_versions: tuple[int, ...] = ()
         """Start versions of open groups, replaced whole by the loop (read by the trainer's thread)."""
@@ -262,7 +261,6 @@ class RolloutPool:
             if decision is Attempt.RETRY:
                 self._start(request)
             return  # DROPPED: the group is gone; its other sessions are counted and ignored on arrival
-        self.rewards.append(outcome.reward)
         scored = ScoredRollout(
             outcome.rollout_id,
             outcome.group_id,

@@ -17,3 +17,13 @@ def test_cluster_yaml_is_valid_for_the_ray_cluster_launcher():
     worker = config["available_node_types"]["h200"]
     assert (worker["min_workers"], worker["max_workers"]) == (2, 4)
     assert any(".[gpu]" in command for command in config["setup_commands"])
+
+
+def test_every_node_installs_the_harnesses_where_the_launchers_look():
+    config = yaml.safe_load(CLUSTER_YAML.read_text())
+    install = [c for c in config["setup_commands"] if "scripts/harness-deps.sh" in c]
+    assert len(install) == 1
+    root = install[0].split("HA_HARNESSES=")[1].split()[0]
+    starts = config["head_start_ray_commands"] + config["worker_start_ray_commands"]
+    ray_starts = [c for c in starts if "ray start" in c]
+    assert len(ray_starts) == 2 and all(f"HA_HARNESSES={root} ray start" in c for c in ray_starts)

@@ -3,8 +3,8 @@
 ``RolloutSession.run`` is a plain method (the rollout actor is a thin Ray shell around it, made by
 ``actors.placement.make_actor``). It never raises for what a session can do wrong: a model that fails the
 task scores by the verifier; a blocked call scores 0. What is not the model's fault (the sandbox or the
-harness could not run, the guard or the model server failed a turn, the harness reported an API failure)
-comes back as ``RolloutOutcome.failure`` with the reason, and the pool retries it a bounded number of
+harness could not run or was killed by a signal, the guard or the model server failed a turn, the harness
+reported an API failure) comes back as ``RolloutOutcome.failure`` with the reason, and the pool retries it a bounded number of
 times (``actors.grpo.GroupCollector``). The harness reaches the guard only through a ``Forward``: inside
 the sandbox ``http://127.0.0.1:<forward_port>/s/<rollout>/v1``, on the host a unix socket relayed to the
 guard's TCP port.
@@ -182,6 +182,8 @@ class RolloutSession:
         timings["session_s"] = time.monotonic() - start
         if record.get("failed"):
             raise RuntimeError("a model call failed upstream (see the guard record's turns)")
+        if launched.killed_by is not None:
+            raise RuntimeError(f"{request.harness} was killed by signal {launched.killed_by} mid-session")
         if launched.failed:
             raise RuntimeError(f"{request.harness} reported a failed run: {launched.stderr_tail[-300:]}")
         verified = verify(task, work / "produced", work / "verify", SandboxRunner(self.backend))

@@ -155,6 +155,16 @@ class LaunchResult:
         """Ended on its own, exit 0, and did not report a failure."""
         return self.exit_code == 0 and not self.timed_out and not self.failed
 
+    @property
+    def killed_by(self) -> int | None:
+        """The signal that ended the harness from outside (a negative code, or a shell's 128+N), else None.
+        Not the model's doing: a rollout retries it instead of scoring what was left behind."""
+        if self.timed_out or self.exit_code is None:
+            return None
+        if self.exit_code < 0:
+            return -self.exit_code
+        return self.exit_code - 128 if 128 < self.exit_code < 160 else None
+
 
 class HarnessLauncher(Protocol):
     """Runs one harness headless; one instance per harness kind, shared by rollouts (holds no state)."""

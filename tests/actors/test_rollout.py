@@ -6,6 +6,7 @@ infrastructure failure comes back as a failure to retry, never as a score."""
 from __future__ import annotations
 
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -109,3 +110,63 @@ def test_an_unknown_harness_is_refused_with_the_choices(task, tmp_path: Path):
     bad = RolloutRequest("r", "g", task, "cursor", "cursor-v0", 0)
     outcome = RolloutSession(BrokenBackend(), RecordingGuard(), work_root=tmp_path).run(bad)
     assert outcome.failure and "must be one of" in outcome.failure
+
+
+def harness_processes(harness: str) -> list:
+    """This test process's descendants that are the harness itself (not bwrap, which names the same paths)."""
+    import psutil
+
+    from environments.harnesses.base import install_root
+
+    marker = str(install_root() / harness)
+    found = []
+    for proc in psutil.Process().children(recursive=True):
+        try:
+            if proc.name() != "bwrap" and marker in " ".join(proc.cmdline()):
+                found.append(proc)
+        except psutil.NoSuchProcess:
+            continue
+    return found
+
+
+@pytest.mark.harness
+def test_a_harness_killed_mid_turn_is_retried_and_training_goes_on(guard, session, task):
+    """The harness process dies while its model turn is in progress: that attempt is a failure (not a
+    score), the pool retries it, the group completes and the counters add up."""
+    import itertools
+    import threading
+
+    from actors.rollout_pool import PoolConfig, RolloutPool, ThreadSessions
+
+    guard.upstream.script = [Shell(f"printf '%s\\n' {task.oracle.expected} > answer.txt"), Say("Done.")]
+    guard.upstream.stall_once_s = 60.0
+    outcomes = []
+
+    def run(request):
+        outcomes.append(session.run(request))
+        return outcomes[-1]
+
+    pool = RolloutPool(
+        PoolConfig("pi", group_size=1, max_sessions=1), itertools.repeat(task), ThreadSessions(run, 1)
+    )
+    killed = threading.Event()
+    pool.start()
+    try:
+        assert guard.upstream.stalling.wait(120), "the first turn never reached the model"
+        victims = harness_processes("pi")
+        assert victims, "no pi process found while its turn was in progress"
+        for proc in victims:
+            proc.kill()
+        killed.set()
+        deadline = time.monotonic() + 180
+        while pool.collector.counters.groups_trained < 1 and time.monotonic() < deadline:
+            pool.check_health(170)
+            time.sleep(0.2)
+    finally:
+        guard.upstream.stall_once_s = 0.0
+        pool.stop()
+    c = pool.collector.counters
+    assert c.groups_trained >= 1 and c.retried == 1 and c.dropped == 0
+    assert c.started == c.finished + c.dropped + c.retried + c.in_flight
+    assert outcomes[0].failure and outcomes[0].verdict == "", "a killed harness is a failure, never a score"
+    assert outcomes[1].failure is None and outcomes[1].verdict == "pass"

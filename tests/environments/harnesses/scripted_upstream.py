@@ -113,6 +113,10 @@ class ScriptedUpstream:
     script: list[Step]
     requests: list[dict] = field(default_factory=list)
     port: int = 0
+    stall_once_s: float = 0.0
+    """Hold the next model turn this long before answering (once): a turn in progress to fault-inject."""
+    stalling: threading.Event = field(default_factory=threading.Event)
+    """Set while that turn is held."""
     _server: ThreadingHTTPServer | None = None
 
     @property
@@ -155,6 +159,11 @@ class ScriptedUpstream:
                 tools = body.get("tools") or []
                 done = sum(1 for m in body["messages"] if m.get("role") == "tool")
                 step = upstream.script[min(done, len(upstream.script) - 1)] if tools else Say("Title")
+                if tools and upstream.stall_once_s > 0:
+                    held, upstream.stall_once_s = upstream.stall_once_s, 0.0
+                    upstream.stalling.set()
+                    time.sleep(held)
+                    upstream.stalling.clear()
                 if not body.get("stream"):
                     self._json(200, completion(body, step))
                     return

@@ -91,6 +91,8 @@ class SFTConfig:
     grad_accum: int = 1
     eval_fraction: float = 0.1
     """Share of conversations held out for the eval loss (at least one when > 0)."""
+    max_eval_examples: int = 64
+    """At most this many held out (0: no cap); the rest of the share trains."""
     bf16: bool = False
     """Used only on a CUDA device; CPU runs are always float32."""
     seed: int = 0
@@ -108,6 +110,8 @@ class SFTConfig:
             problems.append(f"max_length={self.max_length}: must be >= 16")
         if self.batch_size < 1 or self.grad_accum < 1 or self.logging_steps < 1:
             problems.append("batch_size, grad_accum and logging_steps must be >= 1")
+        if self.max_eval_examples < 0:
+            problems.append(f"max_eval_examples={self.max_eval_examples}: must be >= 0 (0: no cap)")
         if not 0 <= self.eval_fraction < 1:
             problems.append(f"eval_fraction={self.eval_fraction}: must be in [0, 1)")
         if self.full_finetune and self.sweep.ranks:

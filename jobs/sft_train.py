@@ -33,14 +33,18 @@ class PreflightError(RuntimeError):
 
 
 def split_examples(
-    examples: Sequence[TokenizedExample], eval_fraction: float, seed: int
+    examples: Sequence[TokenizedExample], eval_fraction: float, seed: int, max_eval: int = 0
 ) -> tuple[list[TokenizedExample], list[TokenizedExample]]:
-    """A seeded held-out split of ``round(n * eval_fraction)`` examples (at least one if the fraction > 0)."""
+    """A seeded held-out split of ``round(n * eval_fraction)`` examples (at least one if the fraction > 0),
+    at most ``max_eval`` when > 0 (the held-out loss is computed twice per run; its cost should not grow
+    with the dataset)."""
     if eval_fraction <= 0:
         return list(examples), []
     order = list(range(len(examples)))
     random.Random(seed).shuffle(order)
     n_eval = max(1, round(len(examples) * eval_fraction))
+    if max_eval > 0:
+        n_eval = min(n_eval, max_eval)
     held = set(order[:n_eval])
     return [e for i, e in enumerate(examples) if i not in held], [examples[i] for i in sorted(held)]
 
@@ -151,7 +155,7 @@ def run_sft(cfg: SFTConfig, *, log: Log = print) -> dict[str, Any]:
         examples, read_skipped + skipped, cfg.out_dir, eval_fraction=cfg.eval_fraction, tokenizer=tokenizer,
         log=log,
     )  # fmt: skip
-    train, held = split_examples(examples, cfg.eval_fraction, cfg.seed)
+    train, held = split_examples(examples, cfg.eval_fraction, cfg.seed, cfg.max_eval_examples)
     preflight_s = time.perf_counter() - started
 
     import torch

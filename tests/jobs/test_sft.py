@@ -127,6 +127,8 @@ def test_the_split_is_seeded_and_holds_out_at_least_one():
     train, held = split_examples(items, 0.01, seed=3)
     assert len(held) == 1 and len(train) == 9
     assert split_examples(items, 0.3, seed=3) == split_examples(items, 0.3, seed=3)
+    capped_train, capped_held = split_examples(items, 0.3, seed=3, max_eval=2)
+    assert len(capped_held) == 2 and len(capped_train) == len(items) - 2
 
 
 def test_run_sft_on_missing_traces_fails_before_training(tmp_path: Path, tiny_model: Path):

@@ -4,10 +4,10 @@
 ``actors.placement.make_actor``). It never raises for what a session can do wrong: a model that fails the
 task scores by the verifier; a blocked call scores 0. What is not the model's fault (the sandbox or the
 harness could not run or was killed by a signal, the guard or the model server failed a turn, the harness
-reported an API failure) comes back as ``RolloutOutcome.failure`` with the reason, and the pool retries it a bounded number of
-times (``actors.grpo.GroupCollector``). The harness reaches the guard only through a ``Forward``: inside
-the sandbox ``http://127.0.0.1:<forward_port>/s/<rollout>/v1``, on the host a unix socket relayed to the
-guard's TCP port.
+reported an API failure) comes back as ``RolloutOutcome.failure`` with the reason, and the pool retries
+it a bounded number of times (``actors.grpo.GroupCollector``). The harness reaches the guard only
+through a ``Forward``: inside the sandbox ``http://127.0.0.1:<forward_port>/s/<rollout>/v1``, on the host
+a unix socket relayed to the guard's TCP port.
 """
 
 from __future__ import annotations
@@ -208,6 +208,43 @@ class RolloutSession:
             duration_s=time.monotonic() - start,
             timings=timings,
         )
+
+
+@dataclass(frozen=True, slots=True)
+class RolloutSetup:
+    """Where a trainer's rollouts run: the guard, the sandbox backend, the task stream, the session hosts."""
+
+    guard_url: str
+    sandbox: str = "local"
+    """``local`` (bubblewrap) or ``docker``."""
+    work_root: str = ""
+    task_kinds: tuple[str, ...] = ("analysis",)
+    max_tokens: int = 4096
+    """Completion tokens per model call."""
+    rollout_actors: bool = True
+    """Sessions in Ray rollout actors (one per session slot); False: threads in the trainer's process."""
+    rollout_cpus: float = 1.0
+    """CPUs each rollout actor reserves (its harness, sandbox and verifier)."""
+
+
+def make_rollout_session(setup: RolloutSetup, harness: str, root: str) -> RolloutSession:
+    """The session a rollout actor (or a pool thread) holds: the sandbox backend ``setup`` names, with the
+    harness installs bound read-only, and the guard's HTTP API."""
+    from environments.harnesses import harness_binds
+
+    folder = Path(root)
+    folder.mkdir(parents=True, exist_ok=True)
+    if setup.sandbox == "docker":
+        from environments.sandboxes import DockerBackend
+
+        backend: SandboxBackend = DockerBackend(extra_ro_binds=harness_binds())
+    elif setup.sandbox == "local":
+        from environments.sandboxes import LocalBackend
+
+        backend = LocalBackend(folder / "boxes", prefix=f"hx{harness[:2]}", extra_ro_binds=harness_binds())
+    else:
+        raise ValueError(f"sandbox={setup.sandbox!r}: use local or docker")
+    return RolloutSession(backend, GuardHTTP(setup.guard_url), folder, max_tokens=setup.max_tokens)
 
 
 def new_rollout_id(harness: str) -> str:

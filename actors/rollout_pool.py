@@ -16,6 +16,7 @@ import logging
 import queue
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
@@ -59,13 +60,32 @@ class ThreadSessions:
 class RaySessions:
     """Sessions in Ray rollout actors, one session at a time each. ``make_session`` builds the session
     object inside each actor (it must be picklable: a class or a ``functools.partial``). A dead actor's
-    session fails (the pool retries it) and the actor is replaced before its slot is used again."""
+    session fails (the pool retries it) and the actor is replaced, in the same placement-group bundle,
+    before its slot is used again. With ``placement_group``, actor ``i`` runs in bundle ``i``."""
 
-    def __init__(self, make_session: Callable[[], Any], actors: int, resources: dict[str, float]) -> None:
+    def __init__(
+        self,
+        make_session: Callable[[], Any],
+        actors: int,
+        resources: dict[str, float],
+        placement_group: Any = None,
+    ) -> None:
         from actors.placement import make_actor
 
-        self._spawn = lambda: make_actor(_RolloutActor, make_session, resources=resources)
-        self._idle = [self._spawn() for _ in range(actors)]
+        def spawn(slot: int) -> Any:
+            actor = make_actor(
+                _RolloutActor,
+                make_session,
+                resources=resources,
+                placement_group=placement_group,
+                bundle_index=slot if placement_group is not None else 0,
+            )
+            self._slot[id(actor)] = slot
+            return actor
+
+        self._slot: dict[int, int] = {}
+        self._spawn = spawn
+        self._idle = [spawn(slot) for slot in range(actors)]
         self._lock = threading.Lock()
         self._returned_actor = threading.Condition(self._lock)
         self._busy: dict[int, Any] = {}
@@ -84,7 +104,7 @@ class RaySessions:
 
     def _returned(self, actor: Any, done: Future) -> None:
         if isinstance(done.exception(), _ACTOR_DEATH):
-            actor = self._spawn()
+            actor = self._spawn(self._slot.pop(id(actor)))
             self.replaced += 1
         with self._returned_actor:
             self._busy.pop(id(done), None)
@@ -135,6 +155,10 @@ class PoolConfig:
     max_sessions: int = 48
     max_attempts: int = 3
     max_staleness: int = 4
+    synchronous: bool = False
+    """The baseline schedule (``benchmarks/async_vs_sync.py``): one batch of ``max_sessions // group_size``
+    groups per adapter version, started only when the previous batch is done and a new version is out,
+    and queued for training only when all of it is scored."""
 
     def __post_init__(self) -> None:
         if self.group_size < 1 or self.max_sessions < self.group_size:
@@ -164,8 +188,14 @@ class RolloutPool:
         self._last_progress = time.monotonic()
         self._group_ids = itertools.count()
         self._requests: dict[Future, RolloutRequest] = {}
+        self._started_at: dict[str, float] = {}
+        self.session_spans: deque[tuple[float, float]] = deque(maxlen=4096)
+        """(start, end) wall-clock seconds of the latest scored sessions (lined up with publishes)."""
         self.metrics = RunMetrics(cfg.harness)
         self._inflight_versions: tuple[int, ...] = ()
+        self._batch_version: int | None = None
+        self._batch: list[CompletedGroup] = []
+        """Synchronous schedule only: the batch's scored groups, queued together when it is done."""
         """Start versions of open groups, replaced whole by the loop (read by the trainer's thread)."""
 
     # -- RolloutWorkerProtocol ------------------------------------------------------------------
@@ -212,13 +242,22 @@ class RolloutPool:
                 done, _ = wait(list(self._requests), timeout=0.5, return_when=FIRST_COMPLETED)
                 for future in done:
                     self._settle(future)
+                if self.cfg.synchronous and not self._requests:
+                    for group in self._batch:  # the batch is done: all of it goes to the trainer at once
+                        self._enqueue(group)
+                    self._batch = []
                 self._inflight_versions = tuple(self.collector.inflight_start_versions())
         except BaseException as exc:  # surfaced to the trainer through check_health
             log.exception("rollout pool loop crashed")
             self._error = exc
 
     def _admit(self) -> None:
-        """Start groups while there is room and the off-policy window allows it."""
+        """Start groups while there is room and the off-policy window allows it (synchronous schedule:
+        a whole batch once per version, when the last one is done)."""
+        if self.cfg.synchronous:
+            if self._requests or self._batch or self._batch_version == self.version:
+                return
+            self._batch_version = self.version
         while len(self._requests) + self.cfg.group_size <= self.cfg.max_sessions:
             version = self.version
             if not self.collector.policy.may_admit(self.collector.inflight_start_versions(), version):
@@ -242,11 +281,13 @@ class RolloutPool:
 
     def _start(self, request: RolloutRequest) -> None:
         self.collector.started(request.group_id, request.rollout_id)
+        self._started_at[request.rollout_id] = time.time()
         self._requests[self.sessions.submit(request)] = request
         self.metrics.in_flight(len(self._requests))
 
     def _settle(self, future: Future) -> None:
         request = self._requests.pop(future)
+        started_at = self._started_at.pop(request.rollout_id, time.time())
         self._last_progress = time.monotonic()
         try:
             outcome = future.result()
@@ -269,6 +310,7 @@ class RolloutPool:
             outcome.blocked,
             outcome.rows,
         )
+        self.session_spans.append((started_at, time.time()))
         stale_before = self.collector.counters.groups_stale
         group = self.collector.finished(scored, self.version)
         self._push_metrics(outcome)
@@ -280,7 +322,10 @@ class RolloutPool:
         if group is not None:
             self.metrics.outcome("trained_group")
             self.metrics.lag(self.version - group.start_version)
-            self._enqueue(group)
+            if self.cfg.synchronous:
+                self._batch.append(group)
+            else:
+                self._enqueue(group)
 
     def _enqueue(self, group: CompletedGroup) -> None:
         from trl.experimental.async_grpo.async_rollout_worker import RolloutSample

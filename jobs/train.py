@@ -6,7 +6,8 @@
 Placement: one placement group holds the serving bundle (its GPU on GPU machines) and one bundle per
 trainer (``trainer_gpus`` each: fractional when the three share one GPU, as in the 1.7B preset). The guard
 runs as a Ray Serve application in front of the serving actor. Each trainer's rollout pool runs its
-sessions as sandboxed harness processes from inside the trainer's actor. The last line of stdout is one
+sessions in Ray rollout actors, one per session slot, in a placement group of CPU bundles of its own
+(``rollout_actors: false`` runs them as threads inside the trainer's actor). The last line of stdout is one
 JSON object with the run's figures; ``<out_dir>/train.json`` holds every trainer's summary.
 """
 
@@ -44,6 +45,11 @@ class TrainJobConfig:
     max_tokens: int = 4096
     trainer_cpus: float = 1.0
     trainer_gpus: float = 0.0
+    rollout_actors: bool = True
+    """Sessions as Ray rollout actors, one per session slot in a CPU placement group per trainer
+    (False: threads inside each trainer's actor)."""
+    rollout_cpus: float = 1.0
+    """CPUs reserved per rollout actor (its harness, sandbox and verifier)."""
     guard_port: int = 8000
     save_steps: int = 0
     """Checkpoint every N steps (0: at the end only)."""
@@ -61,6 +67,8 @@ class TrainJobConfig:
             problems.append(f"harnesses={list(self.harnesses)}: choose from pi, opencode, hermes")
         if self.max_sessions < self.group_size or self.group_size < 1:
             problems.append("max_sessions must be >= group_size >= 1")
+        if self.rollout_cpus <= 0:
+            problems.append(f"rollout_cpus={self.rollout_cpus}: must be > 0 (a placement-group bundle)")
         if self.sandbox not in ("local", "docker"):
             problems.append(f"sandbox={self.sandbox!r}: use local or docker")
         if problems:
@@ -81,9 +89,10 @@ def run(cfg: TrainJobConfig) -> dict:
 
     from actors.cluster import connect_ray
     from actors.placement import make_actor, serving_bundle, start_serving
+    from actors.rollout import RolloutSetup
     from actors.rollout_pool import PoolConfig
     from actors.serving.config import resolve_device
-    from actors.trainer import RolloutSetup, TrainerActor, TrainerConfig
+    from actors.trainer import TrainerActor, TrainerConfig
     from jobs.models import load_preset, resolve_model
     from serve.app import build_app
     from serve.proxy import ProxyConfig
@@ -106,7 +115,8 @@ def run(cfg: TrainJobConfig) -> dict:
     serve.start(http_options={"host": "127.0.0.1", "port": cfg.guard_port})
     serve.run(build_app(ProxyConfig(url), ray_actor_options={"num_cpus": 0}), name="guard", route_prefix="/")
     guard_url = f"http://127.0.0.1:{cfg.guard_port}"
-    trainers = {}
+    trainers: dict = {}
+    rollout_groups: list = []
     try:
         for index, harness in enumerate(cfg.harnesses, start=1):
             tcfg = TrainerConfig(
@@ -126,13 +136,27 @@ def run(cfg: TrainJobConfig) -> dict:
                 save_steps=cfg.save_steps,
             )
             pool = PoolConfig(harness, cfg.group_size, cfg.max_sessions, max_staleness=cfg.max_staleness)
-            setup = RolloutSetup(guard_url, cfg.sandbox, str(out / harness), cfg.task_kinds, cfg.max_tokens)
+            setup = RolloutSetup(
+                guard_url,
+                cfg.sandbox,
+                str(out / harness),
+                cfg.task_kinds,
+                cfg.max_tokens,
+                cfg.rollout_actors,
+                cfg.rollout_cpus,
+            )
+            sessions_group = None
+            if cfg.rollout_actors:
+                sessions_group = placement_group([{"CPU": cfg.rollout_cpus}] * cfg.max_sessions)
+                rollout_groups.append(sessions_group)
+                ray.get(sessions_group.ready(), timeout=300)
             trainers[harness] = make_actor(
                 TrainerActor,
                 tcfg,
                 pool,
                 setup,
                 server,
+                sessions_group,
                 resources=trainer_bundle,
                 placement_group=group,
                 bundle_index=index,
@@ -144,7 +168,9 @@ def run(cfg: TrainJobConfig) -> dict:
         summaries = dict(zip(trainers, ray.get(runs), strict=True))
     finally:
         for handle in trainers.values():
-            ray.kill(handle)
+            ray.kill(handle)  # its rollout actors are owned by it and go with it
+        for sessions_group in rollout_groups:
+            remove_placement_group(sessions_group)
         serve.shutdown()
         ray.get(server.stop.remote())
         ray.kill(server)

@@ -103,6 +103,7 @@ def test_groups_are_queued_whole_with_group_advantages():
         assert sorted(round(s.advantage, 3) for s in group) == [-1.0, -1.0, 1.0, 1.0]
         assert all(s.model_version == 0 and list(s.completion_mask) == [0, 1, 1] for s in group)
     assert sessions.peak <= 8
+    assert len(pool.session_spans) >= 8 and all(start <= end for start, end in pool.session_spans)
     assert {r.adapter for r in sessions.requests} == {adapter_name("pi", 0)}
 
 
@@ -202,3 +203,31 @@ def test_a_rollout_actor_killed_mid_session_is_replaced_and_its_rollout_retried(
     c = pool.collector.counters
     assert c.retried >= 1 and sessions.replaced >= 1
     assert c.started == c.finished + c.dropped + c.retried + c.in_flight
+
+
+def test_the_synchronous_baseline_runs_one_whole_batch_per_version():
+    """Sessions of a batch never overlap the next batch; its groups reach the trainer together; the next
+    batch starts only once the trainer published a new version."""
+    cfg = PoolConfig("pi", group_size=2, max_sessions=4, synchronous=True)
+
+    def script(request, attempt):
+        if request.rollout_id == "pi-g0-r1":
+            time.sleep(0.4)  # the slow session of the batch: the other group waits for it
+        return scored(request, float(request.rollout_id.endswith("r0")))
+
+    sessions = ScriptedSessions(script, delay_s=0.05)
+    pool = RolloutPool(cfg, (task(i) for i in itertools.count()), sessions)
+    pool.start()
+    try:
+        first = drain(pool, 4, timeout_s=30)
+        time.sleep(0.5)
+        assert len(sessions.requests) == 4, "no second batch before a new version"
+        assert pool.rollout_buffer.empty()
+        pool.update_model_version(1)
+        second = drain(pool, 4, timeout_s=30)
+    finally:
+        pool.stop()
+    assert sessions.peak <= 4
+    assert [s.model_version for s in first] == [0] * 4 and [s.model_version for s in second] == [1] * 4
+    queued = [s.enqueued_at for s in first]
+    assert max(queued) - min(queued) < 0.2, "a batch is queued at once, when its slowest session ends"

@@ -34,6 +34,7 @@ def test_the_reference_presets_use_the_reference_numbers():
         ("harnesses=[cursor]", "choose from"),
         ("max_sessions=1", "group_size"),
         ("sandbox=vm", "local or docker"),
+        ("rollout_cpus=0", "placement-group bundle"),
     ],
 )
 def test_bad_values_are_refused_with_the_fix(override: str, message: str, tmp_path: Path):

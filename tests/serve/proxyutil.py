@@ -13,6 +13,7 @@ from serve.proxy import GuardProxy, ProxyConfig
 from serve.scripted import BENIGN_COMMAND as BENIGN
 from serve.scripted import sse_bytes
 from serve.scripted import turn_events as upstream_events
+from serve.standalone import free_port  # re-exported for the proxy tests
 
 UPSTREAM = "http://upstream.test/v1"
 PI_TOOLS = [
@@ -100,14 +101,6 @@ def parse_sse(data: bytes) -> list[dict | str]:
         payload = block[6:]
         out.append(payload if payload == "[DONE]" else json.loads(payload))
     return out
-
-
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 class ThreadServer:

@@ -7,11 +7,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
-import socket
-import subprocess
-import sys
-import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -21,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from environments.harnesses import install_root
+from serve.standalone import guard_subprocess
 from tests.environments.harnesses.scripted_upstream import Say, ScriptedUpstream
 from tests.environments.sandboxes.conftest import docker_or_skip
 
@@ -32,12 +28,6 @@ def harnesses_missing() -> str | None:
     if not (root / ".stamp").exists():
         return f"the harnesses are not installed in {root}: run scripts/harness-deps.sh"
     return None
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def http_json(method: str, url: str, payload: object | None = None) -> tuple[int, dict]:
@@ -79,38 +69,9 @@ def docker_api():
     return docker_or_skip()
 
 
-@contextlib.contextmanager
-def guard_process(upstream_url: str, log: Path) -> Iterator[tuple[str, int]]:
+def guard_process(upstream_url: str, log: Path) -> contextlib.AbstractContextManager[tuple[str, int]]:
     """A standalone guard (``python -m serve``) in front of ``upstream_url``; yields (URL, port)."""
-    port = free_port()
-    with log.open("wb") as out:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "serve", "--upstream", upstream_url, "--port", str(port)],
-            cwd=REPO,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
-        )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if http_json("GET", f"{url}/health")[0] == 200:
-                    break
-            except OSError:
-                pass
-            assert proc.poll() is None, log.read_text()
-            assert time.monotonic() < deadline, "the guard did not start in 60 s:\n" + log.read_text()
-            time.sleep(0.2)
-        yield url, port
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+    return guard_subprocess(upstream_url, log)
 
 
 @pytest.fixture(scope="module")

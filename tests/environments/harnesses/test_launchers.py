@@ -296,7 +296,14 @@ def test_harness_binds_name_the_node_on_path_when_pi_is_installed(tmp_path, monk
 
 @pytest.mark.parametrize(
     ("exit_code", "timed_out", "signal"),
-    [(0, False, None), (1, False, None), (-9, False, 9), (137, False, 9), (143, False, 15), (None, True, None)],
+    [
+        (0, False, None),
+        (1, False, None),
+        (-9, False, 9),
+        (137, False, 9),
+        (143, False, 15),
+        (None, True, None),
+    ],
 )
 def test_a_harness_ended_from_outside_names_the_signal(exit_code, timed_out, signal):
     from environments.harnesses.base import LaunchResult

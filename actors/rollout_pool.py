@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
+from actors.grpo.backoff import Backoff
 from actors.grpo.groups import Attempt, CompletedGroup, GroupCollector, ScoredRollout
 from actors.grpo.staleness import StalenessPolicy
 from actors.metrics import RunMetrics
@@ -155,6 +156,8 @@ class PoolConfig:
     max_sessions: int = 48
     max_attempts: int = 3
     max_staleness: int = 4
+    backoff: Backoff = Backoff()
+    """After failures in a row, retries and new groups wait (doubling), so failures cannot storm."""
     synchronous: bool = False
     """The baseline schedule (``benchmarks/async_vs_sync.py``): one batch of ``max_sessions // group_size``
     groups per adapter version, started only when the previous batch is done and a new version is out,
@@ -189,6 +192,11 @@ class RolloutPool:
         self._group_ids = itertools.count()
         self._requests: dict[Future, RolloutRequest] = {}
         self._started_at: dict[str, float] = {}
+        self._retries: list[tuple[float, RolloutRequest]] = []
+        """Failed attempts waiting out the backoff: (monotonic start time, request)."""
+        self._failures_in_a_row = 0
+        self._quiet_until = 0.0
+        """No new group starts before this (monotonic), after a failure."""
         self.session_spans: deque[tuple[float, float]] = deque(maxlen=4096)
         """(start, end) wall-clock seconds of the latest scored sessions (lined up with publishes)."""
         self.metrics = RunMetrics(cfg.harness)
@@ -234,6 +242,7 @@ class RolloutPool:
     def _loop(self) -> None:
         try:
             while not self._stop.is_set():
+                self._start_due_retries()
                 self._admit()
                 if not self._requests:
                     if self._stop.wait(0.1):
@@ -254,11 +263,13 @@ class RolloutPool:
     def _admit(self) -> None:
         """Start groups while there is room and the off-policy window allows it (synchronous schedule:
         a whole batch once per version, when the last one is done)."""
+        if time.monotonic() < self._quiet_until:
+            return
         if self.cfg.synchronous:
-            if self._requests or self._batch or self._batch_version == self.version:
+            if self._requests or self._retries or self._batch or self._batch_version == self.version:
                 return
             self._batch_version = self.version
-        while len(self._requests) + self.cfg.group_size <= self.cfg.max_sessions:
+        while len(self._requests) + len(self._retries) + self.cfg.group_size <= self.cfg.max_sessions:
             version = self.version
             if not self.collector.policy.may_admit(self.collector.inflight_start_versions(), version):
                 return
@@ -278,6 +289,13 @@ class RolloutPool:
                 )
                 self._start(request)
             self._inflight_versions = tuple(self.collector.inflight_start_versions())
+
+    def _start_due_retries(self) -> None:
+        now = time.monotonic()
+        due = [request for at, request in self._retries if at <= now]
+        self._retries = [(at, request) for at, request in self._retries if at > now]
+        for request in due:
+            self._start(request)
 
     def _start(self, request: RolloutRequest) -> None:
         self.collector.started(request.group_id, request.rollout_id)
@@ -299,9 +317,13 @@ class RolloutPool:
             decision = self.collector.failed(request.group_id, request.rollout_id)
             log.warning("rollout %s failed (%s): %s", request.rollout_id, decision.value, outcome.failure)
             self.metrics.outcome("retried" if decision is Attempt.RETRY else "dropped")
+            self._failures_in_a_row += 1
+            wait_s = self.cfg.backoff.delay_s(self._failures_in_a_row)
+            self._quiet_until = time.monotonic() + wait_s
             if decision is Attempt.RETRY:
-                self._start(request)
+                self._retries.append((time.monotonic() + wait_s, request))
             return  # DROPPED: the group is gone; its other sessions are counted and ignored on arrival
+        self._failures_in_a_row = 0
         scored = ScoredRollout(
             outcome.rollout_id,
             outcome.group_id,

@@ -207,8 +207,25 @@ class HarnessTrainer:
                 folder.mkdir(parents=True, exist_ok=True)
                 version = {"model_version": owner.trainer.model_version}
                 (folder / ROLLOUT_STATE).write_text(json.dumps(version) + "\n")
+                owner.write_card(folder, state.global_step)
 
         return StepEnd()
+
+    def write_card(self, folder: Path, step: int) -> None:
+        """The checkpoint's model card: base model, harness, training config (``actors.model_card``)."""
+        from dataclasses import asdict
+
+        from actors.model_card import write_card
+
+        training = {
+            k: v for k, v in asdict(self.cfg).items() if k not in ("server_url", "output_dir", "model")
+        }
+        training |= {
+            "step": step,
+            "adapter version": self.trainer.model_version,
+            "group size": self.pool.cfg.group_size,
+        }
+        write_card(folder, self.cfg.model, self.cfg.harness, training)
 
     def train(self, resume_from: str | None = None) -> dict[str, Any]:
         """Train ``max_steps`` steps; from a checkpoint folder of an earlier run when ``resume_from`` is

@@ -31,6 +31,7 @@ from pathlib import Path
 import httpx
 
 from actors.serving import ServingConfig, VLLMServer
+from actors.serving.merge import merge_adapter
 from benchmarks.stats import percentile
 from environments.harness_prompts import HARNESSES, harness_request
 from environments.tiny_model import build_tiny_model, random_lora_adapter
@@ -94,16 +95,6 @@ def make_checkpoints(base: Path, out: Path, count: int, rank: int) -> list[Path]
     ]
 
 
-def merge(base: Path, adapter: Path, out: Path) -> Path:
-    from peft import PeftModel
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    merged = PeftModel.from_pretrained(AutoModelForCausalLM.from_pretrained(base), adapter).merge_and_unload()
-    merged.save_pretrained(out)
-    AutoTokenizer.from_pretrained(base).save_pretrained(out)
-    return out
-
-
 def run_multi_lora(
     base: Path, checkpoints: list[Path], rank: int, work: Path
 ) -> tuple[dict[str, float], VLLMServer]:
@@ -138,7 +129,7 @@ def run_merged(base: Path, checkpoints: list[Path], work: Path) -> dict[str, flo
     started = time.perf_counter()
     for i, path in enumerate(checkpoints):
         t0 = time.perf_counter()
-        merged = merge(base, path, work / f"merged-{i}")
+        merged = merge_adapter(base, path, work / f"merged-{i}")
         server = VLLMServer(
             ServingConfig(model=str(merged), enable_lora=False, cpu_threads_bind=ALL_CORES),
             str(work / f"merged-srv-{i}"),

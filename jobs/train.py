@@ -83,19 +83,15 @@ def latest_checkpoint(folder: Path) -> str | None:
 
 def run(cfg: TrainJobConfig) -> dict:
     import ray
-    import torch
-    from ray import serve
     from ray.util.placement_group import placement_group, remove_placement_group
 
     from actors.cluster import connect_ray
-    from actors.placement import make_actor, serving_bundle, start_serving
+    from actors.placement import make_actor
     from actors.rollout import RolloutSetup
     from actors.rollout_pool import PoolConfig
-    from actors.serving.config import resolve_device
     from actors.trainer import TrainerActor, TrainerConfig
     from jobs.models import load_preset, resolve_model
-    from serve.app import build_app
-    from serve.proxy import ProxyConfig
+    from jobs.stack import serving_stack
 
     started = time.monotonic()
     out = Path(cfg.out_dir).resolve()
@@ -104,77 +100,66 @@ def run(cfg: TrainJobConfig) -> dict:
     serving_cfg = resolve_model(load_preset(cfg.model_preset, cfg.serving_overrides))
     say(f"model {serving_cfg.model}; harnesses {', '.join(cfg.harnesses)}")
     connect_ray(local_cpus=max(os.cpu_count() or 1, 8))
-    device = resolve_device(serving_cfg.device, torch.cuda.is_available())
     trainer_bundle = {"CPU": cfg.trainer_cpus, **({"GPU": cfg.trainer_gpus} if cfg.trainer_gpus else {})}
-    group = placement_group([serving_bundle(device), *[trainer_bundle] * len(cfg.harnesses)])
-    ray.get(group.ready(), timeout=300)
-    say("placement group ready; starting the serving actor")
-    server = start_serving(serving_cfg, device=device, placement_group=group, work_dir=str(out / "serving"))
-    url = ray.get(server.url.remote())
-    say(f"serving at {url}; starting the guard (Ray Serve)")
-    serve.start(http_options={"host": "127.0.0.1", "port": cfg.guard_port})
-    serve.run(build_app(ProxyConfig(url), ray_actor_options={"num_cpus": 0}), name="guard", route_prefix="/")
-    guard_url = f"http://127.0.0.1:{cfg.guard_port}"
+    bundles = [trainer_bundle] * len(cfg.harnesses)
     trainers: dict = {}
     rollout_groups: list = []
-    try:
-        for index, harness in enumerate(cfg.harnesses, start=1):
-            tcfg = TrainerConfig(
-                harness=harness,
-                model=serving_cfg.model,
-                server_url=url,
-                output_dir=str(out / harness),
-                lora_rank=cfg.lora_rank,
-                lora_alpha=cfg.lora_alpha,
-                learning_rate=cfg.learning_rate,
-                max_steps=cfg.max_steps,
-                token_budget=cfg.token_budget,
-                micro_batches=cfg.micro_batches,
-                max_staleness=cfg.max_staleness,
-                dtype=serving_cfg.dtype,
-                trackio_project=cfg.trackio_project,
-                save_steps=cfg.save_steps,
-            )
-            pool = PoolConfig(harness, cfg.group_size, cfg.max_sessions, max_staleness=cfg.max_staleness)
-            setup = RolloutSetup(
-                guard_url,
-                cfg.sandbox,
-                str(out / harness),
-                cfg.task_kinds,
-                cfg.max_tokens,
-                cfg.rollout_actors,
-                cfg.rollout_cpus,
-            )
-            sessions_group = None
-            if cfg.rollout_actors:
-                sessions_group = placement_group([{"CPU": cfg.rollout_cpus}] * cfg.max_sessions)
-                rollout_groups.append(sessions_group)
-                ray.get(sessions_group.ready(), timeout=300)
-            trainers[harness] = make_actor(
-                TrainerActor,
-                tcfg,
-                pool,
-                setup,
-                server,
-                sessions_group,
-                resources=trainer_bundle,
-                placement_group=group,
-                bundle_index=index,
-            )
-        say(f"{len(trainers)} trainers started; training {cfg.max_steps} steps each")
-        runs = [
-            t.train.remote(latest_checkpoint(out / h) if cfg.resume else None) for h, t in trainers.items()
-        ]
-        summaries = dict(zip(trainers, ray.get(runs), strict=True))
-    finally:
-        for handle in trainers.values():
-            ray.kill(handle)  # its rollout actors are owned by it and go with it
-        for sessions_group in rollout_groups:
-            remove_placement_group(sessions_group)
-        serve.shutdown()
-        ray.get(server.stop.remote())
-        ray.kill(server)
-        remove_placement_group(group)
+    with serving_stack(serving_cfg, out / "serving", cfg.guard_port, bundles, say) as stack:
+        try:
+            for index, harness in enumerate(cfg.harnesses, start=1):
+                tcfg = TrainerConfig(
+                    harness=harness,
+                    model=serving_cfg.model,
+                    server_url=stack.url,
+                    output_dir=str(out / harness),
+                    lora_rank=cfg.lora_rank,
+                    lora_alpha=cfg.lora_alpha,
+                    learning_rate=cfg.learning_rate,
+                    max_steps=cfg.max_steps,
+                    token_budget=cfg.token_budget,
+                    micro_batches=cfg.micro_batches,
+                    max_staleness=cfg.max_staleness,
+                    dtype=serving_cfg.dtype,
+                    trackio_project=cfg.trackio_project,
+                    save_steps=cfg.save_steps,
+                )
+                pool = PoolConfig(harness, cfg.group_size, cfg.max_sessions, max_staleness=cfg.max_staleness)
+                setup = RolloutSetup(
+                    stack.guard_url,
+                    cfg.sandbox,
+                    str(out / harness),
+                    cfg.task_kinds,
+                    cfg.max_tokens,
+                    cfg.rollout_actors,
+                    cfg.rollout_cpus,
+                )
+                sessions_group = None
+                if cfg.rollout_actors:
+                    sessions_group = placement_group([{"CPU": cfg.rollout_cpus}] * cfg.max_sessions)
+                    rollout_groups.append(sessions_group)
+                    ray.get(sessions_group.ready(), timeout=300)
+                trainers[harness] = make_actor(
+                    TrainerActor,
+                    tcfg,
+                    pool,
+                    setup,
+                    stack.server,
+                    sessions_group,
+                    resources=trainer_bundle,
+                    placement_group=stack.group,
+                    bundle_index=index,
+                )
+            say(f"{len(trainers)} trainers started; training {cfg.max_steps} steps each")
+            runs = [
+                t.train.remote(latest_checkpoint(out / h) if cfg.resume else None)
+                for h, t in trainers.items()
+            ]
+            summaries = dict(zip(trainers, ray.get(runs), strict=True))
+        finally:
+            for handle in trainers.values():
+                ray.kill(handle)  # its rollout actors are owned by it and go with it
+            for sessions_group in rollout_groups:
+                remove_placement_group(sessions_group)
     (out / "train.json").write_text(json.dumps(summaries, indent=2, default=str) + "\n")
     figures = {
         "train_s": round(time.monotonic() - started, 1),

@@ -16,6 +16,7 @@ REPO = Path(__file__).resolve().parents[1]
 PACKAGES = ("actors", "serve", "jobs", "environments", "benchmarks")
 PURE_MODULES = (
     "actors/grpo/advantages.py",
+    "actors/grpo/backoff.py",
     "actors/grpo/groups.py",
     "actors/grpo/samples.py",
     "actors/grpo/staleness.py",

@@ -78,13 +78,13 @@ def _cuda_available() -> bool:
 class VLLMServer:
     """One vLLM process, its adapter store and registry, and a watchdog that keeps it alive."""
 
-    def __init__(self, cfg: ServingConfig, work_dir: str | None = None) -> None:
+    def __init__(self, cfg: ServingConfig, work_dir: str | None = None, port: int = 0) -> None:
         self.cfg = cfg
         self.device = resolve_device(cfg.device, _cuda_available())
         self.work_dir = Path(work_dir or tempfile.mkdtemp(prefix="ha-serving-"))
         self.store = self.work_dir / "adapters"
         self.store.mkdir(parents=True, exist_ok=True)
-        self.port = _free_port()
+        self.port = port or _free_port()
         self.registry = AdapterRegistry(capacity=cfg.max_loras)
         self.restarts = 0
         self._lock = threading.RLock()

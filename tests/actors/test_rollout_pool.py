@@ -231,3 +231,22 @@ def test_the_synchronous_baseline_runs_one_whole_batch_per_version():
     assert [s.model_version for s in first] == [0] * 4 and [s.model_version for s in second] == [1] * 4
     queued = [s.enqueued_at for s in first]
     assert max(queued) - min(queued) < 0.2, "a batch is queued at once, when its slowest session ends"
+
+
+def test_sessions_that_keep_failing_do_not_storm():
+    """Every session fails at once (a broken sandbox, a node out of memory): the pool backs off instead
+    of starting and dropping groups as fast as they fail, and its counters still add up."""
+    sessions = ScriptedSessions(lambda r, a: RolloutOutcome(r.rollout_id, r.group_id, failure="oom-killed"))
+    pool = RolloutPool(
+        PoolConfig("pi", group_size=2, max_sessions=2, max_attempts=2),
+        (task(i) for i in itertools.count()),
+        sessions,
+    )
+    pool.start()
+    try:
+        time.sleep(3.0)
+    finally:
+        pool.stop()
+    assert 2 <= len(sessions.requests) <= 12, f"{len(sessions.requests)} attempts in 3 s"
+    c = pool.collector.counters
+    assert c.started == c.finished + c.dropped + c.retried + c.in_flight

@@ -1,0 +1,192 @@
+"""The evaluation's numbers, table, JSON and plots, from per-session results (pure; no Ray, no serving).
+
+pass@1 is the share of scored sessions whose verifier passed, with a Wilson score interval (95% by
+default): it stays inside [0, 1] and is sensible at 0/n and n/n, where the normal approximation collapses
+to a zero-width interval. Sessions that could not be scored (infrastructure failures) are counted apart,
+never as fails; a checkpoint that could not be loaded is listed with its reason and has no cells.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+Z95 = 1.959963984540054
+ALL = "all"
+
+
+def wilson_interval(successes: int, trials: int, z: float = Z95) -> tuple[float, float]:
+    """The Wilson score interval of a binomial proportion; (0, 1) when there are no trials."""
+    if trials < 0 or not 0 <= successes <= trials:
+        raise ValueError(f"need 0 <= successes <= trials (got {successes}/{trials})")
+    if trials == 0:
+        return 0.0, 1.0
+    p = successes / trials
+    z2 = z * z
+    centre = (p + z2 / (2 * trials)) / (1 + z2 / trials)
+    half = z * math.sqrt(p * (1 - p) / trials + z2 / (4 * trials * trials)) / (1 + z2 / trials)
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+@dataclass(frozen=True, slots=True)
+class Checkpoint:
+    """One served model of the evaluation: an adapter version, or the base (``path`` None)."""
+
+    harness: str
+    name: str
+    """The name it is served under (``base`` for the base model)."""
+    step: int
+    """Training step (0: the base / SFT start)."""
+    path: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SessionResult:
+    harness: str
+    checkpoint: str
+    step: int
+    task_id: str
+    task_kind: str
+    passed: bool = False
+    tool_calls: int = 0
+    blocked: bool = False
+    failure: str | None = None
+    """Set when the session could not be scored (it is then neither a pass nor a fail)."""
+    duration_s: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class Cell:
+    """One line of the table: a checkpoint of a harness on one task kind (or ``all``)."""
+
+    harness: str
+    checkpoint: str
+    step: int
+    task_kind: str
+    sessions: int
+    passes: int
+    pass_at_1: float
+    low: float
+    high: float
+    mean_tool_calls: float
+    blocked: int
+    unscored: int
+
+
+def summarize(results: Iterable[SessionResult]) -> list[Cell]:
+    """Cells per (harness, checkpoint, kind) and per (harness, checkpoint, ``all``), ordered by harness,
+    step, checkpoint and kind."""
+    groups: dict[tuple[str, str, int, str], list[SessionResult]] = defaultdict(list)
+    for r in results:
+        groups[(r.harness, r.checkpoint, r.step, r.task_kind)].append(r)
+        groups[(r.harness, r.checkpoint, r.step, ALL)].append(r)
+    cells = []
+    for (harness, checkpoint, step, kind), rs in groups.items():
+        scored = [r for r in rs if r.failure is None]
+        passes = sum(r.passed for r in scored)
+        low, high = wilson_interval(passes, len(scored))
+        cells.append(
+            Cell(
+                harness,
+                checkpoint,
+                step,
+                kind,
+                len(scored),
+                passes,
+                passes / len(scored) if scored else 0.0,
+                low,
+                high,
+                sum(r.tool_calls for r in scored) / len(scored) if scored else 0.0,
+                sum(r.blocked for r in scored),
+                len(rs) - len(scored),
+            )
+        )
+    return sorted(cells, key=lambda c: (c.harness, c.step, c.checkpoint, c.task_kind != ALL, c.task_kind))
+
+
+def markdown_table(cells: Sequence[Cell], load_failures: dict[str, str] | None = None) -> str:
+    lines = [
+        "| harness | checkpoint | step | tasks | sessions | pass@1 | 95% interval | mean tool calls | "
+        "guard blocks | unscored |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for c in cells:
+        kind = f"**{c.task_kind}**" if c.task_kind == ALL else c.task_kind
+        lines.append(
+            f"| {c.harness} | {c.checkpoint} | {c.step} | {kind} | {c.sessions} | {c.pass_at_1:.3f} | "
+            f"[{c.low:.3f}, {c.high:.3f}] | {c.mean_tool_calls:.2f} | {c.blocked} | {c.unscored} |"
+        )
+    for name, reason in sorted((load_failures or {}).items()):
+        lines.append(f"| - | {name} | - | - | 0 | - | - | - | - | load failed: {reason} |")
+    return "\n".join(lines) + "\n"
+
+
+def report_json(
+    cells: Sequence[Cell],
+    results: Sequence[SessionResult],
+    load_failures: dict[str, str],
+    extra: dict | None = None,
+) -> dict:
+    return {
+        "cells": [asdict(c) for c in cells],
+        "load_failures": dict(sorted(load_failures.items())),
+        "sessions": [asdict(r) for r in results],
+        **(extra or {}),
+    }
+
+
+def write_plots(cells: Sequence[Cell], out_dir: Path) -> list[Path]:
+    """pass@1 (with its interval) and mean tool calls against training step, one line per harness."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    by_harness: dict[str, list[Cell]] = defaultdict(list)
+    for c in cells:
+        if c.task_kind == ALL:
+            by_harness[c.harness].append(c)
+    written = []
+    for key, label, filename in (
+        ("pass_at_1", "pass@1", "pass_at_1.png"),
+        ("mean_tool_calls", "mean tool calls", "tool_calls.png"),
+    ):
+        fig, ax = plt.subplots(figsize=(6, 4))
+        for harness, cs in sorted(by_harness.items()):
+            cs = sorted(cs, key=lambda c: c.step)
+            steps = [c.step for c in cs]
+            ax.plot(steps, [getattr(c, key) for c in cs], marker="o", label=harness)
+            if key == "pass_at_1":
+                ax.fill_between(steps, [c.low for c in cs], [c.high for c in cs], alpha=0.15)
+        ax.set_xlabel("training step")
+        ax.set_ylabel(label)
+        ax.grid(alpha=0.3)
+        ax.legend()
+        fig.tight_layout()
+        path = Path(out_dir) / filename
+        fig.savefig(path, dpi=100)
+        plt.close(fig)
+        written.append(path)
+    return written
+
+
+def write_report(
+    out_dir: Path,
+    results: Sequence[SessionResult],
+    load_failures: dict[str, str],
+    extra: dict | None = None,
+) -> dict[str, Path]:
+    """``report.md``, ``results.json`` and the plots in ``out_dir``; returns their paths."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    cells = summarize(results)
+    table = markdown_table(cells, load_failures)
+    (out_dir / "report.md").write_text("# Evaluation\n\n" + table)
+    data = report_json(cells, results, load_failures, extra)
+    (out_dir / "results.json").write_text(json.dumps(data, indent=2) + "\n")
+    plots = write_plots(cells, out_dir) if cells else []
+    return {"report": out_dir / "report.md", "json": out_dir / "results.json", **{p.stem: p for p in plots}}

@@ -1,0 +1,353 @@
+"""The evaluation job: many checkpoints at once through one multi-LoRA serving actor, real harnesses.
+
+    python -m jobs.evaluate --config jobs/configs/evaluate-smoke.yaml [key=value ...]
+    ray job submit --working-dir . -- python -m jobs.evaluate --config jobs/configs/evaluate-smoke.yaml
+
+For each harness: the checkpoints the train job wrote (``<train_dir>/<harness>/checkpoint-<step>``, the
+last ``checkpoints`` of them) plus the base model are served at once, each adapter under
+``<harness>-step<N>``; every held-out task runs once per checkpoint through the real harness and the guard
+in a sandbox, scored by the task's verifier (``actors.rollout.RolloutSession``, as in training). A
+checkpoint that fails to load is reported with the reason and the rest goes on; a session the
+infrastructure failed is retried once, then counted as unscored. Writes ``report.md`` (pass@1 with a 95%
+Wilson interval, mean tool calls, guard blocks by harness, checkpoint and task kind), ``results.json`` (every
+number and every session) and ``pass_at_1.png`` / ``tool_calls.png`` (against training step, a line per
+harness), with a progress bar of sessions done / total and the ETA.
+
+Cost comparison (``merged_tasks`` > 0): the first ``merged_checkpoints`` adapters of the first harness are
+also evaluated the merged way (each merged into the base with PEFT and served alone by a fresh serving
+actor, the guard redeployed in front of it) on ``merged_tasks`` tasks, and the same subset the multi-LoRA
+way (one server start, every adapter published, the sessions concurrent); the report gives both wall times
+and their ratio. The last line of stdout is one JSON object.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, wait
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from jobs.config import load_config
+from jobs.eval_report import Checkpoint, SessionResult
+
+DEFAULT_CONFIG = Path(__file__).resolve().parent / "configs" / "evaluate-smoke.yaml"
+BASE = "base"
+ADAPTER_FILES = ("adapter_config.json", "adapter_model.safetensors")
+
+
+@dataclass(frozen=True, slots=True)
+class EvalConfig:
+    model_preset: str = "tiny-agent"
+    train_dir: str = "artifacts/train"
+    """Where the train job wrote ``<harness>/checkpoint-<step>/``."""
+    harnesses: tuple[str, ...] = ("pi", "opencode", "hermes")
+    checkpoints: int = 8
+    """The last N checkpoints per harness (0: all of them)."""
+    include_base: bool = True
+    task_kinds: tuple[str, ...] = ("analysis", "repair", "qa", "build", "extend")
+    max_tasks: int = 0
+    """Held-out tasks per harness (0: all of the kinds' eval split)."""
+    sandbox: str = "local"
+    max_sessions: int = 48
+    rollout_actors: bool = True
+    rollout_cpus: float = 1.0
+    max_tokens: int = 4096
+    guard_port: int = 8000
+    out_dir: str = "artifacts/eval"
+    merged_checkpoints: int = 2
+    merged_tasks: int = 0
+    """Tasks in the merged-vs-multi-LoRA comparison (0: skip it)."""
+    serving_overrides: tuple[str, ...] = field(default_factory=tuple)
+
+    def __post_init__(self) -> None:
+        problems = []
+        if not self.harnesses or set(self.harnesses) - {"pi", "opencode", "hermes"}:
+            problems.append(f"harnesses={list(self.harnesses)}: choose from pi, opencode, hermes")
+        if self.checkpoints < 0 or self.max_tasks < 0 or self.merged_tasks < 0 or self.merged_checkpoints < 0:
+            problems.append("checkpoints, max_tasks, merged_checkpoints and merged_tasks must be >= 0")
+        if self.max_sessions < 1 or self.rollout_cpus <= 0:
+            problems.append("max_sessions must be >= 1 and rollout_cpus > 0")
+        if problems:
+            raise ValueError("; ".join(problems))
+
+
+def discover_checkpoints(train_dir: Path, harness: str, last: int, include_base: bool) -> list[Checkpoint]:
+    """The base (step 0) and the last ``last`` ``checkpoint-<step>`` folders of ``harness`` (all when 0),
+    ordered by step; a folder without adapter files is still listed, so that its load failure is reported."""
+    folder = Path(train_dir) / harness
+    found = sorted(
+        (int(p.name.split("-")[-1]), p)
+        for p in folder.glob("checkpoint-*")
+        if p.is_dir() and p.name.split("-")[-1].isdigit()
+    )
+    if last:
+        found = found[-last:]
+    out = [Checkpoint(harness, BASE, 0)] if include_base else []
+    return out + [Checkpoint(harness, f"{harness}-step{step}", step, str(path)) for step, path in found]
+
+
+def adapter_problem(path: str) -> str | None:
+    """Why ``path`` is not a loadable adapter folder, or None."""
+    missing = [name for name in ADAPTER_FILES if not (Path(path) / name).is_file()]
+    return f"{', '.join(missing)} missing in {path}" if missing else None
+
+
+def eval_tasks(kinds: Sequence[str], max_tasks: int) -> list[Any]:
+    """The held-out tasks of ``kinds``, interleaved by kind so a capped list still covers every kind."""
+    from environments.tasks.shipped import shipped_tasks
+    from environments.tasks.types import Split
+
+    by_kind = {k: [t for t in shipped_tasks() if t.split is Split.EVAL and t.kind.value == k] for k in kinds}
+    interleaved = [t for column in zip_longest_all(*by_kind.values()) for t in column]
+    return interleaved[:max_tasks] if max_tasks else interleaved
+
+
+def zip_longest_all(*lists: list) -> list[list]:
+    longest = max((len(x) for x in lists), default=0)
+    return [[x[i] for x in lists if i < len(x)] for i in range(longest)]
+
+
+class SessionRunner:
+    """Runs ``(checkpoint, task)`` sessions with at most ``limit`` in flight, one retry for infrastructure
+    failures, and a progress bar (done / total, ETA)."""
+
+    def __init__(self, submit: Callable[[Any], Future], limit: int, label: str) -> None:
+        self.submit, self.limit, self.label = submit, limit, label
+
+    def run(self, work: Sequence[tuple[Checkpoint, Any]]) -> list[SessionResult]:
+        from tqdm import tqdm
+
+        from actors.rollout import RolloutRequest
+
+        pending = list(reversed(work))
+        attempts: dict[int, int] = {}
+        in_flight: dict[Future, tuple[int, Checkpoint, Any]] = {}
+        results: list[SessionResult] = []
+        index = {id(item): i for i, item in enumerate(work)}
+        with tqdm(total=len(work), desc=self.label, unit="session", mininterval=2.0) as bar:
+            while pending or in_flight:
+                while pending and len(in_flight) < self.limit:
+                    checkpoint, task = item = pending.pop()
+                    key = index[id(item)]
+                    attempts[key] = attempts.get(key, 0) + 1
+                    request = RolloutRequest(
+                        f"eval-{checkpoint.name}-{uuid.uuid4().hex[:10]}",
+                        checkpoint.name,
+                        task,
+                        checkpoint.harness,
+                        checkpoint.name,
+                        checkpoint.step,
+                    )
+                    in_flight[self.submit(request)] = (key, checkpoint, task)
+                done, _ = wait(list(in_flight), return_when=FIRST_COMPLETED)
+                for future in done:
+                    key, checkpoint, task = in_flight.pop(future)
+                    try:
+                        outcome = future.result()
+                        failure = outcome.failure
+                    except Exception as exc:  # noqa: BLE001 - a dead rollout actor: a failure like any other
+                        outcome, failure = None, f"{type(exc).__name__}: {exc}"
+                    if failure is not None and attempts[key] < 2:
+                        pending.append(work[key])
+                        continue
+                    results.append(
+                        SessionResult(
+                            checkpoint.harness,
+                            checkpoint.name,
+                            checkpoint.step,
+                            task.id,
+                            task.kind.value,
+                            passed=failure is None and outcome.verdict == "pass",
+                            tool_calls=0 if failure else outcome.tool_calls,
+                            blocked=False if failure else outcome.blocked,
+                            failure=failure,
+                            duration_s=round(outcome.duration_s, 2) if outcome else 0.0,
+                        )
+                    )
+                    bar.update(1)
+        return results
+
+
+def _sessions(cfg: EvalConfig, guard_url: str, harness: str, out: Path) -> Any:
+    import functools
+
+    from actors.rollout import RolloutSetup, make_rollout_session
+    from actors.rollout_pool import RaySessions, ThreadSessions
+
+    setup = RolloutSetup(
+        guard_url, cfg.sandbox, str(out), (), cfg.max_tokens, cfg.rollout_actors, cfg.rollout_cpus
+    )
+    make = functools.partial(make_rollout_session, setup, harness, str(out / "rollouts" / harness))
+    if cfg.rollout_actors:
+        return RaySessions(make, cfg.max_sessions, {"CPU": cfg.rollout_cpus})
+    return ThreadSessions(make().run, cfg.max_sessions)
+
+
+def publish_all(server: Any, checkpoints: Sequence[Checkpoint]) -> tuple[list[Checkpoint], dict[str, str]]:
+    """Publish every adapter; return the servable checkpoints and the load failures (name -> reason)."""
+    import ray
+
+    live, failed = [], {}
+    for checkpoint in checkpoints:
+        if checkpoint.path is None:
+            live.append(checkpoint)
+            continue
+        problem = adapter_problem(checkpoint.path)
+        if problem is None:
+            try:
+                ray.get(server.publish.remote(checkpoint.name, checkpoint.path))
+            except Exception as exc:  # noqa: BLE001 - reported in the table, the rest goes on
+                problem = f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}"
+        if problem is None:
+            live.append(checkpoint)
+        else:
+            print(f"[evaluate] {checkpoint.name}: load failed: {problem}", flush=True)
+            failed[checkpoint.name] = problem
+    return live, failed
+
+
+def merged_comparison(
+    cfg: EvalConfig, stack: Any, serving_cfg: Any, live: list[Checkpoint], out: Path, server_start_s: float
+) -> dict:
+    """Wall time of the same subset served both ways (see the module docstring). The multi-LoRA way is
+    charged the one server start this job paid, a fresh publish of each adapter and the sessions."""
+    import dataclasses
+
+    import ray
+
+    from actors.placement import start_serving
+    from actors.serving.merge import merge_adapter
+    from jobs.stack import guard_app
+
+    adapters = [c for c in live if c.path is not None][: cfg.merged_checkpoints]
+    if not adapters:
+        return {"merged_skipped": "no loadable adapter"}
+    tasks = eval_tasks(cfg.task_kinds, cfg.merged_tasks)
+    harness = adapters[0].harness
+    runner_dir = out / "merged-cmp"
+
+    start = time.monotonic()
+    again = [dataclasses.replace(c, name=f"{c.name}-again") for c in adapters]
+    for c in again:
+        ray.get(stack.server.publish.remote(c.name, c.path))
+    sessions = _sessions(cfg, stack.guard_url, harness, runner_dir)
+    try:
+        SessionRunner(sessions.submit, cfg.max_sessions, "multi-LoRA subset").run(
+            [(c, t) for c in again for t in tasks]
+        )
+    finally:
+        sessions.shutdown()
+    multi_s = time.monotonic() - start + server_start_s
+
+    start = time.monotonic()
+    try:
+        for c in adapters:
+            merged = merge_adapter(serving_cfg.model, c.path, out / "merged" / c.name)
+            alone = start_serving(
+                dataclasses.replace(serving_cfg, model=str(merged), enable_lora=False),
+                device=stack.device,
+                work_dir=str(out / "merged" / f"{c.name}-serving"),
+            )
+            try:
+                guard_app(ray.get(alone.url.remote()), cfg.guard_port)
+                sessions = _sessions(cfg, stack.guard_url, harness, runner_dir)
+                try:
+                    as_base = dataclasses.replace(c, name=BASE)
+                    SessionRunner(sessions.submit, cfg.max_sessions, f"merged {c.name}").run(
+                        [(as_base, t) for t in tasks]
+                    )
+                finally:
+                    sessions.shutdown()
+            finally:
+                ray.get(alone.stop.remote())
+                ray.kill(alone)
+    finally:
+        guard_app(stack.url, cfg.guard_port)  # back in front of the multi-LoRA server
+    merged_s = time.monotonic() - start
+    return {
+        "merged_checkpoints": len(adapters),
+        "merged_tasks": len(tasks),
+        "multi_lora_s": round(multi_s, 1),
+        "merged_s": round(merged_s, 1),
+        "merged_over_multi_lora": round(merged_s / multi_s, 3),
+    }
+
+
+def run(cfg: EvalConfig) -> dict:
+    from actors.cluster import connect_ray
+    from actors.model_card import set_evaluation
+    from jobs.eval_report import markdown_table, summarize, write_report
+    from jobs.models import load_preset, resolve_model
+    from jobs.stack import serving_stack
+
+    started = time.monotonic()
+    out = Path(cfg.out_dir).resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    say = lambda message: print(f"[evaluate] {message}", flush=True)  # noqa: E731
+    checkpoints = [
+        c
+        for h in cfg.harnesses
+        for c in discover_checkpoints(Path(cfg.train_dir), h, cfg.checkpoints, cfg.include_base)
+    ]
+    adapters = [c for c in checkpoints if c.path is not None]
+    tasks = eval_tasks(cfg.task_kinds, cfg.max_tasks)
+    if not tasks:
+        raise ValueError(f"no held-out tasks of kinds {list(cfg.task_kinds)}")
+    overrides = (f"max_loras={max(len(adapters) + cfg.merged_checkpoints + 2, 4)}", *cfg.serving_overrides)
+    serving_cfg = resolve_model(load_preset(cfg.model_preset, overrides))
+    say(f"{len(checkpoints)} checkpoints ({len(adapters)} adapters) x {len(tasks)} tasks")
+    say(f"model {serving_cfg.model}")
+    connect_ray(local_cpus=max(os.cpu_count() or 1, 8))
+    stack_started = time.monotonic()
+    with serving_stack(serving_cfg, out / "serving", cfg.guard_port, (), say) as stack:
+        server_start_s = time.monotonic() - stack_started
+        live, load_failures = publish_all(stack.server, checkpoints)
+        results: list[SessionResult] = []
+        for harness in cfg.harnesses:
+            work = [(c, t) for c in live if c.harness == harness for t in tasks]
+            sessions = _sessions(cfg, stack.guard_url, harness, out)
+            try:
+                results += SessionRunner(sessions.submit, cfg.max_sessions, harness).run(work)
+            finally:
+                sessions.shutdown()
+        eval_s = time.monotonic() - started
+        extra: dict[str, Any] = {"eval_s": round(eval_s, 1), "model": serving_cfg.model}
+        if cfg.merged_tasks:
+            say("cost comparison: the same subset served merged, one checkpoint at a time")
+            extra |= merged_comparison(cfg, stack, serving_cfg, live, out, server_start_s)
+    paths = write_report(out, results, load_failures, extra)
+    cells = summarize(results)
+    for checkpoint in live:  # each adapter's model card gets its own rows of the table
+        if checkpoint.path is not None:
+            mine = [c for c in cells if c.checkpoint == checkpoint.name]
+            table = markdown_table(mine) if mine else "No session was scored.\n"
+            set_evaluation(Path(checkpoint.path), table)
+    say(f"report: {paths['report']}")
+    print((out / "report.md").read_text(), flush=True)
+    unscored = sum(r.failure is not None for r in results)
+    return {
+        "sessions": len(results),
+        "unscored": unscored,
+        "load_failures": len(load_failures),
+        **extra,
+        "report": str(paths["report"]),
+    }
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--config", default=str(DEFAULT_CONFIG))
+    parser.add_argument("overrides", nargs="*", help="key=value overrides of the config")
+    args = parser.parse_args(argv)
+    cfg = load_config(EvalConfig, args.config, tuple(args.overrides))
+    print(json.dumps(run(cfg), default=str), flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,41 @@
+"""Model cards: hub front matter, the training table, the evaluation section filled in place, and a push
+that fails with the reason where no hub is reachable (tests run offline: nothing leaves the machine)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from actors.model_card import NOT_EVALUATED, push, set_evaluation, write_card
+
+
+def test_the_card_has_hub_front_matter_and_the_training_config(tmp_path: Path):
+    (tmp_path / "checkpoint-2").mkdir()
+    card = write_card(tmp_path / "checkpoint-2", "LiquidAI/LFM3-1.7B", "pi", {"lora_rank": 32, "step": 2})
+    text = card.read_text()
+    front = yaml.safe_load(text.split("---")[1])
+    assert front["base_model"] == "LiquidAI/LFM3-1.7B" and front["library_name"] == "peft"
+    assert "pi" in front["tags"] and "lora" in front["tags"]
+    assert "| lora_rank | 32 |" in text and "python -m jobs.use --harness pi" in text
+    assert NOT_EVALUATED in text
+
+
+def test_the_evaluation_section_is_replaced_not_appended(tmp_path: Path):
+    write_card(tmp_path, "base", "hermes", {"step": 1})
+    assert set_evaluation(tmp_path, "| pass@1 | 0.25 |")
+    assert set_evaluation(tmp_path, "| pass@1 | 0.50 |")
+    text = (tmp_path / "README.md").read_text()
+    assert "0.50" in text and "0.25" not in text and NOT_EVALUATED not in text
+    assert text.count("## Evaluation") == 1 and "## Training" in text
+    assert not set_evaluation(tmp_path / "nowhere", "x")
+
+
+def test_push_without_a_reachable_hub_says_why(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    with pytest.raises(FileNotFoundError, match="no README.md"):
+        push(tmp_path, "someone/adapter")
+    write_card(tmp_path, "base", "pi", {})
+    with pytest.raises(RuntimeError, match="offline mode is on"):
+        push(tmp_path, "someone/adapter")

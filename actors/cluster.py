@@ -39,6 +39,8 @@ def connect_ray(
     default shares them)."""
     import ray
 
+    if ray.is_initialized():  # a job running stages in one process (jobs.smoke: train, then evaluate)
+        return {"address": ray.get_runtime_context().gcs_address, "reused": True}
     address = address or os.environ.get("RAY_ADDRESS")
     if address and address != "local":
         ray.init(address=address, **kwargs)

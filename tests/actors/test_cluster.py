@@ -43,3 +43,10 @@ def test_local_cluster_starts_and_stops_twice_over_a_stale_cluster_file():
 def test_serving_bundle_asks_for_a_gpu_only_on_gpu():
     assert serving_bundle("cpu") == {"CPU": 1.0}
     assert serving_bundle("gpu", cpus=2, gpus=0.5) == {"CPU": 2, "GPU": 0.5}
+
+
+def test_a_second_stage_of_a_job_joins_the_cluster_the_first_one_started(ray_cluster):
+    from actors.cluster import connect_ray
+
+    info = connect_ray(local_cpus=8)
+    assert info == {"address": ray_cluster["address"], "reused": True}

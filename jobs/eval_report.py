@@ -54,6 +54,8 @@ class SessionResult:
     passed: bool = False
     tool_calls: int = 0
     blocked: bool = False
+    block_reasons: tuple[str, ...] = ()
+    """The guard's ``rule: reason`` for each blocked call."""
     failure: str | None = None
     """Set when the session could not be scored (it is then neither a pass nor a fail)."""
     duration_s: float = 0.0
@@ -145,6 +147,7 @@ def write_plots(cells: Sequence[Cell], out_dir: Path) -> list[Path]:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
     by_harness: dict[str, list[Cell]] = defaultdict(list)
     for c in cells:
@@ -162,6 +165,7 @@ def write_plots(cells: Sequence[Cell], out_dir: Path) -> list[Path]:
             ax.plot(steps, [getattr(c, key) for c in cs], marker="o", label=harness)
             if key == "pass_at_1":
                 ax.fill_between(steps, [c.low for c in cs], [c.high for c in cs], alpha=0.15)
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.set_xlabel("training step")
         ax.set_ylabel(label)
         ax.grid(alpha=0.3)

@@ -166,6 +166,7 @@ class SessionRunner:
                             passed=failure is None and outcome.verdict == "pass",
                             tool_calls=0 if failure else outcome.tool_calls,
                             blocked=False if failure else outcome.blocked,
+                            block_reasons=() if failure else tuple(outcome.block_reasons),
                             failure=failure,
                             duration_s=round(outcome.duration_s, 2) if outcome else 0.0,
                         )

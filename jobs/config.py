@@ -100,3 +100,22 @@ def load_config(
         return _build(cls, data, "")
     except ConfigError as exc:
         raise ConfigError(f"{path or 'overrides'}: {exc}") from None
+
+
+def job_main(
+    config_cls: type[T], default_config: str | Path, run: Any, description: str, argv: list[str] | None = None
+) -> None:
+    """The command line every job shares: ``--config FILE`` plus ``key=value`` overrides, then ``run(cfg)``;
+    its figures are printed as one JSON object, the last line of stdout."""
+    import argparse
+    import json
+
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--config", default=str(default_config))
+    parser.add_argument("overrides", nargs="*", help="key=value overrides of the config")
+    args = parser.parse_args(argv)
+    try:
+        cfg = load_config(config_cls, args.config, tuple(args.overrides))
+    except (ConfigError, ValueError) as exc:  # a bad config: say which value and the fix, no traceback
+        raise SystemExit(f"error: {exc}") from None
+    print(json.dumps(run(cfg), default=str), flush=True)

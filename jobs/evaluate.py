@@ -22,8 +22,6 @@ and their ratio. The last line of stdout is one JSON object.
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import time
 import uuid
@@ -33,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from jobs.config import load_config
+from jobs.config import job_main
 from jobs.eval_report import Checkpoint, SessionResult
 
 DEFAULT_CONFIG = Path(__file__).resolve().parent / "configs" / "evaluate-smoke.yaml"
@@ -347,12 +345,7 @@ def run(cfg: EvalConfig) -> dict:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--config", default=str(DEFAULT_CONFIG))
-    parser.add_argument("overrides", nargs="*", help="key=value overrides of the config")
-    args = parser.parse_args(argv)
-    cfg = load_config(EvalConfig, args.config, tuple(args.overrides))
-    print(json.dumps(run(cfg), default=str), flush=True)
+    job_main(EvalConfig, DEFAULT_CONFIG, run, __doc__.splitlines()[0], argv)
 
 
 if __name__ == "__main__":

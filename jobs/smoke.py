@@ -15,13 +15,12 @@ Stages (each says what it is doing and what it measured):
 
 from __future__ import annotations
 
-import argparse
 import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from jobs.config import load_config
+from jobs.config import job_main, load_config
 
 CONFIGS = Path(__file__).resolve().parent / "configs"
 DEFAULT_CONFIG = CONFIGS / "smoke.yaml"
@@ -37,6 +36,12 @@ class SmokeConfig:
 
 
 STAGES = 4
+
+
+def locate(path: str) -> Path:
+    """A config path as given, or relative to the repository when it is not found from here."""
+    given = Path(path)
+    return given if given.is_absolute() or given.exists() else CONFIGS.parents[1] / given
 
 
 def stage(number: int, text: str) -> float:
@@ -61,7 +66,7 @@ def run(cfg: SmokeConfig) -> dict:
     t = stage(2, "training one adapter per harness: three trainers, one serving actor, the guard")
     train_dir = out / "train"
     train_cfg = load_config(
-        train.TrainJobConfig, cfg.train_config, (f"out_dir={train_dir}", *cfg.train_overrides)
+        train.TrainJobConfig, locate(cfg.train_config), (f"out_dir={train_dir}", *cfg.train_overrides)
     )
     trained = train.run(train_cfg)
     figures["train_s"] = round(time.monotonic() - t, 1)
@@ -74,7 +79,7 @@ def run(cfg: SmokeConfig) -> dict:
     t = stage(3, "evaluating every checkpoint and the SFT start at once (multi-LoRA), then the merged way")
     eval_cfg = load_config(
         evaluate.EvalConfig,
-        cfg.eval_config,
+        locate(cfg.eval_config),
         (f"train_dir={train_dir}", f"out_dir={out / 'eval'}", *cfg.eval_overrides),
     )
     evaluated = evaluate.run(eval_cfg)
@@ -94,12 +99,7 @@ def run(cfg: SmokeConfig) -> dict:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--config", default=str(DEFAULT_CONFIG))
-    parser.add_argument("overrides", nargs="*", help="key=value overrides of the config")
-    args = parser.parse_args(argv)
-    cfg = load_config(SmokeConfig, args.config, tuple(args.overrides))
-    print(json.dumps(run(cfg), default=str), flush=True)
+    job_main(SmokeConfig, DEFAULT_CONFIG, run, __doc__.splitlines()[0], argv)
 
 
 if __name__ == "__main__":

@@ -13,14 +13,13 @@ JSON object with the run's figures; ``<out_dir>/train.json`` holds every trainer
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from jobs.config import load_config
+from jobs.config import job_main
 
 DEFAULT_CONFIG = Path(__file__).resolve().parent / "configs" / "train-smoke.yaml"
 
@@ -173,12 +172,7 @@ def run(cfg: TrainJobConfig) -> dict:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--config", default=str(DEFAULT_CONFIG))
-    parser.add_argument("overrides", nargs="*", help="key=value overrides of the config")
-    args = parser.parse_args(argv)
-    cfg = load_config(TrainJobConfig, args.config, tuple(args.overrides))
-    print(json.dumps(run(cfg), default=str), flush=True)
+    job_main(TrainJobConfig, DEFAULT_CONFIG, run, __doc__.splitlines()[0], argv)
 
 
 if __name__ == "__main__":

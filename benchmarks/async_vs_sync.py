@@ -254,8 +254,8 @@ def real_runs(args) -> dict:
             asyn = real_run(False, server, guard_url, model, args, work)
     finally:
         server.stop()
-    print(f"{'real':>9} {'groups/h':>9} {'wall s':>7}   ({args.real_steps} steps of {REAL_SESSIONS} "
-          f"sessions, session median {args.real_median_s:.0f} s, sigma {args.sigma})")  # fmt: skip
+    print(f"{'real':>9} {'groups/h':>9} {'wall s':>7}   ({args.real_steps} steps of {STEP_SAMPLES} samples, "
+          f"{REAL_SESSIONS} sessions, median {args.real_median_s:.0f} s, sigma {args.sigma})")  # fmt: skip
     for name, run in (("sync", sync), ("async", asyn)):
         print(f"{name:>9} {run['groups_per_hour']:>9.1f} {run['wall_s']:>7.1f}")
     return {

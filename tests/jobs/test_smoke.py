@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import shutil
 import signal
 import socket
@@ -75,7 +76,8 @@ def ray_head(env: dict[str, str], log: Path) -> Iterator[str]:
             assert head.poll() is None, "ray start --head exited:\n" + log.read_text()[-3000:]
             assert time.monotonic() < deadline, "the Ray head's job API did not come up:\n" + log.read_text()
             try:
-                if httpx.get(f"{address}/api/version", timeout=2).status_code == 200:
+                headers = {"authorization": f"Bearer {env.get('RAY_AUTH_TOKEN', '')}"}
+                if httpx.get(f"{address}/api/version", headers=headers, timeout=2).status_code == 200:
                     break
             except httpx.HTTPError:
                 pass
@@ -113,8 +115,11 @@ def test_ray_job_submit_runs_the_smoke_job_end_to_end(tiny_agent: Path, tmp_path
 
     if shutil.which("bwrap") is None or harnesses_missing():
         pytest.skip(harnesses_missing() or "bubblewrap is not installed")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("RAY_ADDRESS")}
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("RAY_ADDRESS", "RAY_AUTH"))}
     env["PATH"] = f"{BIN}{os.pathsep}{env.get('PATH', '')}"  # the job's `python` is this environment's
+    # The head's own token (a session that started Ray in-process has RAY_AUTH_MODE=token set, with its
+    # token in another test's home): ray start, ray job submit and every process of the head share it.
+    env |= {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": secrets.token_hex(32)}
     out = tmp_path / "smoke"
     runtime_env = {
         "env_vars": {

@@ -28,7 +28,7 @@ from actors.grpo.backoff import Backoff
 from actors.grpo.groups import Attempt, CompletedGroup, GroupCollector, ScoredRollout
 from actors.grpo.staleness import StalenessPolicy
 from actors.metrics import RunMetrics
-from actors.rollout import RolloutOutcome, RolloutRequest
+from actors.rollout import RolloutOutcome, RolloutRequest, RolloutSetup
 
 if TYPE_CHECKING:
     from environments.tasks.types import Task
@@ -128,6 +128,21 @@ class RaySessions:
             ray.kill(actor)
 
 
+def session_runner(
+    setup: RolloutSetup, harness: str, root: str, slots: int, placement_group: Any = None
+) -> SessionRunner:
+    """Where ``slots`` sessions of ``harness`` run, as ``setup`` says: Ray rollout actors (one per slot,
+    in the bundles of ``placement_group`` when given) or threads in this process."""
+    import functools
+
+    from actors.rollout import make_rollout_session
+
+    make_session = functools.partial(make_rollout_session, setup, harness, root)
+    if setup.rollout_actors:
+        return RaySessions(make_session, slots, {"CPU": setup.rollout_cpus}, placement_group=placement_group)
+    return ThreadSessions(make_session().run, slots)
+
+
 class _RolloutActor:
     """The rollout actor: holds one session object and runs one rollout at a time."""
 
@@ -201,10 +216,10 @@ class RolloutPool:
         """(start, end) wall-clock seconds of the latest scored sessions (lined up with publishes)."""
         self.metrics = RunMetrics(cfg.harness)
         self._inflight_versions: tuple[int, ...] = ()
+        """Start versions of open groups, replaced whole by the loop (read by the trainer's thread)."""
         self._batch_version: int | None = None
         self._batch: list[CompletedGroup] = []
         """Synchronous schedule only: the batch's scored groups, queued together when it is done."""
-        """Start versions of open groups, replaced whole by the loop (read by the trainer's thread)."""
 
     # -- RolloutWorkerProtocol ------------------------------------------------------------------
     def start(self) -> None:
@@ -251,7 +266,7 @@ class RolloutPool:
                 done, _ = wait(list(self._requests), timeout=0.5, return_when=FIRST_COMPLETED)
                 for future in done:
                     self._settle(future)
-                if self.cfg.synchronous and not self._requests:
+                if self.cfg.synchronous and not self._requests and not self._retries:
                     for group in self._batch:  # the batch is done: all of it goes to the trainer at once
                         self._enqueue(group)
                     self._batch = []

@@ -280,11 +280,9 @@ class TrainerActor:
         serving_handle: Any,
         rollout_group: Any = None,
     ) -> None:
-        import functools
         import itertools
 
-        from actors.rollout import make_rollout_session
-        from actors.rollout_pool import RaySessions, RolloutPool, ThreadSessions
+        from actors.rollout_pool import RolloutPool, session_runner
         from environments.tasks.shipped import shipped_tasks
         from environments.tasks.types import Split
 
@@ -292,16 +290,7 @@ class TrainerActor:
         if not tasks:
             raise ValueError(f"no train tasks of kinds {setup.task_kinds}")
         root = str(Path(setup.work_root or cfg.output_dir) / "rollouts")
-        make_session = functools.partial(make_rollout_session, setup, cfg.harness, root)
-        if setup.rollout_actors:
-            sessions: Any = RaySessions(
-                make_session,
-                pool_cfg.max_sessions,
-                {"CPU": setup.rollout_cpus},
-                placement_group=rollout_group,
-            )
-        else:
-            sessions = ThreadSessions(make_session().run, pool_cfg.max_sessions)
+        sessions = session_runner(setup, cfg.harness, root, pool_cfg.max_sessions, rollout_group)
         self.pool = RolloutPool(pool_cfg, itertools.cycle(tasks), sessions)
         self.trainer = HarnessTrainer(cfg, RayServing(serving_handle), self.pool)
 

@@ -22,6 +22,7 @@ and their ratio. The last line of stdout is one JSON object.
 
 from __future__ import annotations
 
+import itertools
 import os
 import time
 import uuid
@@ -102,13 +103,9 @@ def eval_tasks(kinds: Sequence[str], max_tasks: int) -> list[Any]:
     from environments.tasks.types import Split
 
     by_kind = {k: [t for t in shipped_tasks() if t.split is Split.EVAL and t.kind.value == k] for k in kinds}
-    interleaved = [t for column in zip_longest_all(*by_kind.values()) for t in column]
+    columns = itertools.zip_longest(*by_kind.values())
+    interleaved = [t for column in columns for t in column if t is not None]
     return interleaved[:max_tasks] if max_tasks else interleaved
-
-
-def zip_longest_all(*lists: list) -> list[list]:
-    longest = max((len(x) for x in lists), default=0)
-    return [[x[i] for x in lists if i < len(x)] for i in range(longest)]
 
 
 class SessionRunner:
@@ -123,16 +120,15 @@ class SessionRunner:
 
         from actors.rollout import RolloutRequest
 
-        pending = list(reversed(work))
+        pending = list(reversed(range(len(work))))  # indices into work, next one last
         attempts: dict[int, int] = {}
         in_flight: dict[Future, tuple[int, Checkpoint, Any]] = {}
         results: list[SessionResult] = []
-        index = {id(item): i for i, item in enumerate(work)}
         with tqdm(total=len(work), desc=self.label, unit="session", mininterval=2.0) as bar:
             while pending or in_flight:
                 while pending and len(in_flight) < self.limit:
-                    checkpoint, task = item = pending.pop()
-                    key = index[id(item)]
+                    key = pending.pop()
+                    checkpoint, task = work[key]
                     attempts[key] = attempts.get(key, 0) + 1
                     request = RolloutRequest(
                         f"eval-{checkpoint.name}-{uuid.uuid4().hex[:10]}",
@@ -152,7 +148,7 @@ class SessionRunner:
                     except Exception as exc:  # noqa: BLE001 - a dead rollout actor: a failure like any other
                         outcome, failure = None, f"{type(exc).__name__}: {exc}"
                     if failure is not None and attempts[key] < 2:
-                        pending.append(work[key])
+                        pending.append(key)
                         continue
                     results.append(
                         SessionResult(
@@ -173,19 +169,27 @@ class SessionRunner:
         return results
 
 
-def _sessions(cfg: EvalConfig, guard_url: str, harness: str, out: Path) -> Any:
-    import functools
-
-    from actors.rollout import RolloutSetup, make_rollout_session
-    from actors.rollout_pool import RaySessions, ThreadSessions
+def run_sessions(
+    cfg: EvalConfig,
+    guard_url: str,
+    harness: str,
+    folder: Path,
+    label: str,
+    work: Sequence[tuple[Checkpoint, Any]],
+) -> list[SessionResult]:
+    """Run ``work`` (one harness's sessions) through the guard at ``guard_url``, in Ray rollout actors or
+    threads as ``cfg`` says; the actors or threads are gone when it returns."""
+    from actors.rollout import RolloutSetup
+    from actors.rollout_pool import session_runner
 
     setup = RolloutSetup(
-        guard_url, cfg.sandbox, str(out), (), cfg.max_tokens, cfg.rollout_actors, cfg.rollout_cpus
+        guard_url, cfg.sandbox, str(folder), (), cfg.max_tokens, cfg.rollout_actors, cfg.rollout_cpus
     )
-    make = functools.partial(make_rollout_session, setup, harness, str(out / "rollouts" / harness))
-    if cfg.rollout_actors:
-        return RaySessions(make, cfg.max_sessions, {"CPU": cfg.rollout_cpus})
-    return ThreadSessions(make().run, cfg.max_sessions)
+    sessions = session_runner(setup, harness, str(folder / "rollouts" / harness), cfg.max_sessions)
+    try:
+        return SessionRunner(sessions.submit, cfg.max_sessions, label).run(work)
+    finally:
+        sessions.shutdown()
 
 
 def publish_all(
@@ -236,13 +240,8 @@ def merged_comparison(
     again = [dataclasses.replace(c, name=f"{c.name}-again") for c in adapters]
     for c in again:
         ray.get(stack.server.publish.remote(c.name, c.path))
-    sessions = _sessions(cfg, stack.guard_url, harness, runner_dir)
-    try:
-        SessionRunner(sessions.submit, cfg.max_sessions, "multi-LoRA subset").run(
-            [(c, t) for c in again for t in tasks]
-        )
-    finally:
-        sessions.shutdown()
+    subset = [(c, t) for c in again for t in tasks]
+    run_sessions(cfg, stack.guard_url, harness, runner_dir, "multi-LoRA subset", subset)
     multi_s = time.monotonic() - start + server_start_s
 
     start = time.monotonic()
@@ -256,14 +255,9 @@ def merged_comparison(
             )
             try:
                 guard_app(ray.get(alone.url.remote()), cfg.guard_port)
-                sessions = _sessions(cfg, stack.guard_url, harness, runner_dir)
-                try:
-                    as_base = dataclasses.replace(c, name=BASE)
-                    SessionRunner(sessions.submit, cfg.max_sessions, f"merged {c.name}").run(
-                        [(as_base, t) for t in tasks]
-                    )
-                finally:
-                    sessions.shutdown()
+                as_base = dataclasses.replace(c, name=BASE)
+                work = [(as_base, t) for t in tasks]
+                run_sessions(cfg, stack.guard_url, harness, runner_dir, f"merged {c.name}", work)
             finally:
                 ray.get(alone.stop.remote())
                 ray.kill(alone)
@@ -315,11 +309,7 @@ def run(cfg: EvalConfig) -> dict:
         results: list[SessionResult] = []
         for harness in cfg.harnesses:
             work = [(c, t) for c in live if c.harness == harness for t in tasks]
-            sessions = _sessions(cfg, stack.guard_url, harness, out)
-            try:
-                results += SessionRunner(sessions.submit, cfg.max_sessions, harness).run(work)
-            finally:
-                sessions.shutdown()
+            results += run_sessions(cfg, stack.guard_url, harness, out, harness, work)
         eval_s = time.monotonic() - started
         extra: dict[str, Any] = {"eval_s": round(eval_s, 1), "model": serving_cfg.model}
         if cfg.merged_tasks:

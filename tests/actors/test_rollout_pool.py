@@ -250,3 +250,24 @@ def test_sessions_that_keep_failing_do_not_storm():
     assert 2 <= len(sessions.requests) <= 12, f"{len(sessions.requests)} attempts in 3 s"
     c = pool.collector.counters
     assert c.started == c.finished + c.dropped + c.retried + c.in_flight
+
+
+def test_the_session_runner_is_what_the_setup_names(ray_cluster, tmp_path):
+    import shutil
+
+    import ray
+
+    from actors.rollout import RolloutSetup
+    from actors.rollout_pool import RaySessions, ThreadSessions, session_runner
+
+    if shutil.which("bwrap") is None:
+        pytest.skip("bubblewrap is not installed")
+    threads = session_runner(RolloutSetup("http://127.0.0.1:9", rollout_actors=False), "pi", str(tmp_path), 2)
+    assert isinstance(threads, ThreadSessions)
+    threads.shutdown()
+    actors = session_runner(RolloutSetup("http://127.0.0.1:9", rollout_cpus=0.01), "pi", str(tmp_path), 2)
+    try:
+        assert isinstance(actors, RaySessions) and len(actors.actors()) == 2
+        ray.get([actor.__ray_ready__.remote() for actor in actors.actors()], timeout=120)  # each one starts
+    finally:
+        actors.shutdown()

@@ -225,6 +225,8 @@ class RolloutSetup:
     """Sessions in Ray rollout actors (one per session slot); False: threads in the trainer's process."""
     rollout_cpus: float = 1.0
     """CPUs each rollout actor reserves (its harness, sandbox and verifier)."""
+    task_set: str = "shipped"
+    """Where the tasks come from (``environments.tasks.shipped.TASK_SETS``)."""
 
 
 def make_rollout_session(setup: RolloutSetup, harness: str, root: str) -> RolloutSession:

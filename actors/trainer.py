@@ -283,12 +283,14 @@ class TrainerActor:
         import itertools
 
         from actors.rollout_pool import RolloutPool, session_runner
-        from environments.tasks.shipped import shipped_tasks
+        from environments.tasks.shipped import task_set
         from environments.tasks.types import Split
 
-        tasks = [t for t in shipped_tasks() if t.split is Split.TRAIN and t.kind.value in setup.task_kinds]
+        tasks = [
+            t for t in task_set(setup.task_set) if t.split is Split.TRAIN and t.kind.value in setup.task_kinds
+        ]
         if not tasks:
-            raise ValueError(f"no train tasks of kinds {setup.task_kinds}")
+            raise ValueError(f"no train tasks of kinds {setup.task_kinds} in task set {setup.task_set!r}")
         root = str(Path(setup.work_root or cfg.output_dir) / "rollouts")
         sessions = session_runner(setup, cfg.harness, root, pool_cfg.max_sessions, rollout_group)
         self.pool = RolloutPool(pool_cfg, itertools.cycle(tasks), sessions)

@@ -2,7 +2,9 @@
 
 pass@1 is the share of scored sessions whose verifier passed, with a Wilson score interval (95% by
 default): it stays inside [0, 1] and is sensible at 0/n and n/n, where the normal approximation collapses
-to a zero-width interval. Sessions that could not be scored (infrastructure failures) are counted apart,
+to a zero-width interval. Mean tool calls get a percentile bootstrap interval (fixed seed, so the same
+sessions give the same interval): counts are small, skewed integers for which a normal interval can fall
+below zero. Sessions that could not be scored (infrastructure failures) are counted apart,
 never as fails; a checkpoint that could not be loaded is listed with its reason and has no cells.
 """
 
@@ -30,6 +32,24 @@ def wilson_interval(successes: int, trials: int, z: float = Z95) -> tuple[float,
     centre = (p + z2 / (2 * trials)) / (1 + z2 / trials)
     half = z * math.sqrt(p * (1 - p) / trials + z2 / (4 * trials * trials)) / (1 + z2 / trials)
     return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def mean_interval(
+    values: Sequence[float], confidence: float = 0.95, resamples: int = 2000, seed: int = 0
+) -> tuple[float, float]:
+    """The percentile bootstrap interval of the mean of ``values``; (0, 0) when there are none."""
+    import numpy as np
+
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence={confidence}: must be between 0 and 1")
+    data = np.asarray(values, dtype=float)
+    if data.size == 0:
+        return 0.0, 0.0
+    draws = np.random.default_rng(seed).integers(0, data.size, size=(resamples, data.size))
+    means = data[draws].mean(axis=1)
+    tail = (1 - confidence) / 2 * 100
+    low, high = np.percentile(means, [tail, 100 - tail])
+    return float(low), float(high)
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +97,9 @@ class Cell:
     mean_tool_calls: float
     blocked: int
     unscored: int
+    calls_low: float = 0.0
+    calls_high: float = 0.0
+    """The 95% bootstrap interval of ``mean_tool_calls``."""
 
 
 def summarize(results: Iterable[SessionResult]) -> list[Cell]:
@@ -91,6 +114,7 @@ def summarize(results: Iterable[SessionResult]) -> list[Cell]:
         scored = [r for r in rs if r.failure is None]
         passes = sum(r.passed for r in scored)
         low, high = wilson_interval(passes, len(scored))
+        calls_low, calls_high = mean_interval([r.tool_calls for r in scored])
         cells.append(
             Cell(
                 harness,
@@ -105,6 +129,8 @@ def summarize(results: Iterable[SessionResult]) -> list[Cell]:
                 sum(r.tool_calls for r in scored) / len(scored) if scored else 0.0,
                 sum(r.blocked for r in scored),
                 len(rs) - len(scored),
+                calls_low,
+                calls_high,
             )
         )
     return sorted(cells, key=lambda c: (c.harness, c.step, c.checkpoint, c.task_kind != ALL, c.task_kind))
@@ -113,17 +139,18 @@ def summarize(results: Iterable[SessionResult]) -> list[Cell]:
 def markdown_table(cells: Sequence[Cell], load_failures: dict[str, str] | None = None) -> str:
     lines = [
         "| harness | checkpoint | step | tasks | sessions | pass@1 | 95% interval | mean tool calls | "
-        "guard blocks | unscored |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "95% interval | guard blocks | unscored |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for c in cells:
         kind = f"**{c.task_kind}**" if c.task_kind == ALL else c.task_kind
         lines.append(
             f"| {c.harness} | {c.checkpoint} | {c.step} | {kind} | {c.sessions} | {c.pass_at_1:.3f} | "
-            f"[{c.low:.3f}, {c.high:.3f}] | {c.mean_tool_calls:.2f} | {c.blocked} | {c.unscored} |"
+            f"[{c.low:.3f}, {c.high:.3f}] | {c.mean_tool_calls:.2f} | [{c.calls_low:.2f}, {c.calls_high:.2f}] | "
+            f"{c.blocked} | {c.unscored} |"
         )
     for name, reason in sorted((load_failures or {}).items()):
-        lines.append(f"| - | {name} | - | - | 0 | - | - | - | - | load failed: {reason} |")
+        lines.append(f"| - | {name} | - | - | 0 | - | - | - | - | - | load failed: {reason} |")
     return "\n".join(lines) + "\n"
 
 
@@ -163,8 +190,8 @@ def write_plots(cells: Sequence[Cell], out_dir: Path) -> list[Path]:
             cs = sorted(cs, key=lambda c: c.step)
             steps = [c.step for c in cs]
             ax.plot(steps, [getattr(c, key) for c in cs], marker="o", label=harness)
-            if key == "pass_at_1":
-                ax.fill_between(steps, [c.low for c in cs], [c.high for c in cs], alpha=0.15)
+            low, high = ("low", "high") if key == "pass_at_1" else ("calls_low", "calls_high")
+            ax.fill_between(steps, [getattr(c, low) for c in cs], [getattr(c, high) for c in cs], alpha=0.15)
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.set_xlabel("training step")
         ax.set_ylabel(label)

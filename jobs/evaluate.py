@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from environments.tasks.shipped import TASK_SETS
 from jobs.config import job_main
 from jobs.eval_report import Checkpoint, SessionResult
 
@@ -50,6 +51,8 @@ class EvalConfig:
     """The last N checkpoints per harness (0: all of them)."""
     include_base: bool = True
     task_kinds: tuple[str, ...] = ("analysis", "repair", "qa", "build", "extend")
+    task_set: str = "shipped"
+    """``shipped`` or ``row-count`` (the learning-check family)."""
     max_tasks: int = 0
     """Held-out tasks per harness (0: all of the kinds' eval split)."""
     sandbox: str = "local"
@@ -72,6 +75,8 @@ class EvalConfig:
             problems.append("checkpoints, max_tasks, merged_checkpoints and merged_tasks must be >= 0")
         if self.max_sessions < 1 or self.rollout_cpus <= 0:
             problems.append("max_sessions must be >= 1 and rollout_cpus > 0")
+        if self.task_set not in TASK_SETS:
+            problems.append(f"task_set={self.task_set!r}: choose one of {', '.join(TASK_SETS)}")
         if problems:
             raise ValueError("; ".join(problems))
 
@@ -97,12 +102,13 @@ def adapter_problem(path: str) -> str | None:
     return f"{', '.join(missing)} missing in {path}" if missing else None
 
 
-def eval_tasks(kinds: Sequence[str], max_tasks: int) -> list[Any]:
+def eval_tasks(kinds: Sequence[str], max_tasks: int, task_set_name: str = "shipped") -> list[Any]:
     """The held-out tasks of ``kinds``, interleaved by kind so a capped list still covers every kind."""
-    from environments.tasks.shipped import shipped_tasks
+    from environments.tasks.shipped import task_set
     from environments.tasks.types import Split
 
-    by_kind = {k: [t for t in shipped_tasks() if t.split is Split.EVAL and t.kind.value == k] for k in kinds}
+    tasks = [t for t in task_set(task_set_name) if t.split is Split.EVAL]
+    by_kind = {k: [t for t in tasks if t.kind.value == k] for k in kinds}
     columns = itertools.zip_longest(*by_kind.values())
     interleaved = [t for column in columns for t in column if t is not None]
     return interleaved[:max_tasks] if max_tasks else interleaved
@@ -232,7 +238,7 @@ def merged_comparison(
     adapters = [c for c in live if c.path is not None][: cfg.merged_checkpoints]
     if not adapters:
         return {"merged_skipped": "no loadable adapter"}
-    tasks = eval_tasks(cfg.task_kinds, cfg.merged_tasks)
+    tasks = eval_tasks(cfg.task_kinds, cfg.merged_tasks, cfg.task_set)
     harness = adapters[0].harness
     runner_dir = out / "merged-cmp"
 
@@ -292,7 +298,7 @@ def run(cfg: EvalConfig) -> dict:
         for c in discover_checkpoints(Path(cfg.train_dir), h, cfg.checkpoints, cfg.include_base)
     ]
     adapters = [c for c in checkpoints if c.path is not None]
-    tasks = eval_tasks(cfg.task_kinds, cfg.max_tasks)
+    tasks = eval_tasks(cfg.task_kinds, cfg.max_tasks, cfg.task_set)
     if not tasks:
         raise ValueError(f"no held-out tasks of kinds {list(cfg.task_kinds)}")
     overrides = (f"max_loras={max(len(adapters) + cfg.merged_checkpoints + 2, 4)}", *cfg.serving_overrides)

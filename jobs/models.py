@@ -10,7 +10,6 @@ from jobs.config import load_config
 
 PRESETS_DIR = Path(__file__).resolve().parent / "configs" / "models"
 TINY = "tiny"
-TINY_AGENT = "tiny-agent"
 
 
 def preset_names() -> list[str]:
@@ -26,13 +25,13 @@ def load_preset(name: str, overrides: tuple[str, ...] = ()) -> ServingConfig:
 
 
 def resolve_model(cfg: ServingConfig) -> ServingConfig:
-    """Replace ``model: tiny`` / ``model: tiny-agent`` by the locally built folder (building it if needed)."""
+    """Replace ``model: tiny`` / a tiny agent's name (``jobs.tiny_agent.AGENTS``) by the locally built folder (building it if needed)."""
     if cfg.model == TINY:
         from environments.tiny_model import build_tiny_model
 
         return replace(cfg, model=str(build_tiny_model()))
-    if cfg.model == TINY_AGENT:
-        from jobs.tiny_agent import build_tiny_agent
+    from jobs.tiny_agent import AGENTS, build_tiny_agent
 
-        return replace(cfg, model=str(build_tiny_agent()))
+    if cfg.model in AGENTS:
+        return replace(cfg, model=str(build_tiny_agent(AGENTS[cfg.model])))
     return cfg

@@ -51,23 +51,24 @@ def stage(number: int, text: str) -> float:
 
 def run(cfg: SmokeConfig) -> dict:
     from jobs import evaluate, train
-    from jobs.tiny_agent import build_tiny_agent
+    from jobs.models import load_preset, resolve_model
 
     out = Path(cfg.out_dir).resolve()
     out.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
     figures: dict = {}
-
-    t = stage(1, "building or finding the tiny agent (SFT of the tiny model on harness demonstrations)")
-    agent = build_tiny_agent(log=lambda line: print(f"    {line}", flush=True))
-    figures["tiny_agent_s"] = round(time.monotonic() - t, 1)
-    print(f"    tiny agent at {agent} ({figures['tiny_agent_s']} s)", flush=True)
-
-    t = stage(2, "training one adapter per harness: three trainers, one serving actor, the guard")
     train_dir = out / "train"
     train_cfg = load_config(
         train.TrainJobConfig, locate(cfg.train_config), (f"out_dir={train_dir}", *cfg.train_overrides)
     )
+
+    t = stage(1, f"building or finding the model {train_cfg.model_preset} (a tiny agent: SFT on demonstrations)")
+    agent = resolve_model(load_preset(train_cfg.model_preset, train_cfg.serving_overrides)).model
+    figures["tiny_agent_s"] = round(time.monotonic() - t, 1)
+    print(f"    model at {agent} ({figures['tiny_agent_s']} s)", flush=True)
+
+    harnesses = ", ".join(train_cfg.harnesses)
+    t = stage(2, f"training one adapter per harness ({harnesses}): one serving actor, the guard")
     trained = train.run(train_cfg)
     figures["train_s"] = round(time.monotonic() - t, 1)
     figures["train"] = {k: trained[k] for k in ("steps", "versions", "rollouts")}

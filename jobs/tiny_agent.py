@@ -14,7 +14,10 @@ the tiny model (``environments.tiny_model``), the family above for ``per_harness
 harness (``environments.traces.demos``, chosen by a fixed stride over the task ids), then a full
 fine-tune with the SFT stage (``jobs.sft_train.run_sft``: assistant tokens only). The fingerprint covers
 the recipe, the base model's fingerprint, and the source of the demonstration and SFT code, so a change
-gives a new folder. ``python -m jobs.tiny_agent [--force]`` builds it and prints its figures.
+gives a new folder. ``python -m jobs.tiny_agent [--agent NAME] [--force]`` builds it and prints its figures.
+
+``tiny-agent-rows`` is the learning check's agent: the same build on the row-count family's whole
+demonstrations (``environments.tasks.shipped.row_count``), which it can learn to solve.
 """
 
 from __future__ import annotations
@@ -32,11 +35,16 @@ if TYPE_CHECKING:
     from environments.traces import Conversation
 
 CLOSING = "I have looked at the workspace; that is all I will do."
+FAMILIES = {"first-move": "shipped", "row-count": "row-count"}
+"""Demonstration family -> the task set it is built from."""
 AGENT_FILES = ("config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json")
 
 
 @dataclass(frozen=True, slots=True)
 class TinyAgentRecipe:
+    family: str = "first-move"
+    """``first-move`` (the shipped tasks' first inspection call, then ``CLOSING``) or ``row-count`` (the
+    learning-check family's whole demonstrations: 2-5 calls where one is enough)."""
     per_harness: int = 36
     """Demonstrations per harness (train split)."""
     max_first_call_chars: int = 40
@@ -57,9 +65,17 @@ class TinyAgentRecipe:
             *sorted((root / "jobs").glob("sft*.py")),
             Path(__file__),
         ]
+        sources.append(root / "environments/tasks/shipped/row_count.py")
         for path in sources:
             digest.update(path.read_bytes())
         return digest.hexdigest()[:16]
+
+
+AGENTS = {
+    "tiny-agent": TinyAgentRecipe(),
+    "tiny-agent-rows": TinyAgentRecipe(family="row-count", per_harness=48, max_steps=240),
+}
+"""Model names that resolve to a locally built tiny agent (``jobs.models.resolve_model``)."""
 
 
 def first_move(demo: Conversation, max_chars: int) -> Conversation | None:
@@ -80,17 +96,21 @@ def first_move(demo: Conversation, max_chars: int) -> Conversation | None:
 
 def demonstrations(recipe: TinyAgentRecipe, out: Path) -> tuple[Path, dict[str, int]]:
     """Write the chosen demonstrations to ``out/demos.jsonl``; returns it and the count per harness."""
-    from environments.tasks.shipped import shipped_tasks
+    from environments.tasks.shipped import task_set
     from environments.tasks.types import Split
     from environments.traces.demos import build_demos, demo_record
 
-    train = sorted((t for t in shipped_tasks() if t.split is Split.TRAIN), key=lambda t: t.id)
+    if recipe.family not in FAMILIES:
+        raise ValueError(f"family={recipe.family!r}: choose one of {', '.join(FAMILIES)}")
+    tasks = task_set(FAMILIES[recipe.family])
+    train = sorted((t for t in tasks if t.split is Split.TRAIN), key=lambda t: t.id)
     counts = {}
     path = out / "demos.jsonl"
     with path.open("w") as handle:
         for harness in recipe.harnesses:
             demos, _ = build_demos(train, harness)
-            demos = [d for d in (first_move(d, recipe.max_first_call_chars) for d in demos) if d is not None]
+            if recipe.family == "first-move":
+                demos = [d for d in (first_move(d, recipe.max_first_call_chars) for d in demos) if d]
             stride = max(1, len(demos) // recipe.per_harness)
             chosen = demos[::stride][: recipe.per_harness]
             counts[harness] = len(chosen)
@@ -147,8 +167,9 @@ def _build(recipe: TinyAgentRecipe, base: Path, staging: Path, log) -> dict[str,
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--force", action="store_true", help="rebuild even if a cached copy exists")
+    parser.add_argument("--agent", choices=sorted(AGENTS), default="tiny-agent")
     args = parser.parse_args(argv)
-    path = build_tiny_agent(force=args.force)
+    path = build_tiny_agent(AGENTS[args.agent], force=args.force)
     record = json.loads((path / "tiny_agent.json").read_text())
     print(json.dumps({"path": str(path), **record["figures"]}, default=str))
 

@@ -19,6 +19,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from environments.tasks.shipped import TASK_SETS
 from jobs.config import job_main
 
 DEFAULT_CONFIG = Path(__file__).resolve().parent / "configs" / "train-smoke.yaml"
@@ -32,6 +33,8 @@ class TrainJobConfig:
     out_dir: str = "artifacts/train"
     sandbox: str = "local"
     task_kinds: tuple[str, ...] = ("analysis",)
+    task_set: str = "shipped"
+    """``shipped`` or ``row-count`` (the learning-check family)."""
     group_size: int = 8
     max_sessions: int = 48
     max_staleness: int = 4
@@ -70,6 +73,8 @@ class TrainJobConfig:
             problems.append(f"rollout_cpus={self.rollout_cpus}: must be > 0 (a placement-group bundle)")
         if self.sandbox not in ("local", "docker"):
             problems.append(f"sandbox={self.sandbox!r}: use local or docker")
+        if self.task_set not in TASK_SETS:
+            problems.append(f"task_set={self.task_set!r}: choose one of {', '.join(TASK_SETS)}")
         if problems:
             raise ValueError("; ".join(problems))
 
@@ -131,6 +136,7 @@ def run(cfg: TrainJobConfig) -> dict:
                     cfg.max_tokens,
                     cfg.rollout_actors,
                     cfg.rollout_cpus,
+                    cfg.task_set,
                 )
                 sessions_group = None
                 if cfg.rollout_actors:

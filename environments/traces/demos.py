@@ -20,6 +20,8 @@ answer); ``repair``/``build``/``extend`` turn the reference files into small old
 strings (a new file is written whole) and may run the tests; ``qa`` may read the module and evaluate the
 call, then writes the answer file. How many inspection steps come first is drawn per task from its id:
 about a third of the demos solve in one call, the rest take 2-6, so RL has room to shorten sessions.
+The learning-check family (``environments.tasks.shipped.row_count``) always looks first: 2-5 calls where
+one is enough.
 
 Skip reasons (fixed codes, counted in the summary): ``change_too_large`` (edits' old+new strings or a new
 file over ``MAX_CHANGE_CHARS``: a 5M-parameter model learns poorly from long arguments), ``no_change``,
@@ -52,6 +54,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from environments.harness_prompts import HARNESSES, harness_request, harness_tools
+from environments.tasks.shipped.row_count import ROW_COUNT_COMMAND
 from environments.tasks.types import AnswerOracle, CommandOracle, Kind, Split, Task
 from environments.traces.types import Conversation, Skipped
 
@@ -422,8 +425,28 @@ def _qa_plan(task: Task, target: int) -> tuple[list[Step], str]:
     return steps, f"The result is {content.strip()}. I wrote it to `{answer_path}`."
 
 
+def _row_count_plan(task: Task) -> tuple[list[Step], str]:
+    """The learning-check family: 1-4 looks nobody needs, then the one command that solves it."""
+    text = _text(task.workspace["data.csv"])
+    rows = text.count("\n") - 1
+    extras: dict[str, Step] = {  # in working order
+        "ls": _ls(task),
+        "head": _head("data.csv", text),
+        "wc": Shell("wc -l data.csv", f"{text.count(chr(10))} data.csv\n"),
+    }
+    looks = _rng(task).randint(1, len(extras) + 1)
+    chosen = set(("head", "cat", "ls", "wc")[:looks])  # by priority
+    steps = [step for name, step in extras.items() if name in chosen]
+    steps.append(Shell(ROW_COUNT_COMMAND, ""))
+    if "cat" in chosen:
+        steps.append(Shell("cat answer.txt", f"{rows}\n"))
+    return steps, "I wrote the number of records to answer.txt."
+
+
 def plan_task(task: Task) -> tuple[list[Step], str]:
     """The harness-neutral steps and final answer of a task's demo; raises ``_Skip`` with a reason."""
+    if task.reference.command == ROW_COUNT_COMMAND:
+        return _row_count_plan(task)
     target = _target_calls(task)
     if task.kind is Kind.ANALYSIS:
         return _analysis_plan(task, target)

@@ -82,3 +82,29 @@ def test_a_job_given_a_bad_value_exits_with_the_fix_and_runs_nothing(tmp_path):
     with pytest.raises(SystemExit, match="choose from pi, opencode, hermes"):
         job_main(TrainJobConfig, DEFAULT_CONFIG, ran.append, "train", ["harnesses=[cursor]"])
     assert ran == []
+
+
+def test_the_learning_check_config_runs_the_row_count_family_from_its_own_agent():
+    from jobs.evaluate import EvalConfig
+    from jobs.smoke import CONFIGS, locate
+    from jobs.tiny_agent import AGENTS
+    from jobs.train import TrainJobConfig
+
+    cfg = load_config(SmokeConfig, CONFIGS / "learning-check.yaml")
+    train = load_config(TrainJobConfig, locate(cfg.train_config))
+    evaluate = load_config(EvalConfig, locate(cfg.eval_config))
+    assert train.task_set == evaluate.task_set == "row-count"
+    assert train.model_preset == evaluate.model_preset
+    assert load_preset(train.model_preset).model in AGENTS
+    assert AGENTS[load_preset(train.model_preset).model].family == "row-count"
+
+
+def test_an_unknown_task_set_is_named_with_the_choices(tmp_path: Path):
+    from jobs.evaluate import EvalConfig
+    from jobs.train import TrainJobConfig
+
+    path = tmp_path / "bad.yaml"
+    path.write_text("task_set: rows\n")
+    for config in (TrainJobConfig, EvalConfig):
+        with pytest.raises(ConfigError, match=r"task_set='rows': choose one of shipped, row-count"):
+            load_config(config, path)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from jobs.eval_report import ALL, SessionResult, summarize, wilson_interval, write_report
+from jobs.eval_report import ALL, SessionResult, mean_interval, summarize, wilson_interval, write_report
 
 
 @pytest.mark.parametrize(
@@ -30,6 +30,24 @@ def test_wilson_interval_matches_known_cases(successes, trials, low, high):
 def test_impossible_counts_are_refused():
     with pytest.raises(ValueError, match="successes <= trials"):
         wilson_interval(3, 2)
+
+
+def test_mean_interval_brackets_the_mean_and_narrows_with_more_sessions():
+    few = [1, 2, 2, 3, 5, 2, 4, 1]
+    low, high = mean_interval(few)
+    assert low < sum(few) / len(few) < high
+    assert low >= 1 and high <= 5  # a bootstrap mean never leaves the data's range
+    wide = high - low
+    low, high = mean_interval(few * 16)
+    assert high - low < wide / 2  # 16x the sessions: about a quarter of the width
+    assert mean_interval(few) == mean_interval(few)  # fixed seed: the same sessions, the same interval
+
+
+def test_mean_interval_of_constant_or_no_values():
+    assert mean_interval([3, 3, 3]) == (3.0, 3.0)
+    assert mean_interval([]) == (0.0, 0.0)
+    with pytest.raises(ValueError, match="confidence"):
+        mean_interval([1, 2], confidence=1.5)
 
 
 def results() -> list[SessionResult]:
@@ -65,6 +83,8 @@ def test_table_and_json_agree_and_a_failed_checkpoint_is_reported(tmp_path: Path
         assert float(row[5]) == pytest.approx(cell["pass_at_1"], abs=5e-4)
         assert row[6] == f"[{cell['low']:.3f}, {cell['high']:.3f}]"
         assert float(row[7]) == pytest.approx(cell["mean_tool_calls"], abs=5e-3)
+        assert row[8] == f"[{cell['calls_low']:.2f}, {cell['calls_high']:.2f}]"
+        assert cell["calls_low"] <= cell["mean_tool_calls"] <= cell["calls_high"]
     assert data["load_failures"] == {"pi-step4": "adapter_config.json is missing"}
     assert "load failed: adapter_config.json is missing" in paths["report"].read_text()
     for name in ("pass_at_1", "tool_calls"):

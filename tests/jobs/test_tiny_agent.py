@@ -30,11 +30,25 @@ def test_demonstrations_are_deterministic_and_cover_every_harness(tmp_path: Path
     assert all(line["meta"]["split"] == "train" for line in lines)
 
 
+def test_the_row_count_agent_learns_whole_demonstrations_of_its_family(tmp_path: Path):
+    from jobs.tiny_agent import AGENTS
+
+    recipe = replace(AGENTS["tiny-agent-rows"], per_harness=6)
+    path, counts = demonstrations(recipe, tmp_path)
+    assert counts == {h: 6 for h in HARNESSES}
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    assert all(line["meta"]["task_id"].startswith("rows-train-") for line in lines)
+    assert min(line["meta"]["tool_calls"] for line in lines) >= 2  # whole demos, not their first move
+    with pytest.raises(ValueError, match="family='rows': choose one of first-move, row-count"):
+        demonstrations(replace(recipe, family="rows"), tmp_path)
+
+
 def test_the_fingerprint_follows_the_recipe():
     base = TinyAgentRecipe()
     assert base.fingerprint("m") == TinyAgentRecipe().fingerprint("m")
     assert base.fingerprint("m") != replace(base, max_steps=base.max_steps + 1).fingerprint("m")
     assert base.fingerprint("m") != base.fingerprint("other-base")
+    assert base.fingerprint("m") != replace(base, family="row-count").fingerprint("m")
 
 
 def test_first_turn_prompts_end_with_the_user_instruction():

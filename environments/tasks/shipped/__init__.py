@@ -29,6 +29,21 @@ def shipped_tasks() -> list[Task]:
     return data_tasks() + repo_tasks()
 
 
+TASK_SETS = ("shipped", "row-count")
+"""``shipped``: the data-analysis and repo tasks; ``row-count``: the learning-check family."""
+
+
+def task_set(name: str) -> list[Task]:
+    """The tasks of a named set (``TASK_SETS``), in a fixed order."""
+    if name == "shipped":
+        return shipped_tasks()
+    if name == "row-count":
+        from environments.tasks.shipped.row_count import row_count_tasks
+
+        return row_count_tasks()
+    raise ValueError(f"task_set={name!r}: choose one of {', '.join(TASK_SETS)}")
+
+
 def fingerprint() -> str:
     digest = hashlib.sha256()
     package = Path(__file__).parents[1]
@@ -71,4 +86,12 @@ def build_shipped_tasks(force: bool = False) -> Path:
     return final
 
 
-__all__ = ["build_shipped_tasks", "cache_root", "fingerprint", "shipped_tasks", "write_shipped_tasks"]
+__all__ = [
+    "TASK_SETS",
+    "build_shipped_tasks",
+    "cache_root",
+    "fingerprint",
+    "shipped_tasks",
+    "task_set",
+    "write_shipped_tasks",
+]

@@ -347,3 +347,42 @@ def test_replaying_a_demo_gives_a_workspace_the_oracle_accepts(harness: str, cas
     _replay(demo, produced)
     judged = verify(task, produced, tmp_path / "scratch", SubprocessRunner())
     assert judged.verdict is Verdict.PASS, judged.reason
+
+
+# ---------------------------------------------------------------- the learning-check family
+
+
+@cache
+def _row_demos(harness: str) -> tuple[Conversation, ...]:
+    from environments.tasks.shipped import task_set
+
+    demos, skipped = build_demos(task_set("row-count"), harness)
+    assert skipped == []
+    return tuple(demos)
+
+
+@pytest.mark.parametrize("harness", HARNESSES)
+def test_row_count_demos_look_first_and_solve_with_the_one_command(harness: str):
+    """Every demo takes 2-5 calls (one is enough), each length occurs, and the solving command runs once."""
+    from environments.tasks.shipped.row_count import ROW_COUNT_COMMAND
+
+    demos = _row_demos(harness)
+    counts = {d.meta["tool_calls"] for d in demos}
+    assert counts == {2, 3, 4, 5}
+    for demo in demos:
+        commands = [json.loads(c["function"]["arguments"]).get("command") for c in _calls(demo)]
+        assert commands.count(ROW_COUNT_COMMAND) == 1
+        assert commands[0] != ROW_COUNT_COMMAND  # always a look first: RL has a call to drop
+
+
+@pytest.mark.parametrize("harness", HARNESSES)
+def test_replaying_a_row_count_demo_gives_a_workspace_the_oracle_accepts(harness: str, tmp_path: Path):
+    from environments.tasks.shipped import task_set
+
+    demo = max(_row_demos(harness), key=lambda d: (d.meta["tool_calls"], d.meta["task_id"]))
+    task = next(t for t in task_set("row-count") if t.id == demo.meta["task_id"])
+    produced = tmp_path / "workspace"
+    write_files(produced, task.workspace)
+    _replay(demo, produced)  # every shown output is what the command really prints
+    judged = verify(task, produced, tmp_path / "scratch", SubprocessRunner())
+    assert judged.verdict is Verdict.PASS, judged.reason

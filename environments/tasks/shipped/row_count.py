@@ -1,0 +1,85 @@
+"""The learning-check family: how many records a CSV holds. One shell call solves every task.
+
+The CPU learning check asks whether RL makes the tiny agent's sessions shorter without losing pass@1.
+That needs tasks the 5M-parameter tiny agent can actually solve, and a gap between what its
+demonstrations do and what is needed. Every task here is solved by the same command
+(``ROW_COUNT_COMMAND``), so the tiny agent can learn it, while each task's answer (its row count) differs,
+so only running it passes; the demonstrations (``row_count_plan``) first look around with 1-4 calls
+nobody needs (``head``, ``cat answer.txt``, ``ls``, ``wc -l``), so a trained policy has calls to drop.
+
+48 train and 16 eval tasks; the reward's 0.1 x (1 - tool_calls/15) is the only thing that separates a
+one-call solution from a five-call one.
+"""
+
+from __future__ import annotations
+
+import random
+
+from environments.tasks.checks import check_no_leakage, check_well_formed
+from environments.tasks.types import AnswerOracle, Kind, Limits, Reference, Source, Split, Task
+
+SEED = 20261129
+TRAIN_TASKS = 48
+EVAL_TASKS = 16
+ROW_COUNT_COMMAND = "tail -n +2 data.csv | wc -l > answer.txt"
+MIN_ROWS, MAX_ROWS = 6, 60
+LIMITS = Limits(agent_timeout_s=300.0, verify_timeout_s=30.0, memory_mb=512, max_processes=32)
+
+_TITLES = (
+    ("Library loans", ("member", "title", "branch")),
+    ("Ferry crossings", ("vessel", "route", "weather")),
+    ("Orchard harvests", ("grower", "variety", "grade")),
+    ("Museum visits", ("visitor", "gallery", "ticket")),
+    ("Bicycle repairs", ("customer", "part", "mechanic")),
+    ("Choir rehearsals", ("singer", "piece", "hall")),
+    ("Garden plantings", ("gardener", "plant", "bed")),
+    ("Bakery orders", ("customer", "bread", "shop")),
+)
+_WORDS = (
+    "amber birch cedar delta ember fern garnet hazel iris juniper kestrel linden maple nettle olive "
+    "poppy quartz rowan sage thistle umber violet willow yarrow zinnia"
+).split()
+
+
+def _csv(rng: random.Random, columns: tuple[str, ...], rows: int) -> bytes:
+    lines = [",".join(columns)]
+    lines += [",".join(rng.choice(_WORDS) for _ in columns) for _ in range(rows)]
+    return ("\n".join(lines) + "\n").encode()
+
+
+def instruction(title: str) -> str:
+    return (
+        f"{title} are in `data.csv`, one record per line under a header line.\n\n"
+        "How many records does `data.csv` hold? Do not count the header line.\n\n"
+        "Write only the answer (a number, nothing else) to `answer.txt` in the working directory.\n"
+    )
+
+
+def row_count_task(index: int, split: Split) -> Task:
+    rng = random.Random(SEED * 1000 + index)
+    title, columns = _TITLES[index % len(_TITLES)]
+    rows = rng.randint(MIN_ROWS, MAX_ROWS)
+    return Task(
+        id=f"rows-{split.value}-{index:03d}",
+        source=Source.DATA,
+        kind=Kind.ANALYSIS,
+        split=split,
+        instruction=instruction(title),
+        workspace={"data.csv": _csv(rng, columns, rows)},
+        hidden={},
+        oracle=AnswerOracle(expected=rows),
+        reference=Reference(command=ROW_COUNT_COMMAND),
+        limits=LIMITS,
+    )
+
+
+def row_count_tasks() -> list[Task]:
+    """The family's train tasks, then its eval tasks, in a fixed order; each passes checks 1 and 5 here
+    (the run checks are the test's: ``tests/environments/tasks/test_row_count.py``)."""
+    tasks = [row_count_task(i, Split.TRAIN) for i in range(TRAIN_TASKS)]
+    tasks += [row_count_task(TRAIN_TASKS + i, Split.EVAL) for i in range(EVAL_TASKS)]
+    for task in tasks:
+        for check in (check_well_formed(task), check_no_leakage(task)):
+            if not check.passed:
+                raise RuntimeError(f"row-count task {task.id} fails {check.name}: {check.reason}")
+    return tasks

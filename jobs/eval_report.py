@@ -146,8 +146,8 @@ def markdown_table(cells: Sequence[Cell], load_failures: dict[str, str] | None =
         kind = f"**{c.task_kind}**" if c.task_kind == ALL else c.task_kind
         lines.append(
             f"| {c.harness} | {c.checkpoint} | {c.step} | {kind} | {c.sessions} | {c.pass_at_1:.3f} | "
-            f"[{c.low:.3f}, {c.high:.3f}] | {c.mean_tool_calls:.2f} | [{c.calls_low:.2f}, {c.calls_high:.2f}] | "
-            f"{c.blocked} | {c.unscored} |"
+            f"[{c.low:.3f}, {c.high:.3f}] | {c.mean_tool_calls:.2f} | "
+            f"[{c.calls_low:.2f}, {c.calls_high:.2f}] | {c.blocked} | {c.unscored} |"
         )
     for name, reason in sorted((load_failures or {}).items()):
         lines.append(f"| - | {name} | - | - | 0 | - | - | - | - | - | load failed: {reason} |")

@@ -25,7 +25,8 @@ def load_preset(name: str, overrides: tuple[str, ...] = ()) -> ServingConfig:
 
 
 def resolve_model(cfg: ServingConfig) -> ServingConfig:
-    """Replace ``model: tiny`` / a tiny agent's name (``jobs.tiny_agent.AGENTS``) by the locally built folder (building it if needed)."""
+    """Replace ``model: tiny`` / a tiny agent's name (``jobs.tiny_agent.AGENTS``) by the locally built
+    folder (building it if needed)."""
     if cfg.model == TINY:
         from environments.tiny_model import build_tiny_model
 

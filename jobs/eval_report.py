@@ -154,6 +154,47 @@ def markdown_table(cells: Sequence[Cell], load_failures: dict[str, str] | None =
     return "\n".join(lines) + "\n"
 
 
+def block_reasons_table(results: Iterable[SessionResult]) -> str:
+    """How often each guard rule blocked a call, per harness and checkpoint ("" when nothing was blocked)."""
+    counts: dict[tuple[str, str, str], int] = defaultdict(int)
+    for r in results:
+        for reason in r.block_reasons:
+            counts[(r.harness, r.checkpoint, reason)] += 1
+    if not counts:
+        return ""
+    lines = ["| harness | checkpoint | rule: reason | blocked calls |", "|---|---|---|---|"]
+    lines += [f"| {h} | {c} | {reason} | {n} |" for (h, c, reason), n in sorted(counts.items())]
+    return "\n".join(lines) + "\n"
+
+
+def cost_section(extra: dict) -> str:
+    """The merged-vs-multi-LoRA wall-time comparison, when the evaluation ran it ("" otherwise)."""
+    if "merged_over_multi_lora" not in extra:
+        return ""
+    return (
+        f"The same {extra['merged_tasks']} tasks x {extra['merged_checkpoints']} checkpoints: multi-LoRA "
+        f"(all served at once) {extra['multi_lora_s']} s, merged (each merged into the base and served "
+        f"alone) {extra['merged_s']} s; merged / multi-LoRA = **{extra['merged_over_multi_lora']}**.\n"
+    )
+
+
+def report_markdown(
+    cells: Sequence[Cell],
+    results: Sequence[SessionResult],
+    load_failures: dict[str, str],
+    extra: dict | None = None,
+) -> str:
+    """``report.md``: the table, then the guard's block reasons and the cost comparison, where there are."""
+    text = "# Evaluation\n\n" + markdown_table(cells, load_failures)
+    blocks = block_reasons_table(results)
+    if blocks:
+        text += "\n## Guard blocks\n\n" + blocks
+    cost = cost_section(extra or {})
+    if cost:
+        text += "\n## Cost: merged vs multi-LoRA\n\n" + cost
+    return text
+
+
 def report_json(
     cells: Sequence[Cell],
     results: Sequence[SessionResult],
@@ -215,8 +256,7 @@ def write_report(
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     cells = summarize(results)
-    table = markdown_table(cells, load_failures)
-    (out_dir / "report.md").write_text("# Evaluation\n\n" + table)
+    (out_dir / "report.md").write_text(report_markdown(cells, results, load_failures, extra))
     data = report_json(cells, results, load_failures, extra)
     (out_dir / "results.json").write_text(json.dumps(data, indent=2) + "\n")
     plots = write_plots(cells, out_dir) if cells else []

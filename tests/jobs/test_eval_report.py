@@ -55,7 +55,18 @@ def results() -> list[SessionResult]:
     for i in range(4):
         out.append(SessionResult("pi", "pi-step2", 2, f"a{i}", "analysis", passed=i < 3, tool_calls=2))
         out.append(SessionResult("pi", "base", 0, f"a{i}", "analysis", passed=i < 1, tool_calls=4))
-    out.append(SessionResult("pi", "pi-step2", 2, "r0", "repair", passed=False, tool_calls=6, blocked=True))
+    out.append(
+        SessionResult(
+            "pi",
+            "pi-step2",
+            2,
+            "r0",
+            "repair",
+            tool_calls=6,
+            blocked=True,
+            block_reasons=("declared_tools: undeclared_tool", "declared_tools: undeclared_tool"),
+        )
+    )
     out.append(SessionResult("pi", "pi-step2", 2, "r1", "repair", failure="sandbox crashed"))
     return out
 
@@ -74,7 +85,9 @@ def test_table_and_json_agree_and_a_failed_checkpoint_is_reported(tmp_path: Path
     paths = write_report(tmp_path, results(), {"pi-step4": "adapter_config.json is missing"})
     data = json.loads(paths["json"].read_text())
     rows = [
-        line.split("|")[1:-1] for line in paths["report"].read_text().splitlines() if line.startswith("| pi")
+        line.split("|")[1:-1]
+        for line in paths["report"].read_text().split("\n## ")[0].splitlines()  # the table, not its sections
+        if line.startswith("| pi")
     ]
     assert len(rows) == len(data["cells"])
     for row, cell in zip(rows, data["cells"], strict=True):
@@ -89,3 +102,15 @@ def test_table_and_json_agree_and_a_failed_checkpoint_is_reported(tmp_path: Path
     assert "load failed: adapter_config.json is missing" in paths["report"].read_text()
     for name in ("pass_at_1", "tool_calls"):
         assert paths[name].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_the_report_counts_block_reasons_and_states_the_cost_ratio(tmp_path: Path):
+    extra = {"merged_checkpoints": 2, "merged_tasks": 3, "multi_lora_s": 50.0, "merged_s": 101.0}
+    text = write_report(tmp_path, results(), {}, {**extra, "merged_over_multi_lora": 2.02})[
+        "report"
+    ].read_text()
+    assert "| pi | pi-step2 | declared_tools: undeclared_tool | 2 |" in text
+    assert "merged / multi-LoRA = **2.02**" in text and "3 tasks x 2 checkpoints" in text
+    clean = [r for r in results() if not r.block_reasons]
+    text = write_report(tmp_path / "clean", clean, {})["report"].read_text()
+    assert "## Guard blocks" not in text and "## Cost" not in text

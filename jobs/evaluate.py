@@ -3,13 +3,15 @@
     python -m jobs.evaluate --config jobs/configs/evaluate-smoke.yaml [key=value ...]
     ray job submit --working-dir . -- python -m jobs.evaluate --config jobs/configs/evaluate-smoke.yaml
 
+The tasks are the held-out split of ``task_set`` (``shipped``, or ``row-count`` for the learning check).
 For each harness: the checkpoints the train job wrote (``<train_dir>/<harness>/checkpoint-<step>``, the
 last ``checkpoints`` of them) plus the base model are served at once, each adapter under
 ``<harness>-step<N>``; every held-out task runs once per checkpoint through the real harness and the guard
 in a sandbox, scored by the task's verifier (``actors.rollout.RolloutSession``, as in training). A
 checkpoint that fails to load is reported with the reason and the rest goes on; a session the
 infrastructure failed is retried once, then counted as unscored. Writes ``report.md`` (pass@1 with a 95%
-Wilson interval, mean tool calls, guard blocks by harness, checkpoint and task kind), ``results.json`` (every
+Wilson interval, mean tool calls with a 95% bootstrap interval, guard blocks by harness, checkpoint and task
+kind; then each guard rule's block count), ``results.json`` (every
 number and every session) and ``pass_at_1.png`` / ``tool_calls.png`` (against training step, a line per
 harness), with a progress bar of sessions done / total and the ETA.
 
@@ -300,7 +302,7 @@ def run(cfg: EvalConfig) -> dict:
     adapters = [c for c in checkpoints if c.path is not None]
     tasks = eval_tasks(cfg.task_kinds, cfg.max_tasks, cfg.task_set)
     if not tasks:
-        raise ValueError(f"no held-out tasks of kinds {list(cfg.task_kinds)}")
+        raise ValueError(f"no held-out tasks of kinds {list(cfg.task_kinds)} in task set {cfg.task_set!r}")
     overrides = (f"max_loras={max(len(adapters) + cfg.merged_checkpoints + 2, 4)}", *cfg.serving_overrides)
     serving_cfg = resolve_model(load_preset(cfg.model_preset, overrides))
     say(f"{len(checkpoints)} checkpoints ({len(adapters)} adapters) x {len(tasks)} tasks")

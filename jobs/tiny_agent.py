@@ -13,8 +13,7 @@ solve tasks.
 the tiny model (``environments.tiny_model``), the family above for ``per_harness`` train tasks of each
 harness (``environments.traces.demos``, chosen by a fixed stride over the task ids), then a full
 fine-tune with the SFT stage (``jobs.sft_train.run_sft``: assistant tokens only). The fingerprint covers
-the recipe, the base model's fingerprint, and the source of the demonstration and SFT code, so a change
-gives a new folder. ``python -m jobs.tiny_agent [--agent NAME] [--force]`` builds it and prints its figures.
+the recipe, the base model's fingerprint, the demonstrations' bytes and the SFT code, so a change gives a new folder. ``python -m jobs.tiny_agent [--agent NAME] [--force]`` builds it and prints its figures.
 
 ``tiny-agent-rows`` is the learning check's agent: the same build on the row-count family's whole
 demonstrations (``environments.tasks.shipped.row_count``), which it can learn to solve.
@@ -23,6 +22,7 @@ demonstrations (``environments.tasks.shipped.row_count``), which it can learn to
 from __future__ import annotations
 
 import argparse
+import functools
 import hashlib
 import json
 import tempfile
@@ -57,18 +57,23 @@ class TinyAgentRecipe:
     seed: int = 0
 
     def fingerprint(self, base_fingerprint: str) -> str:
+        """The recipe, the base model, the demonstrations' bytes and the SFT code: a change to any of them
+        (and only to them: not a task's limits, say) gives a new folder."""
         digest = hashlib.sha256(json.dumps(asdict(self), sort_keys=True).encode())
         digest.update(base_fingerprint.encode())
+        digest.update(demonstrations_digest(self).encode())
         root = Path(__file__).resolve().parents[1]
-        sources = [
-            root / "environments/traces/demos.py",
-            *sorted((root / "jobs").glob("sft*.py")),
-            Path(__file__),
-        ]
-        sources.append(root / "environments/tasks/shipped/row_count.py")
-        for path in sources:
+        for path in [*sorted((root / "jobs").glob("sft*.py")), Path(__file__)]:
             digest.update(path.read_bytes())
         return digest.hexdigest()[:16]
+
+
+@functools.cache
+def demonstrations_digest(recipe: TinyAgentRecipe) -> str:
+    """sha256 of the demonstrations ``recipe`` trains on (built in a scratch folder, once per process)."""
+    with tempfile.TemporaryDirectory() as scratch:
+        path, _ = demonstrations(recipe, Path(scratch))
+        return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 AGENTS = {

@@ -23,7 +23,8 @@ TRAIN_TASKS = 48
 EVAL_TASKS = 16
 ROW_COUNT_COMMAND = "tail -n +2 data.csv | wc -l > answer.txt"
 MIN_ROWS, MAX_ROWS = 6, 60
-LIMITS = Limits(agent_timeout_s=300.0, verify_timeout_s=30.0, memory_mb=512, max_processes=32)
+LIMITS = Limits(agent_timeout_s=300.0, verify_timeout_s=30.0, memory_mb=1024, max_processes=32)
+"""The data tasks' limits: opencode's runtime alone is killed under 512 MB."""
 
 _TITLES = (
     ("Library loans", ("member", "title", "branch")),

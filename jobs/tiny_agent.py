@@ -13,7 +13,8 @@ solve tasks.
 the tiny model (``environments.tiny_model``), the family above for ``per_harness`` train tasks of each
 harness (``environments.traces.demos``, chosen by a fixed stride over the task ids), then a full
 fine-tune with the SFT stage (``jobs.sft_train.run_sft``: assistant tokens only). The fingerprint covers
-the recipe, the base model's fingerprint, the demonstrations' bytes and the SFT code, so a change gives a new folder. ``python -m jobs.tiny_agent [--agent NAME] [--force]`` builds it and prints its figures.
+the recipe, the base model's fingerprint, the demonstrations' bytes and the SFT code, so a change gives
+a new folder. ``python -m jobs.tiny_agent [--agent NAME] [--force]`` builds it and prints its figures.
 
 ``tiny-agent-rows`` is the learning check's agent: the same build on the row-count family's whole
 demonstrations (``environments.tasks.shipped.row_count``), which it can learn to solve.

@@ -16,12 +16,14 @@ Contract (the PolicyServer protocol):
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -66,6 +68,45 @@ def _die_with_parent() -> None:
     ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # 1 = PR_SET_PDEATHSIG
 
 
+_REAPER = """
+import os, select, signal, sys, time
+holder, group = int(sys.argv[1]), int(sys.argv[2])
+child = os.fork()
+if child:  # the reaper is a grandchild: killing the holder's children does not reach it
+    print(child, flush=True)
+    os._exit(0)
+devnull = os.open(os.devnull, os.O_RDWR)
+for fd in (0, 1, 2):
+    os.dup2(devnull, fd)  # let go of the caller's pipes
+try:
+    select.select([os.pidfd_open(holder)], [], [])  # readable once the holder has exited
+except ProcessLookupError:
+    pass
+for sig in (signal.SIGTERM, signal.SIGKILL):
+    try:
+        os.killpg(group, sig)
+    except ProcessLookupError:
+        break
+    time.sleep(5)
+"""
+"""Watches the process that started vLLM from outside and kills vLLM's whole process group once that
+process is gone. Ray kills a dead actor's child processes with SIGKILL, so the API server cannot stop its
+engine core, which then lived on with its memory and CPU; this reaper is not a child, so it survives."""
+
+
+def _group_gone(proc: subprocess.Popen[bytes], wait_s: float) -> bool:
+    """Wait up to ``wait_s`` for every process of ``proc``'s group to exit (reaping ``proc`` itself)."""
+    deadline = time.monotonic() + wait_s
+    while time.monotonic() < deadline:
+        proc.poll()
+        try:
+            os.killpg(proc.pid, 0)
+        except ProcessLookupError:
+            return True
+        time.sleep(0.2)
+    return False
+
+
 def _cuda_available() -> bool:
     try:
         import torch
@@ -89,6 +130,7 @@ class VLLMServer:
         self.restarts = 0
         self._lock = threading.RLock()
         self._proc: subprocess.Popen[bytes] | None = None
+        self._reapers: list[int] = []
         self._http = httpx.Client(base_url=f"http://127.0.0.1:{self.port}", timeout=_HTTP_TIMEOUT)
         self._stopping = threading.Event()
         self._watchdog: threading.Thread | None = None
@@ -117,6 +159,14 @@ class VLLMServer:
                 start_new_session=True,
                 preexec_fn=_die_with_parent,
             )
+        launched = subprocess.run(  # returns at once: the reaper forks away
+            [sys.executable, "-c", _REAPER, str(os.getpid()), str(self._proc.pid)],
+            start_new_session=True,
+            check=True,
+            capture_output=True,
+            text=True,
+        )
+        self._reapers.append(int(launched.stdout))
         deadline = time.monotonic() + self.cfg.startup_timeout_s
         while time.monotonic() < deadline:
             if self._proc.poll() is not None:
@@ -159,19 +209,21 @@ class VLLMServer:
             return False
 
     def _kill(self) -> None:
+        """Stop the whole process group, even when the API server itself is already gone (its engine core
+        may not be), then its reaper, whose group id could otherwise be reused by the time it fires."""
         proc, self._proc = self._proc, None
-        if proc is None or proc.poll() is not None:
-            return
-        for sig, wait_s in ((signal.SIGTERM, 15.0), (signal.SIGKILL, 10.0)):
-            try:
-                os.killpg(proc.pid, sig)
-            except ProcessLookupError:
-                return
-            try:
-                proc.wait(timeout=wait_s)
-                return
-            except subprocess.TimeoutExpired:
-                continue
+        reapers, self._reapers = self._reapers, []
+        if proc is not None:
+            for sig, wait_s in ((signal.SIGTERM, 15.0), (signal.SIGKILL, 10.0)):
+                try:
+                    os.killpg(proc.pid, sig)
+                except ProcessLookupError:
+                    break
+                if _group_gone(proc, wait_s):
+                    break
+        for pid in reapers:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
 
     def stop(self) -> None:
         """Stop the watchdog and the process; the adapter store is removed with the work dir."""

@@ -238,3 +238,59 @@ def test_killed_server_process_is_restarted_with_the_same_adapters_live(publishe
     assert health["healthy"] and health["restarts"] == 1
     assert ray.get(serving.adapters.remote()) == before
     assert _chat(published, "pi-v1")["choices"][0]["token_ids"] == expected
+
+
+_HOLDER = """
+import sys
+from actors.serving import ServingConfig
+from actors.serving.server import VLLMServer
+
+server = VLLMServer(ServingConfig(model=sys.argv[1], dtype="float32"), sys.argv[2])
+server.start()
+print(server._proc.pid, flush=True)
+sys.stdin.read()
+"""
+
+
+def test_a_killed_holder_leaves_no_vllm_process_behind(tiny_model, tmp_path: Path):
+    """Ray kills a dead actor's child processes with SIGKILL, so the API server cannot stop its engine core;
+    the reaper (not a child) takes the whole group. Without it the engine core lived on."""
+    import contextlib
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    repo = Path(__file__).resolve().parents[3]
+    holder = subprocess.Popen(
+        [sys.executable, "-c", _HOLDER, str(tiny_model), str(tmp_path / "serving")],
+        cwd=repo,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        group = int(holder.stdout.readline())
+        children = subprocess.run(["pgrep", "-g", str(group)], capture_output=True, text=True).stdout.split()
+        assert len(children) >= 2, "the API server and its engine core share one group"
+        for pid in map(int, children):  # an engine core that does not notice its parent die (a busy one
+            if pid != group:  # did not, in a real run, and spun on for 20 minutes)
+                os.kill(pid, signal.SIGSTOP)
+        holder.send_signal(signal.SIGKILL)  # as Ray does: the actor, then its children
+        holder.wait()
+        subprocess.run(["pkill", "-KILL", "-P", str(holder.pid)], check=False)
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(group, signal.SIGKILL)  # the API server, in case it was reparented already
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                os.killpg(group, 0)
+            except ProcessLookupError:
+                break
+            time.sleep(0.5)
+        else:
+            left = subprocess.run(["ps", "-o", "pid,args", "-g", str(group)], capture_output=True, text=True)
+            pytest.fail(f"vLLM processes outlived their holder by 60 s:\n{left.stdout}")
+    finally:
+        if holder.poll() is None:
+            holder.kill()

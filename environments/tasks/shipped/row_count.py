@@ -7,8 +7,9 @@ demonstrations do and what is needed. Every task here is solved by the same comm
 so only running it passes; the demonstrations (``row_count_plan``) first look around with 1-4 calls
 nobody needs (``head``, ``cat answer.txt``, ``ls``, ``wc -l``), so a trained policy has calls to drop.
 
-48 train and 16 eval tasks; the reward's 0.1 x (1 - tool_calls/15) is the only thing that separates a
-one-call solution from a five-call one.
+48 train and 48 eval tasks (48 sessions per checkpoint keep the pass@1 interval within about +-0.14).
+The reward's 0.1 x (1 - tool_calls/15) is the only thing that separates a one-call solution from a
+five-call one.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from environments.tasks.types import AnswerOracle, Kind, Limits, Reference, Sour
 
 SEED = 20261129
 TRAIN_TASKS = 48
-EVAL_TASKS = 16
+EVAL_TASKS = 48
 ROW_COUNT_COMMAND = "tail -n +2 data.csv | wc -l > answer.txt"
 MIN_ROWS, MAX_ROWS = 6, 60
 LIMITS = Limits(agent_timeout_s=300.0, verify_timeout_s=30.0, memory_mb=1024, max_processes=32)

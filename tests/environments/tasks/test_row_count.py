@@ -30,7 +30,7 @@ def test_the_family_has_its_splits_and_is_the_same_every_time(tasks):
 
 def test_answers_vary_so_only_counting_passes(tasks):
     answers = Counter(t.oracle.expected for t in tasks)
-    assert len(answers) >= 25 and max(answers.values()) <= 5
+    assert len(answers) >= 25 and max(answers.values()) <= 0.1 * len(tasks)  # no answer passes 10%
     train = {t.workspace["data.csv"] for t in tasks if t.split is Split.TRAIN}
     assert not train & {t.workspace["data.csv"] for t in tasks if t.split is Split.EVAL}
 

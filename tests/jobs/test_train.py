@@ -21,11 +21,13 @@ def test_every_train_preset_loads_and_names_a_model_preset(path: Path):
 
 
 def test_the_reference_presets_use_the_reference_numbers():
+    cpu = {"train-smoke", "train-learning-check"}  # the embedded default's presets
     cfgs = {p.stem: load_config(TrainJobConfig, p) for p in CONFIGS}
-    assert {c.token_budget for n, c in cfgs.items() if n != "train-smoke"} == {65536, 131072}
+    assert cpu < set(cfgs)
+    assert {c.token_budget for n, c in cfgs.items() if n not in cpu} == {65536, 131072}
     assert cfgs["train-lfm3-1.7b"].trainer_gpus < 1  # the three 1.7B trainers share one GPU
     assert cfgs["train-twil-8b"].max_sessions == 12  # the long-reasoning preset
-    assert all(c.group_size == 8 and c.lora_rank == 32 for n, c in cfgs.items() if n != "train-smoke")
+    assert all(c.group_size == 8 and c.lora_rank == 32 for n, c in cfgs.items() if n not in cpu)
 
 
 @pytest.mark.parametrize(

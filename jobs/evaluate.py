@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from environments.tasks.shipped import TASK_SETS
+from environments.tasks.shipped import unknown_task_set
 from jobs.config import job_main
 from jobs.eval_report import Checkpoint, SessionResult
 
@@ -77,8 +77,8 @@ class EvalConfig:
             problems.append("checkpoints, max_tasks, merged_checkpoints and merged_tasks must be >= 0")
         if self.max_sessions < 1 or self.rollout_cpus <= 0:
             problems.append("max_sessions must be >= 1 and rollout_cpus > 0")
-        if self.task_set not in TASK_SETS:
-            problems.append(f"task_set={self.task_set!r}: choose one of {', '.join(TASK_SETS)}")
+        if problem := unknown_task_set(self.task_set):
+            problems.append(problem)
         if problems:
             raise ValueError("; ".join(problems))
 

@@ -64,7 +64,7 @@ def run(cfg: SmokeConfig) -> dict:
 
     preset = train_cfg.model_preset
     t = stage(1, f"building or finding the model {preset} (a tiny agent: SFT on demonstrations)")
-    agent = resolve_model(load_preset(train_cfg.model_preset, train_cfg.serving_overrides)).model
+    agent = resolve_model(load_preset(preset, train_cfg.serving_overrides)).model
     figures["tiny_agent_s"] = round(time.monotonic() - t, 1)
     print(f"    model at {agent} ({figures['tiny_agent_s']} s)", flush=True)
 

@@ -19,7 +19,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from environments.tasks.shipped import TASK_SETS
+from environments.tasks.shipped import unknown_task_set
 from jobs.config import job_main
 
 DEFAULT_CONFIG = Path(__file__).resolve().parent / "configs" / "train-smoke.yaml"
@@ -73,8 +73,8 @@ class TrainJobConfig:
             problems.append(f"rollout_cpus={self.rollout_cpus}: must be > 0 (a placement-group bundle)")
         if self.sandbox not in ("local", "docker"):
             problems.append(f"sandbox={self.sandbox!r}: use local or docker")
-        if self.task_set not in TASK_SETS:
-            problems.append(f"task_set={self.task_set!r}: choose one of {', '.join(TASK_SETS)}")
+        if problem := unknown_task_set(self.task_set):
+            problems.append(problem)
         if problems:
             raise ValueError("; ".join(problems))
 

@@ -83,11 +83,12 @@ try:
 except ProcessLookupError:
     pass
 for sig in (signal.SIGTERM, signal.SIGKILL):
+    if sig == signal.SIGKILL:
+        time.sleep(5)  # the SIGTERM's grace
     try:
         os.killpg(group, sig)
     except ProcessLookupError:
         break
-    time.sleep(5)
 """
 """Watches the process that started vLLM from outside and kills vLLM's whole process group once that
 process is gone. Ray kills a dead actor's child processes with SIGKILL, so the API server cannot stop its

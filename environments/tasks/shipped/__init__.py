@@ -29,19 +29,28 @@ def shipped_tasks() -> list[Task]:
     return data_tasks() + repo_tasks()
 
 
-TASK_SETS = ("shipped", "row-count")
+def _row_count_tasks() -> list[Task]:
+    from environments.tasks.shipped.row_count import row_count_tasks
+
+    return row_count_tasks()
+
+
+_TASK_SETS = {"shipped": shipped_tasks, "row-count": _row_count_tasks}
+TASK_SETS = tuple(_TASK_SETS)
 """``shipped``: the data-analysis and repo tasks; ``row-count``: the learning-check family."""
+
+
+def unknown_task_set(name: str) -> str | None:
+    """What is wrong with ``name`` as a task set (the choices), or None: for configs to report."""
+    return None if name in _TASK_SETS else f"task_set={name!r}: choose one of {', '.join(TASK_SETS)}"
 
 
 def task_set(name: str) -> list[Task]:
     """The tasks of a named set (``TASK_SETS``), in a fixed order."""
-    if name == "shipped":
-        return shipped_tasks()
-    if name == "row-count":
-        from environments.tasks.shipped.row_count import row_count_tasks
-
-        return row_count_tasks()
-    raise ValueError(f"task_set={name!r}: choose one of {', '.join(TASK_SETS)}")
+    problem = unknown_task_set(name)
+    if problem:
+        raise ValueError(problem)
+    return _TASK_SETS[name]()
 
 
 def fingerprint() -> str:
@@ -93,5 +102,6 @@ __all__ = [
     "fingerprint",
     "shipped_tasks",
     "task_set",
+    "unknown_task_set",
     "write_shipped_tasks",
 ]

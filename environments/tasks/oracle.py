@@ -1,20 +1,31 @@
 """Apply a task's reference and judge a produced workspace with the task's oracle.
 
-``verify`` is the verifier's core: it copies what the agent (or the reference) produced into a fresh
-folder, adds the hidden files, and runs the oracle there, so nothing the producer left running or cached
-can answer for it. A verdict is ``pass``, ``fail`` or ``error``; ``error`` (the oracle timed out or could
-not run) is never read as either of the others.
+``verify`` is the verifier's core. It trusts no file the agent controls: it rebuilds the task from its
+pristine files in a fresh folder, takes from the agent's workspace only its solution surface (never tests,
+runner configuration, graders or files that shadow the runner; links are never taken or followed, special
+and oversize files are refused; see ``environments.integrity.surface``), adds the hidden files, and runs
+the oracle there with the runner's report pinned (``pinned_command``): pytest through the verdict plugin,
+Node's test runner through TAP. A command passes only when it exits 0 *and* its report shows every
+expected hidden test passed and, for pytest, that the runner was not patched while it ran. An answer file
+is read from the surface only if it is a regular file, at most ``MAX_ANSWER_BYTES``. A verdict is
+``pass``, ``fail`` or ``error``; ``error`` (the oracle timed out, or judging itself failed) is never read
+as either of the others, and ``verify`` never raises.
 """
 
 from __future__ import annotations
 
 import math
+import os
 import re
-import shutil
+import secrets
+import stat
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
+from environments.integrity.reports import ReportKind, judge_pytest_report, judge_tap_report, report_kind
+from environments.integrity.snapshot import take_snapshot
+from environments.integrity.surface import Surface, build_verify_tree, solution_surface
 from environments.tasks.layout import write_files
 from environments.tasks.runner import Runner, RunResult
 from environments.tasks.types import AnswerOracle, CommandOracle, Task
@@ -85,27 +96,99 @@ def write_start(task: Task, dest: Path) -> Path:
 
 
 def verify(task: Task, produced: Path, scratch: Path, runner: Runner) -> OracleRun:
-    """Judge ``produced`` in a fresh copy at ``scratch`` (which must not exist) plus the hidden files."""
-    shutil.copytree(produced, scratch, symlinks=True)
-    write_files(scratch, task.hidden)
+    """Judge ``produced`` in a fresh tree at ``scratch`` (which must not exist): the pristine task, the
+    agent's solution surface, the hidden files; see the module docstring. Never raises: anything that
+    goes wrong while judging is verdict ``error``."""
+    try:
+        return _verify(task, Path(produced), Path(scratch), runner)
+    except Exception as exc:  # a verdict, never a crashed or retried rollout
+        return OracleRun(Verdict.ERROR, f"the verifier could not judge: {type(exc).__name__}: {exc}")
+
+
+def _verify(task: Task, produced: Path, scratch: Path, runner: Runner) -> OracleRun:
+    surface = solution_surface(task, take_snapshot(produced))
+    build_verify_tree(task, surface, scratch)
     oracle = task.oracle
     if isinstance(oracle, AnswerOracle):
-        answer = scratch / oracle.answer_path
-        if not answer.is_file():
-            return OracleRun(Verdict.FAIL, f"no answer file {oracle.answer_path}")
-        ok, reason = judge_answer(oracle, answer.read_text(encoding="utf-8", errors="replace"))
-        return OracleRun(Verdict.PASS if ok else Verdict.FAIL, reason)
+        return _judge_answer_file(task, oracle, surface)
     assert isinstance(oracle, CommandOracle)
+    kind = report_kind(oracle.command)
+    report_dir = f"{VERDICT_DIR_PREFIX}{secrets.token_hex(8)}"
+    (scratch / report_dir).mkdir()
+    if kind is ReportKind.PYTEST:
+        (scratch / report_dir / "ha_verdict.py").write_bytes(PYTEST_PLUGIN.read_bytes())
     result = runner.run(
-        oracle.command,
+        pinned_command(oracle.command, report_dir, kind),
         scratch,
         timeout_s=task.limits.verify_timeout_s,
         memory_mb=task.limits.memory_mb,
-        env=oracle.env,
+        env={**oracle.env, **VERIFY_ENV},
     )
     if result.timed_out:
         return OracleRun(Verdict.ERROR, f"verify command ran past {task.limits.verify_timeout_s}s", result)
-    if result.exit_code == 0:
+    if result.exit_code != 0:
+        last = result.output_tail.strip().splitlines()[-1:] or [""]
+        return OracleRun(Verdict.FAIL, f"verify command exited {result.exit_code}: {last[0][:160]}", result)
+    if kind is None:
         return OracleRun(Verdict.PASS, "verify command exited 0", result)
-    last = result.output_tail.strip().splitlines()[-1:] or [""]
-    return OracleRun(Verdict.FAIL, f"verify command exited {result.exit_code}: {last[0][:160]}", result)
+    raw = read_small_text(scratch / report_dir / REPORT_FILES[kind])
+    judged = (
+        judge_pytest_report(raw, task.hidden)
+        if kind is ReportKind.PYTEST
+        else judge_tap_report(raw, task.hidden)
+    )
+    return OracleRun(Verdict.PASS if judged.passed else Verdict.FAIL, judged.reason, result)
+
+
+def _judge_answer_file(task: Task, oracle: AnswerOracle, surface: Surface) -> OracleRun:
+    path = oracle.answer_path
+    why = surface.refusal(path)
+    if why:
+        return OracleRun(Verdict.FAIL, f"answer file {path} refused: {why}")
+    data = surface.files.get(path, None if path in surface.removed else task.workspace.get(path))
+    if data is None:
+        return OracleRun(Verdict.FAIL, f"no answer file {path}")
+    ok, reason = judge_answer(oracle, data[:MAX_ANSWER_BYTES].decode("utf-8", errors="replace"))
+    return OracleRun(Verdict.PASS if ok else Verdict.FAIL, reason)
+
+
+VERDICT_DIR_PREFIX = ".verdict-"
+"""The verify run's report folder: a fresh random name, created after the agent's files were laid out."""
+PYTEST_PLUGIN = Path(__file__).parents[1] / "integrity" / "pytest_verdict.py"
+REPORT_FILES = {ReportKind.PYTEST: "report.json", ReportKind.NODE_TAP: "report.tap"}
+VERIFY_ENV = {"PYTHONNOUSERSITE": "1", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONSTARTUP": "", "PYTHONHOME": ""}
+"""No user site and no start-up file in the verifier's interpreter."""
+MAX_ANSWER_BYTES = 64 * 1024
+MAX_REPORT_BYTES = 8 * 1024 * 1024
+
+
+def pinned_command(command: str, report_dir: str, kind: ReportKind | None) -> str:
+    """``command`` with the runner's report pinned: pytest loads the verdict plugin (from the report
+    folder, first on ``PYTHONPATH``), Node's test runner adds a TAP reporter; both write into the folder."""
+    where = f'"$PWD/{report_dir}"'
+    if kind is ReportKind.PYTEST:
+        prelude = (
+            f"export HA_VERDICT_REPORT={where}/report.json PYTHONPATH={where}; "
+            'export PYTEST_ADDOPTS="-p ha_verdict -p no:cacheprovider"; '
+        )
+    elif kind is ReportKind.NODE_TAP:
+        prelude = (
+            f'export NODE_OPTIONS="--test-reporter=tap --test-reporter-destination=$PWD/{report_dir}/report.tap '
+            '--test-reporter=spec --test-reporter-destination=stdout"; '
+        )
+    else:
+        prelude = ""
+    return prelude + command
+
+
+def read_small_text(path: Path, limit: int = MAX_REPORT_BYTES) -> str | None:
+    """A regular file's text (never through a link, never a FIFO, at most ``limit`` bytes), else None."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        data = handle.read(limit + 1)
+    return None if len(data) > limit else data.decode("utf-8", "replace")

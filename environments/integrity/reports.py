@@ -1,0 +1,129 @@
+"""Structured test reports, and what they must show for a pass: every expected test ran and passed.
+
+The verifier reads a verdict from a report written by the runner (pytest through ``pytest_verdict.py``,
+Node's test runner through its TAP reporter), never from the exit status alone: a process that exits 0
+early, a hidden test file that was never collected, or a test that was skipped, deselected or marked
+``xfail`` does not pass. Expected tests come from the task's hidden files (their ``test_*`` functions and
+``Test*`` classes' methods, or Node's ``test("name", ...)`` calls), read with ``ast`` or a pattern, never
+from anything the agent wrote.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from dataclasses import dataclass
+from enum import StrEnum
+
+
+class ReportKind(StrEnum):
+    PYTEST = "pytest"
+    NODE_TAP = "node_tap"
+
+
+@dataclass(frozen=True, slots=True)
+class ReportVerdict:
+    passed: bool
+    reason: str
+
+
+def report_kind(command: str) -> ReportKind | None:
+    """Which report a verify command can give: pytest when it names pytest, TAP for ``node --test``."""
+    if re.search(r"\bpytest\b", command):
+        return ReportKind.PYTEST
+    if re.search(r"\bnode\b[^;&|]*--test\b", command):
+        return ReportKind.NODE_TAP
+    return None
+
+
+def expected_pytest_tests(hidden: dict[str, bytes]) -> dict[str, set[str]]:
+    """``{hidden test file: {test function or Class::method}}`` by pytest's default conventions."""
+    expected: dict[str, set[str]] = {}
+    for path, data in hidden.items():
+        name = path.rsplit("/", 1)[-1]
+        if not (name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py"))):
+            continue
+        try:
+            tree = ast.parse(data)
+        except (SyntaxError, ValueError):
+            continue
+        tests = set()
+        for node in tree.body:
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name.startswith("test"):
+                tests.add(node.name)
+            elif isinstance(node, ast.ClassDef) and node.name.startswith("Test"):
+                tests |= {
+                    f"{node.name}::{m.name}"
+                    for m in node.body
+                    if isinstance(m, ast.FunctionDef | ast.AsyncFunctionDef) and m.name.startswith("test")
+                }
+        if tests:
+            expected[path] = tests
+    return expected
+
+
+_NODE_TEST = re.compile(r"""\b(?:test|it)\s*\(\s*(["'`])((?:(?!\1).)+)\1""")
+
+
+def expected_node_tests(hidden: dict[str, bytes]) -> set[str]:
+    """Names of the ``test("...")``/``it("...")`` calls in hidden JavaScript test files."""
+    names: set[str] = set()
+    for path, data in hidden.items():
+        if re.search(r"\.(c|m)?js$", path):
+            names |= {m.group(2) for m in _NODE_TEST.finditer(data.decode("utf-8", "replace"))}
+    return names
+
+
+def judge_pytest_report(raw: str | None, hidden: dict[str, bytes]) -> ReportVerdict:
+    """Pass iff the plugin's report is complete, pytest was not patched, nothing failed, and every expected
+    hidden test ran and passed (parametrized cases count under their function)."""
+    if raw is None:
+        return ReportVerdict(
+            False, "pytest left no report: it never ran the verifier's plugin or exited early"
+        )
+    try:
+        data = json.loads(raw)
+        outcomes: dict[str, str] = dict(data["outcomes"])
+        finished, patched = bool(data["finished"]), list(data["patched"])
+    except (ValueError, KeyError, TypeError):
+        return ReportVerdict(False, "pytest's report is not the verifier's format")
+    if not finished:
+        return ReportVerdict(False, "the pytest session did not finish")
+    if patched:
+        return ReportVerdict(False, f"pytest was patched while it ran: {', '.join(patched[:3])}")
+    bad = sorted(n for n, o in outcomes.items() if o not in ("passed", "skipped"))
+    if bad:
+        return ReportVerdict(False, f"{len(bad)} tests did not pass, e.g. {bad[0]} ({outcomes[bad[0]]})")
+    passed = {n.split("[", 1)[0] for n, o in outcomes.items() if o == "passed"}
+    for path, tests in expected_pytest_tests(hidden).items():
+        missing = sorted(t for t in tests if f"{path}::{t}" not in passed)
+        if missing:
+            return ReportVerdict(False, f"hidden test {path}::{missing[0]} did not run and pass")
+    return ReportVerdict(True, f"{len(passed)} tests passed")
+
+
+_TAP_LINE = re.compile(r"^\s*(not ok|ok) \d+ - (.*?)(\s+#\s*(SKIP|TODO)\b.*)?$", re.I)
+
+
+def judge_tap_report(raw: str | None, hidden: dict[str, bytes]) -> ReportVerdict:
+    """Pass iff the TAP stream has no ``not ok``, no skip or todo, and every hidden test name is ``ok``."""
+    if raw is None:
+        return ReportVerdict(False, "node's test runner left no report")
+    ok: set[str] = set()
+    for line in raw.splitlines():
+        match = _TAP_LINE.match(line)
+        if not match:
+            continue
+        status, name, directive = match.group(1).lower(), match.group(2), match.group(4)
+        if status == "not ok":
+            return ReportVerdict(False, f"test {name[:80]!r} failed")
+        if directive:
+            return ReportVerdict(False, f"test {name[:80]!r} was marked {directive.upper()}")
+        ok.add(name)
+    missing = sorted(expected_node_tests(hidden) - ok)
+    if missing:
+        return ReportVerdict(False, f"hidden test {missing[0]!r} did not run and pass")
+    if not ok:
+        return ReportVerdict(False, "no test ran")
+    return ReportVerdict(True, f"{len(ok)} tests passed")

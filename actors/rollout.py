@@ -22,12 +22,14 @@ from typing import TYPE_CHECKING, Protocol
 
 from actors.grpo.samples import TrainingRow, rollout_rows, turns_from_record
 from environments.harnesses import LAUNCHERS, LaunchSpec, UnixToTcp, launch_in_sandbox
+from environments.integrity import audit_effects, take_snapshot
 from environments.reward import RewardInputs, compute_reward
 from environments.sandboxes import Forward, SandboxLimits
 from environments.sandboxes.runner import SandboxRunner
-from environments.tasks.oracle import Verdict, verify, write_start
+from environments.tasks.oracle import OracleRun, Verdict, verify, write_start
 
 if TYPE_CHECKING:
+    from environments.integrity import AuditResult
     from environments.sandboxes import SandboxBackend
     from environments.tasks.types import Task
 
@@ -46,8 +48,14 @@ class GuardClient(Protocol):
         ...
 
     def close(self, rollout_id: str) -> dict:
-        """Close the rollout and return its final record (``RolloutRecord.to_json()``)."""
+        """Close the rollout and return its final record (``RolloutRecord.to_json()``); raise
+        ``RecordMissing`` when the guard has no open record of it (closed early, or deleted)."""
         ...
+
+
+class RecordMissing(LookupError):
+    """The guard has no open record of the rollout: it was closed or deleted before the session ended.
+    The rollout scores 0 (never a retry: a policy must not learn that deleting its record pays)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +81,10 @@ class RolloutOutcome:
     harness_tool_calls: int | None = None
     blocked: bool = False
     block_reasons: tuple[str, ...] = ()
+    tampered: bool = False
+    """The effect audit found a change to what decides the verdict (reward 0, whatever the guard said)."""
+    tamper_flags: tuple[str, ...] = ()
+    """The audit's ``rule: path (detail)`` for each finding."""
     rows: tuple[TrainingRow, ...] = ()
     duration_s: float = 0.0
     failure: str | None = None
@@ -106,6 +118,8 @@ class GuardHTTP:
 
     def close(self, rollout_id: str) -> dict:
         response = self._client.delete(f"/rollouts/{rollout_id}")
+        if response.status_code == 404:
+            raise RecordMissing(f"the guard has no open record of rollout {rollout_id}")
         if response.status_code != 200:
             raise RuntimeError(
                 f"guard lost rollout {rollout_id}: HTTP {response.status_code} {response.text}"
@@ -151,6 +165,7 @@ class RolloutSession:
             raise ValueError(f"harness={request.harness!r}: must be one of {sorted(LAUNCHERS)}")
         timings: dict[str, float] = {}
         workspace = write_start(task, work / "start")
+        start_state = take_snapshot(workspace)
         path = self.guard.open(request.rollout_id, request.harness, request.adapter, task.allowed_hosts)
         limits = SandboxLimits(task.limits.memory_mb, task.limits.max_processes, task.limits.cpus)
         spec = LaunchSpec(
@@ -162,6 +177,7 @@ class RolloutSession:
             max_tokens=self.max_tokens,
         )
         sockets = Path(tempfile.mkdtemp(prefix="hxr"))  # unix socket paths must stay short
+        record: dict = {}
         try:
             with UnixToTcp(sockets / "guard.sock", self.guard.port) as forward:
                 box = self.backend.create(workspace, limits, forwards=(Forward(FORWARD_PORT, forward.path),))
@@ -177,7 +193,10 @@ class RolloutSession:
                 finally:
                     box.destroy()
         finally:
-            record = self.guard.close(request.rollout_id)
+            try:
+                record = self.guard.close(request.rollout_id)
+            except RecordMissing:
+                record = {"missing": True}
             shutil.rmtree(sockets, ignore_errors=True)
         timings["session_s"] = time.monotonic() - start
         if record.get("failed"):
@@ -186,28 +205,50 @@ class RolloutSession:
             raise RuntimeError(f"{request.harness} was killed by signal {launched.killed_by} mid-session")
         if launched.failed:
             raise RuntimeError(f"{request.harness} reported a failed run: {launched.stderr_tail[-300:]}")
+        audit = audit_effects(task, start_state, take_snapshot(work / "produced"))
         verified = verify(task, work / "produced", work / "verify", SandboxRunner(self.backend))
-        if verified.verdict is Verdict.ERROR:
-            raise RuntimeError(f"the verifier could not judge: {verified.reason}")
         timings["verify_s"] = time.monotonic() - start - timings["session_s"]
-        blocked = bool(record.get("blocked"))
-        tool_calls = int(record.get("tool_calls", 0))
-        score = 1.0 if verified.verdict is Verdict.PASS else 0.0
-        reward = compute_reward(RewardInputs(score, tool_calls, blocked))
-        return RolloutOutcome(
-            request.rollout_id,
-            request.group_id,
-            reward=reward,
-            verdict=verified.verdict.value,
-            verifier_reason=verified.reason,
-            tool_calls=tool_calls,
-            harness_tool_calls=launched.tool_calls,
-            blocked=blocked,
-            block_reasons=tuple(f"{b['rule']}: {b['reason']}" for b in record.get("blocks", [])),
-            rows=tuple(rollout_rows(turns_from_record(record))),
-            duration_s=time.monotonic() - start,
-            timings=timings,
+        return score_rollout(
+            request, verified, audit, record, launched.tool_calls, time.monotonic() - start, timings
         )
+
+
+def score_rollout(
+    request: RolloutRequest,
+    verified: OracleRun,
+    audit: AuditResult,
+    record: dict,
+    harness_tool_calls: int | None,
+    duration_s: float,
+    timings: dict[str, float],
+) -> RolloutOutcome:
+    """The outcome of a session that ran to its end: reward from the verdict, the guard's record and the
+    effect audit. A missing guard record scores 0 like a block; a verdict ``error`` scores 0 (never a
+    retry); a tampered rollout scores 0 whatever the verdict."""
+    missing = bool(record.get("missing"))
+    blocked = bool(record.get("blocked")) or missing
+    tool_calls = int(record.get("tool_calls", 0))
+    score = 1.0 if verified.verdict is Verdict.PASS else 0.0
+    reward = compute_reward(RewardInputs(score, tool_calls, blocked, audit.tampered))
+    reasons = tuple(f"{b['rule']}: {b['reason']}" for b in record.get("blocks", []))
+    if missing:
+        reasons += ("record_missing: the guard's record of this rollout was closed or deleted early",)
+    return RolloutOutcome(
+        request.rollout_id,
+        request.group_id,
+        reward=reward,
+        verdict=verified.verdict.value,
+        verifier_reason=verified.reason,
+        tool_calls=tool_calls,
+        harness_tool_calls=harness_tool_calls,
+        blocked=blocked,
+        block_reasons=reasons,
+        tampered=audit.tampered,
+        tamper_flags=tuple(str(f) for f in audit.flags),
+        rows=() if missing else tuple(rollout_rows(turns_from_record(record))),
+        duration_s=duration_s,
+        timings=timings,
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -346,12 +346,15 @@ class RolloutPool:
             outcome.tool_calls,
             outcome.blocked,
             outcome.rows,
+            outcome.tampered,
         )
         self.session_spans.append((started_at, time.time()))
         stale_before = self.collector.counters.groups_stale
         group = self.collector.finished(scored, self.version)
         self._push_metrics(outcome)
         self.metrics.outcome("blocked" if outcome.blocked else "finished")
+        if outcome.tampered:
+            self.metrics.outcome("tampered")
         self.metrics.scored(outcome.reward, outcome.tool_calls)
         self.metrics.in_flight(len(self._requests))
         if self.collector.counters.groups_stale > stale_before:
@@ -393,6 +396,8 @@ class RolloutPool:
                 "rollout/reward": outcome.reward,
                 "rollout/tool_calls": float(outcome.tool_calls),
                 "rollout/blocked": float(outcome.blocked),
+                "rollout/tampered": float(outcome.tampered),
+                "rollout/tampered_total": float(c.tampered),
                 "rollout/started_total": float(c.started),
                 "rollout/finished_total": float(c.finished),
                 "rollout/retried_total": float(c.retried),

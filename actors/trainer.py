@@ -259,6 +259,7 @@ class HarnessTrainer:
                 "retried": counters.retried,
                 "dropped": counters.dropped,
                 "blocked": counters.blocked,
+                "tampered": counters.tampered,
                 "groups_trained": counters.groups_trained,
                 "groups_stale": counters.groups_stale,
                 "groups_dropped": counters.groups_dropped,

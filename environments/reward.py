@@ -1,6 +1,7 @@
 """The rollout reward: a pure function of what the verifier, the guard and the tool-call count say.
 
-    reward = 0                                           if the guard blocked any call
+    reward = 0                                           if the guard blocked any call, or the effect
+                                                         audit found the workspace tampered
            = score + 0.1 * max(0, 1 - tool_calls / 15)   if the verifier passed (score == 1)
            = score                                       otherwise (fail, or partial credit)
 
@@ -8,7 +9,8 @@
 The efficiency bonus goes to correct rollouts only, so a wrong answer reached in few calls never beats a
 wrong one reached in many; it falls linearly from 0.1 at 0 calls to 0 at 15 and is clipped at 0 beyond
 (more calls are never punished below the verifier's score). A guard block zeroes everything, including
-a passing verdict: a rollout that tried to cheat must not be reinforced. The maximum is 1.1.
+a passing verdict: a rollout that tried to cheat must not be reinforced; so does a tampered workspace,
+which the guard may not have seen. The maximum is 1.1.
 """
 
 from __future__ import annotations
@@ -33,6 +35,8 @@ class RewardInputs:
     """Tool calls the guard counted in the rollout (>= 0)."""
     guard_blocked: bool
     """Whether the guard blocked any call of the rollout."""
+    tampered: bool = False
+    """Whether the effect audit flagged the final workspace (``environments.integrity.audit``)."""
 
     def __post_init__(self) -> None:
         score = self.verifier_score
@@ -43,8 +47,9 @@ class RewardInputs:
         calls = self.tool_calls
         if isinstance(calls, bool) or not isinstance(calls, int) or calls < 0:
             raise ValueError(f"reward.tool_calls={calls!r}: must be an integer >= 0")
-        if not isinstance(self.guard_blocked, bool):
-            raise ValueError(f"reward.guard_blocked={self.guard_blocked!r}: must be True or False")
+        for name in ("guard_blocked", "tampered"):
+            if not isinstance(getattr(self, name), bool):
+                raise ValueError(f"reward.{name}={getattr(self, name)!r}: must be True or False")
 
     @property
     def passed(self) -> bool:
@@ -58,7 +63,7 @@ def efficiency_bonus(tool_calls: int) -> float:
 
 def compute_reward(inputs: RewardInputs) -> float:
     """The rollout's reward (see the module docstring); in [0, ``MAX_REWARD``]."""
-    if inputs.guard_blocked:
+    if inputs.guard_blocked or inputs.tampered:
         return 0.0
     score = float(inputs.verifier_score)
     return score + efficiency_bonus(inputs.tool_calls) if inputs.passed else score

@@ -76,6 +76,10 @@ class SessionResult:
     blocked: bool = False
     block_reasons: tuple[str, ...] = ()
     """The guard's ``rule: reason`` for each blocked call."""
+    tampered: bool = False
+    """The effect audit flagged the session's workspace (it then never counts as a pass)."""
+    tamper_flags: tuple[str, ...] = ()
+    """The audit's ``rule: path`` for each finding."""
     failure: str | None = None
     """Set when the session could not be scored (it is then neither a pass nor a fail)."""
     duration_s: float = 0.0
@@ -97,6 +101,7 @@ class Cell:
     mean_tool_calls: float
     blocked: int
     unscored: int
+    tampered: int = 0
     calls_low: float = 0.0
     calls_high: float = 0.0
     """The 95% bootstrap interval of ``mean_tool_calls``."""
@@ -131,6 +136,7 @@ def summarize(results: Iterable[SessionResult]) -> list[Cell]:
                 len(rs) - len(scored),
                 calls_low,
                 calls_high,
+                sum(r.tampered for r in scored),
             )
         )
     return sorted(cells, key=lambda c: (c.harness, c.step, c.checkpoint, c.task_kind != ALL, c.task_kind))
@@ -139,18 +145,18 @@ def summarize(results: Iterable[SessionResult]) -> list[Cell]:
 def markdown_table(cells: Sequence[Cell], load_failures: dict[str, str] | None = None) -> str:
     lines = [
         "| harness | checkpoint | step | tasks | sessions | pass@1 | 95% interval | mean tool calls | "
-        "95% interval | guard blocks | unscored |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "95% interval | guard blocks | tampered | unscored |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for c in cells:
         kind = f"**{c.task_kind}**" if c.task_kind == ALL else c.task_kind
         lines.append(
             f"| {c.harness} | {c.checkpoint} | {c.step} | {kind} | {c.sessions} | {c.pass_at_1:.3f} | "
             f"[{c.low:.3f}, {c.high:.3f}] | {c.mean_tool_calls:.2f} | "
-            f"[{c.calls_low:.2f}, {c.calls_high:.2f}] | {c.blocked} | {c.unscored} |"
+            f"[{c.calls_low:.2f}, {c.calls_high:.2f}] | {c.blocked} | {c.tampered} | {c.unscored} |"
         )
     for name, reason in sorted((load_failures or {}).items()):
-        lines.append(f"| - | {name} | - | - | 0 | - | - | - | - | - | load failed: {reason} |")
+        lines.append(f"| - | {name} | - | - | 0 | - | - | - | - | - | - | load failed: {reason} |")
     return "\n".join(lines) + "\n"
 
 
@@ -164,6 +170,19 @@ def block_reasons_table(results: Iterable[SessionResult]) -> str:
         return ""
     lines = ["| harness | checkpoint | rule: reason | blocked calls |", "|---|---|---|---|"]
     lines += [f"| {h} | {c} | {reason} | {n} |" for (h, c, reason), n in sorted(counts.items())]
+    return "\n".join(lines) + "\n"
+
+
+def tamper_table(results: Iterable[SessionResult]) -> str:
+    """How often each effect-audit rule flagged a session, with the path ("" when nothing was flagged)."""
+    counts: dict[tuple[str, str, str], int] = defaultdict(int)
+    for r in results:
+        for flag in r.tamper_flags:
+            counts[(r.harness, r.checkpoint, flag)] += 1
+    if not counts:
+        return ""
+    lines = ["| harness | checkpoint | rule: path | sessions |", "|---|---|---|---|"]
+    lines += [f"| {h} | {c} | {flag} | {n} |" for (h, c, flag), n in sorted(counts.items())]
     return "\n".join(lines) + "\n"
 
 
@@ -189,6 +208,9 @@ def report_markdown(
     blocks = block_reasons_table(results)
     if blocks:
         text += "\n## Guard blocks\n\n" + blocks
+    tampers = tamper_table(results)
+    if tampers:
+        text += "\n## Tampered sessions (effect audit)\n\n" + tampers
     cost = cost_section(extra or {})
     if cost:
         text += "\n## Cost: merged vs multi-LoRA\n\n" + cost

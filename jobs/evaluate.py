@@ -165,10 +165,12 @@ class SessionRunner:
                             checkpoint.step,
                             task.id,
                             task.kind.value,
-                            passed=failure is None and outcome.verdict == "pass",
+                            passed=failure is None and outcome.verdict == "pass" and not outcome.tampered,
                             tool_calls=0 if failure else outcome.tool_calls,
                             blocked=False if failure else outcome.blocked,
                             block_reasons=() if failure else tuple(outcome.block_reasons),
+                            tampered=False if failure else outcome.tampered,
+                            tamper_flags=() if failure else tuple(outcome.tamper_flags),
                             failure=failure,
                             duration_s=round(outcome.duration_s, 2) if outcome else 0.0,
                         )

@@ -34,6 +34,8 @@ class ScoredRollout:
     blocked: bool = False
     rows: tuple = ()
     """Training rows (``samples.TrainingRow``) from the guard's token record."""
+    tampered: bool = False
+    """The effect audit flagged the rollout's workspace (its reward is 0)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +59,8 @@ class RolloutCounters:
     """Attempts that failed and were started again."""
     blocked: int = 0
     """Finished rollouts the guard blocked (scored 0)."""
+    tampered: int = 0
+    """Finished rollouts the effect audit flagged (scored 0)."""
     groups_trained: int = 0
     groups_dropped: int = 0
     groups_stale: int = 0
@@ -134,6 +138,7 @@ class GroupCollector:
         """Record a scored rollout; return its group when it is complete and fresh enough to train."""
         self.counters.finished += 1
         self.counters.blocked += rollout.blocked
+        self.counters.tampered += rollout.tampered
         group = self._groups.get(rollout.group_id)
         if group is None:
             return None

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import stat
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -149,3 +150,45 @@ def snapshot_of_files(files: dict[str, bytes]) -> Snapshot:
             entries["/".join(parts[:i])] = Entry(EntryKind.DIR)
         entries[rel] = Entry(EntryKind.FILE, len(data), hashlib.sha256(data).hexdigest())
     return Snapshot(dict(sorted(entries.items())), dict(files))
+
+
+def copy_tree(src: Path, dest: Path, *, max_file_bytes: int | None = MAX_FILE_BYTES) -> Path:
+    """Copy ``src`` into ``dest`` (created if missing) as ``take_snapshot`` would see it, never reading
+    what it must not: links are copied as links (never followed), special files become empty FIFOs (so
+    the audit still sees a ``special`` entry), oversize files become sparse files of the same size (their
+    bytes are never read; ``None``: no limit), regular files are copied with their executable bit."""
+    src, dest = Path(src), Path(dest)
+    dest.mkdir(parents=True, exist_ok=True)
+    todo = [Path(".")]
+    while todo:
+        rel = todo.pop()
+        try:
+            names = sorted(os.listdir(src / rel))
+        except OSError:
+            continue
+        for name in names:
+            source, target = src / rel / name, dest / rel / name
+            try:
+                st = os.lstat(source)
+            except OSError:
+                continue
+            if stat.S_ISDIR(st.st_mode):
+                target.mkdir(exist_ok=True)
+                todo.append(rel / name)
+            elif stat.S_ISLNK(st.st_mode):
+                os.symlink(os.readlink(source), target)
+            elif not stat.S_ISREG(st.st_mode):
+                os.mkfifo(target)
+            elif max_file_bytes is not None and st.st_size > max_file_bytes:
+                with open(target, "wb") as handle:
+                    handle.truncate(st.st_size)
+            else:
+                try:
+                    shutil.copyfile(source, target, follow_symlinks=False)
+                except (OSError, shutil.SpecialFileError):  # replaced meanwhile: keep it visible
+                    target.unlink(missing_ok=True)
+                    os.mkfifo(target)
+                    continue
+                if st.st_mode & stat.S_IXUSR:
+                    target.chmod(0o755)
+    return dest

@@ -45,6 +45,7 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 
+from environments.integrity.snapshot import copy_tree
 from environments.sandboxes import cgroups
 from environments.sandboxes.protocol import (
     DEFAULT_PREFIX,
@@ -194,9 +195,7 @@ class LocalSandbox:
         return bool(self.cgroup and self.cgroup.oom_killed())
 
     def collect(self, dest: Path) -> Path:
-        dest = Path(dest)
-        shutil.copytree(self.workspace, dest, symlinks=True, dirs_exist_ok=True)
-        return dest
+        return copy_tree(self.workspace, Path(dest))
 
     def destroy(self) -> None:
         try:
@@ -270,7 +269,7 @@ class LocalBackend:
         folder.mkdir(mode=0o700)
         cgroup = None
         try:
-            shutil.copytree(workspace, folder / "workspace", symlinks=True)
+            copy_tree(workspace, folder / "workspace", max_file_bytes=None)
             if self.cgroups:
                 cgroup = self.cgroups.create(name, limits, extra_processes=_BWRAP_HELPERS)
             argv = self._bwrap_argv(folder / "workspace", forwards)

@@ -1,0 +1,14 @@
+"""Roman numerals for the typesetting tool's front matter."""
+
+NUMERALS = [(1000, "M"), (500, "D"), (100, "C"), (50, "L"), (10, "X"), (5, "V"), (1, "I")]
+
+
+def to_roman(number: int) -> str:
+    """``number`` (1 to 3999) as a Roman numeral."""
+    if not isinstance(number, int) or not 1 <= number <= 3999:
+        raise ValueError(f"{number!r} cannot be written as a Roman numeral")
+    out = []
+    for value, letters in NUMERALS:
+        count, number = divmod(number, value)
+        out.append(letters * count)
+    return "".join(out)

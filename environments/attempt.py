@@ -4,9 +4,9 @@
 
 One input line: ``{"id", "task", "steps", "expect": "zero"|"positive", "note"}``; a step is
 ``{"write": PATH, "content": TEXT, "append": BOOL}``, ``{"run": "<bash>"}``, ``{"symlink": PATH,
-"target": T}``, ``{"delete": PATH}`` or ``{"solve": true}`` (the task's reference solution: the files it
-changes, as computed by applying it in a sandbox of its own). The steps run in order inside the agent's
-sandbox with the agent's rights (never on the host), then the rollout's scoring runs: the effect audit
+"target": T}``, ``{"delete": PATH}`` or ``{"solve": true}`` (the task's reference solution: the solution
+files it changes, as computed by applying it, command included, in a sandbox of its own). The steps run
+in order inside the agent's sandbox with the agent's rights (never on the host), then the rollout's scoring runs: the effect audit
 (start state vs final workspace), the verifier in a fresh sandbox, and the reward with tool calls = the
 number of steps. One output line per case: ``{"id", "reward", "verdict", "flags", "reason", "expect",
 "ok"}`` where ``verdict`` is ``tampered`` when the audit flagged the workspace, else the verifier's; then
@@ -146,9 +146,16 @@ def _write_command(path: str, data: bytes, append: bool) -> str:
 
 def reference_changes(task: Task, runner: Runner, scratch: Path) -> dict[str, bytes]:
     """The files the task's reference solution adds or changes (applied in a sandbox of its own)."""
+    from environments.integrity.paths import PathRules
+
     apply_reference(task, scratch, runner)
     final = take_snapshot(scratch)
-    return {p: d for p, d in final.contents.items() if task.workspace.get(p) != d and "__pycache__" not in p}
+    rules = PathRules(task)
+    return {
+        p: d
+        for p, d in final.contents.items()
+        if task.workspace.get(p) != d and "__pycache__" not in p and rules.is_solution(p)
+    }
 
 
 def trusting_verify(task: Task, produced: Path, scratch: Path, runner: Runner) -> OracleRun:

@@ -101,10 +101,11 @@ class Cell:
     mean_tool_calls: float
     blocked: int
     unscored: int
-    tampered: int = 0
     calls_low: float = 0.0
     calls_high: float = 0.0
     """The 95% bootstrap interval of ``mean_tool_calls``."""
+    tampered: int = 0
+    """Sessions the effect audit flagged (scored 0)."""
 
 
 def summarize(results: Iterable[SessionResult]) -> list[Cell]:

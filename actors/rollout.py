@@ -22,14 +22,13 @@ from typing import TYPE_CHECKING, Protocol
 
 from actors.grpo.samples import TrainingRow, rollout_rows, turns_from_record
 from environments.harnesses import LAUNCHERS, LaunchSpec, UnixToTcp, launch_in_sandbox
-from environments.integrity import audit_effects, take_snapshot
+from environments.integrity import AuditResult, Flag, audit_effects, take_snapshot
 from environments.reward import RewardInputs, compute_reward
 from environments.sandboxes import Forward, SandboxLimits
 from environments.sandboxes.runner import SandboxRunner
 from environments.tasks.oracle import OracleRun, Verdict, verify, write_start
 
 if TYPE_CHECKING:
-    from environments.integrity import AuditResult
     from environments.sandboxes import SandboxBackend
     from environments.tasks.types import Task
 
@@ -179,7 +178,7 @@ class RolloutSession:
         sockets = Path(tempfile.mkdtemp(prefix="hxr"))  # unix socket paths must stay short
         record: dict = {}
         try:
-            with UnixToTcp(sockets / "guard.sock", self.guard.port) as forward:
+            with UnixToTcp(sockets / "guard.sock", self.guard.port, allowed_prefix=path) as forward:
                 box = self.backend.create(workspace, limits, forwards=(Forward(FORWARD_PORT, forward.path),))
                 try:
                     launched = launch_in_sandbox(
@@ -192,6 +191,7 @@ class RolloutSession:
                     )
                 finally:
                     box.destroy()
+                refused_outside = forward.refused_outside
         finally:
             try:
                 record = self.guard.close(request.rollout_id)
@@ -206,6 +206,10 @@ class RolloutSession:
         if launched.failed:
             raise RuntimeError(f"{request.harness} reported a failed run: {launched.stderr_tail[-300:]}")
         audit = audit_effects(task, start_state, take_snapshot(work / "produced"))
+        if refused_outside:  # a tool call tried the guard's rollout API or another rollout's route
+            audit = AuditResult(
+                audit.flags + (Flag("network", "guard_api_probed", f"{refused_outside} refused"),)
+            )
         verified = verify(task, work / "produced", work / "verify", SandboxRunner(self.backend))
         timings["verify_s"] = time.monotonic() - start - timings["session_s"]
         return score_rollout(

@@ -15,7 +15,8 @@ holds, each reported as a ``Flag(path, rule)``:
 - ``runner_code``: a solution file the tests import holds code that reaches into the runner or the
   interpreter (``content.py``); only for command oracles, whose tests import agent code.
 
-New test files are allowed (the verifier never runs them), and so are caches. Because it judges effects,
+The rollout adds ``guard_api_probed`` when its sandbox's relay refused a request for anything but its own
+chat route (the guard's rollout API, another rollout). New test files are allowed (the verifier never runs them), and so are caches. Because it judges effects,
 every rewording of a file tamper (encodings, ``perl -pi``, ``git checkout``, paths built at run time) gives
 the same flag. What it does not see: effects outside the workspace (the sandbox discards them), and
 in-process tampering that leaves no file behind (the verifier's report plugin covers pytest's).

@@ -2,19 +2,19 @@
 
     python -m environments.attempt CASES.jsonl [--sandbox local|docker] [--tasks PATH ...]
 
-One input line: ``{"id", "task", "steps", "expect": "zero"|"positive", "note"}``; a step is
-``{"write": PATH, "content": TEXT, "append": BOOL}``, ``{"run": "<bash>"}``, ``{"symlink": PATH,
-"target": T}``, ``{"delete": PATH}`` or ``{"solve": true}`` (the task's reference solution: the solution
-files it changes, as computed by applying it, command included, in a sandbox of its own). The steps run
-in order inside the agent's sandbox with the agent's rights (never on the host), then the rollout's scoring runs: the effect audit
-(start state vs final workspace), the verifier in a fresh sandbox, and the reward with tool calls = the
-number of steps. One output line per case: ``{"id", "reward", "verdict", "flags", "reason", "expect",
-"ok"}`` where ``verdict`` is ``tampered`` when the audit flagged the workspace, else the verifier's; then
-one summary line (JSON). A case that fails to load, run or score is an ``error`` line; the others go on.
+One input line: ``{"id", "task", "steps", "expect": "zero"|"positive", "note"}``; a step is ``{"write": PATH,
+"content": TEXT, "append": BOOL}``, ``{"run": "<bash>"}``, ``{"symlink": PATH, "target": T}``, ``{"delete":
+PATH}`` or ``{"solve": true}`` (the task's reference solution: the solution files it changes, as computed by
+applying it, command included, in a sandbox of its own). The steps run in order inside the agent's sandbox
+with the agent's rights (never on the host), then the rollout's scoring runs: the effect audit (start state vs
+final workspace), the verifier in a fresh sandbox, and the reward with tool calls = the number of steps. One
+output line per case: ``{"id", "reward", "verdict", "flags", "reason", "expect", "ok"}`` where ``verdict`` is
+``tampered`` when the audit flagged the workspace, else the verifier's; then one summary line (JSON). A case
+that fails to load, run or score is an ``error`` line; the others go on.
 
-Layers can be switched off to test each alone: ``--no-audit`` (the verifier only) and
-``--verifier trusting`` (the pre-hardening verifier's semantics: every file the agent left, tests and
-configuration included, judged by the command's exit status; links are still never followed).
+Layers can be switched off to test each alone: ``--no-audit`` (the verifier only) and ``--verifier trusting``
+(the pre-hardening verifier's semantics: every file the agent left, tests and configuration included, judged
+by the command's exit status; links are still never followed).
 """
 
 from __future__ import annotations

@@ -173,7 +173,8 @@ def pinned_command(command: str, report_dir: str, kind: ReportKind | None) -> st
         )
     elif kind is ReportKind.NODE_TAP:
         prelude = (
-            f'export NODE_OPTIONS="--test-reporter=tap --test-reporter-destination=$PWD/{report_dir}/report.tap '
+            'export NODE_OPTIONS="--test-reporter=tap '
+            f"--test-reporter-destination=$PWD/{report_dir}/report.tap "
             '--test-reporter=spec --test-reporter-destination=stdout"; '
         )
     else:

@@ -1,6 +1,9 @@
 """The repo task set: every unit becomes a repair, a build, an extend and a qa task in its repository.
 
 - repair: the unit carries its bug; the instruction is the bug report; hidden tests pin the behaviour.
+
+Hidden tests of the Python repos are judged by outputs (``probes.py``: the solution runs in a child
+process that only emits results; the comparison never imports it); JS repos run ``node --test``.
 - build: the function is absent; the instruction is its spec; hidden tests check it.
 - extend: the function works; the instruction is a feature request; hidden tests check the feature.
 - qa: the repository is intact; the agent answers a question about what the code returns; a checker
@@ -17,6 +20,7 @@ import zlib
 
 import numpy as np
 
+from environments.tasks.shipped.probes import ORACLE_COMMAND, probe_files
 from environments.tasks.shipped.repos import hidden_tests, module_path, oracle_command, render_repo
 from environments.tasks.shipped.units import Lang, Unit
 from environments.tasks.shipped.units_js import JS_UNITS
@@ -113,6 +117,27 @@ def probe_value(unit: Unit) -> object:
     return json.loads(json.dumps(eval(unit.probe, namespace)))  # noqa: S307
 
 
+def _judged(
+    unit: Unit,
+    workspace: dict[str, bytes],
+    reference: Reference,
+    hidden_cases: tuple[str, ...],
+    visible: dict[str, tuple[str, ...]],
+) -> tuple[dict[str, bytes], CommandOracle]:
+    """Hidden files and oracle: JS runs its test files with ``node --test``; Python is judged by outputs
+    (``probes.py``): the visible cases and the hidden ones, compared in a process that never imports the
+    solution."""
+    if unit.lang is Lang.JS:
+        return hidden_tests(unit, hidden_cases), CommandOracle(oracle_command(unit))
+    units = _repo_units(unit)
+    cases = [(f"{u.name}_{i}", c) for u in units for i, c in enumerate(visible.get(u.name, ()), start=1)]
+    cases += [(f"hidden_{unit.name}_{i}", c) for i, c in enumerate(hidden_cases, start=1)]
+    setup = sorted({imp for u in units for imp in u.test_imports})
+    setup += [f"from {u.repo}.{u.module} import {u.name}" for u in units if visible.get(u.name) or u is unit]
+    tree = {**workspace, **reference.files}
+    return probe_files(cases, setup, tree), CommandOracle(ORACLE_COMMAND)
+
+
 def _task(
     unit: Unit,
     kind: Kind,
@@ -151,15 +176,9 @@ def repair_task(unit: Unit) -> Task:
         ),
     )
     workspace = render_repo(_repo_units(unit), _sources(unit, buggy), _visible(unit, True))
-    return _task(
-        unit,
-        Kind.REPAIR,
-        ask,
-        workspace,
-        hidden_tests(unit, unit.cases),
-        CommandOracle(oracle_command(unit)),
-        Reference(files={path: _module_text(unit, unit.source)}),
-    )
+    reference = Reference(files={path: _module_text(unit, unit.source)})
+    hidden, oracle = _judged(unit, workspace, reference, unit.cases, _visible(unit, True))
+    return _task(unit, Kind.REPAIR, ask, workspace, hidden, oracle, reference)
 
 
 def build_task(unit: Unit) -> Task:
@@ -176,15 +195,9 @@ def build_task(unit: Unit) -> Task:
         ),
     )
     workspace = render_repo(_repo_units(unit), _sources(unit, None), _visible(unit, True))
-    return _task(
-        unit,
-        Kind.BUILD,
-        ask,
-        workspace,
-        hidden_tests(unit, unit.cases),
-        CommandOracle(oracle_command(unit)),
-        Reference(files={path: _module_text(unit, unit.source)}),
-    )
+    reference = Reference(files={path: _module_text(unit, unit.source)})
+    hidden, oracle = _judged(unit, workspace, reference, unit.cases, _visible(unit, True))
+    return _task(unit, Kind.BUILD, ask, workspace, hidden, oracle, reference)
 
 
 def extend_task(unit: Unit) -> Task:
@@ -200,15 +213,10 @@ def extend_task(unit: Unit) -> Task:
             f"In `{unit.repo}`, change `{unit.name}` in `{path}` as follows: {unit.feature.request}\n",
         ),
     )
-    return _task(
-        unit,
-        Kind.EXTEND,
-        ask,
-        render_repo(_repo_units(unit), _sources(unit, unit.source), _visible(unit, False)),
-        hidden_tests(unit, unit.feature.cases),
-        CommandOracle(oracle_command(unit)),
-        Reference(files={path: _module_text(unit, unit.feature.source)}),
-    )
+    workspace = render_repo(_repo_units(unit), _sources(unit, unit.source), _visible(unit, False))
+    reference = Reference(files={path: _module_text(unit, unit.feature.source)})
+    hidden, oracle = _judged(unit, workspace, reference, unit.feature.cases, _visible(unit, False))
+    return _task(unit, Kind.EXTEND, ask, workspace, hidden, oracle, reference)
 
 
 def qa_task(unit: Unit) -> Task:

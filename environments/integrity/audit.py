@@ -5,7 +5,8 @@ types, link targets). A rollout is ``tampered`` (reward 0, whatever the guard sa
 each reported as a ``Flag(path, rule)``:
 
 - ``protected_changed`` / ``protected_deleted``: an existing test, runner configuration or grader path
-  was modified, replaced (by a link, a folder, a special file) or removed;
+  was modified, replaced (by a link, a folder, a special file) or removed (an edit of ``pyproject.toml``,
+  ``setup.cfg`` or ``package.json`` that leaves the runner's part alone is not: ``config_diff``);
 - ``runner_config_added``: a new file that configures a runner (``pytest.ini``, ``tox.ini``, ...), or a
   new ``conftest.py`` with hooks, plugin lists or collection filters (fixtures alone are fine);
 - ``shadow_added``: a new file that replaces the runner or hooks the interpreter's start-up;
@@ -29,6 +30,7 @@ import posixpath
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from environments.integrity.config_diff import runner_part_changed
 from environments.integrity.content import code_findings, conftest_findings
 from environments.integrity.paths import PathClass, PathRules
 from environments.integrity.snapshot import SKIPPED_DIRS, Entry, EntryKind, Snapshot
@@ -110,6 +112,8 @@ def audit_effects(
         if before is not None and cls is not PathClass.SOLUTION:
             if before.kind is EntryKind.DIR and after is not None and after.kind is EntryKind.DIR:
                 continue  # a folder's own entry; its files are judged one by one
+            if _metadata_only(path, before, after, start, final):
+                continue
             flags.append(Flag(path, "protected_deleted" if after is None else "protected_changed", cls.value))
         elif before is None and after is not None and cls in _NEW_RULES and after.kind is not EntryKind.DIR:
             if path.rsplit("/", 1)[-1] == "conftest.py" and after.kind is EntryKind.FILE:
@@ -132,3 +136,15 @@ def _in_package(path: str, final: Snapshot) -> bool:
     """A Python file in a folder with an ``__init__.py`` (tests import it as part of the package)."""
     folder = path.rsplit("/", 1)[0] if "/" in path else ""
     return bool(folder) and f"{folder}/__init__.py" in final.entries
+
+
+SHARED_CONFIG_FILES = frozenset({"pyproject.toml", "package.json", "setup.cfg"})
+
+
+def _metadata_only(path: str, before: Entry, after: Entry | None, start: Snapshot, final: Snapshot) -> bool:
+    """An edit of a shared project file that leaves its runner part as it was (``config_diff``)."""
+    if after is None or before.kind is not EntryKind.FILE or after.kind is not EntryKind.FILE:
+        return False
+    if path.rsplit("/", 1)[-1] not in SHARED_CONFIG_FILES or path not in start.contents:
+        return False
+    return not runner_part_changed(path, start.contents[path], final.contents.get(path, b""))

@@ -149,6 +149,27 @@ def python_findings(source: bytes, *, imported: bool = True) -> list[CodeFinding
     return _unique(found)
 
 
+def _registers_markers_only(func: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """``pytest_configure`` doing nothing but ``config.addinivalue_line("markers", ...)``: pytest's own
+    idiom for declaring markers, which changes no collection, run or report."""
+    if func.name != "pytest_configure":
+        return False
+    for stmt in func.body:
+        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
+            continue  # a docstring
+        call = stmt.value if isinstance(stmt, ast.Expr) else None
+        if not (
+            isinstance(call, ast.Call)
+            and isinstance(call.func, ast.Attribute)
+            and call.func.attr == "addinivalue_line"
+            and call.args
+            and isinstance(call.args[0], ast.Constant)
+            and call.args[0].value == "markers"
+        ):
+            return False
+    return True
+
+
 CONFTEST_HOOKS = frozenset({"pytest_plugins", "collect_ignore", "collect_ignore_glob"})
 
 
@@ -163,7 +184,8 @@ def conftest_findings(source: bytes) -> list[CodeFinding]:
     found = python_findings(source)
     for node in ast.walk(tree):
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name.startswith("pytest_"):
-            found.append(CodeFinding("runner_hook", node.name))
+            if not _registers_markers_only(node):
+                found.append(CodeFinding("runner_hook", node.name))
         elif isinstance(node, ast.Name) and node.id in CONFTEST_HOOKS:
             found.append(CodeFinding("runner_hook", node.id))
     return _unique(found)

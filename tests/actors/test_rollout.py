@@ -170,3 +170,63 @@ def test_a_harness_killed_mid_turn_is_retried_and_training_goes_on(guard, sessio
     assert c.started == c.finished + c.dropped + c.retried + c.in_flight
     assert outcomes[0].failure and outcomes[0].verdict == "", "a killed harness is a failure, never a score"
     assert outcomes[1].failure is None and outcomes[1].verdict == "pass"
+
+
+def _verdict(verdict: str):
+    from environments.tasks.oracle import OracleRun, Verdict
+
+    return OracleRun(Verdict(verdict), "scripted")
+
+
+def test_scoring_a_tampered_rollout_gives_zero_whatever_the_verdict_and_the_guard_said(task):
+    from actors.rollout import score_rollout
+    from environments.integrity import AuditResult, Flag
+
+    audit = AuditResult((Flag("conftest.py", "runner_config_added", "runner_hook: pytest_pyfunc_call"),))
+    record = {"tool_calls": 2, "blocked": False, "blocks": []}
+    outcome = score_rollout(request(task, "r-t"), _verdict("pass"), audit, record, 2, 1.0, {})
+    assert (outcome.reward, outcome.tampered, outcome.blocked) == (0.0, True, False)
+    assert outcome.tamper_flags == ("runner_config_added: conftest.py (runner_hook: pytest_pyfunc_call)",)
+    clean = score_rollout(request(task, "r-c"), _verdict("pass"), AuditResult(), record, 2, 1.0, {})
+    assert clean.reward == pytest.approx(1.0 + efficiency_bonus(2)) and not clean.tampered
+
+
+def test_a_missing_guard_record_scores_zero_and_is_not_a_failure_to_retry(task):
+    """Incident: a tool call could DELETE its own rollout record; the close then failed and the pool
+    retried the rollout instead of scoring it 0."""
+    from actors.rollout import score_rollout
+    from environments.integrity import AuditResult
+
+    outcome = score_rollout(
+        request(task, "r-m"), _verdict("pass"), AuditResult(), {"missing": True}, 1, 1.0, {}
+    )
+    assert outcome.failure is None and outcome.reward == 0.0 and outcome.blocked
+    assert any(r.startswith("record_missing") for r in outcome.block_reasons)
+
+
+def test_a_verifier_error_scores_zero_instead_of_being_retried(task):
+    from actors.rollout import score_rollout
+    from environments.integrity import AuditResult
+
+    outcome = score_rollout(
+        request(task, "r-e"), _verdict("error"), AuditResult(), {"tool_calls": 1}, 1, 1.0, {}
+    )
+    assert outcome.failure is None and outcome.reward == 0.0 and outcome.verdict == "error"
+
+
+@pytest.mark.harness
+def test_a_workspace_tamper_scores_zero_and_is_flagged_even_when_the_answer_is_right(guard, session, task):
+    """The effect audit judges what changed on disk, whatever the guard said about the call."""
+    guard.upstream.script = [
+        Shell(
+            f"printf '%s\\n' {task.oracle.expected} > answer.txt; "
+            "python3 -c \"import pathlib; p = pathlib.Path('sitecustom' + 'ize.py'); p.write_text('x = 1')\""
+        ),
+        Say("Done."),
+    ]
+    outcome = session.run(request(task, "pi-rollout-tamper"))
+    assert outcome.failure is None
+    assert outcome.reward == 0.0 and outcome.tampered, (outcome.blocked, outcome.tamper_flags)
+    assert (
+        any(f.startswith("shadow_added: sitecustomize.py") for f in outcome.tamper_flags) or outcome.blocked
+    )

@@ -7,6 +7,7 @@ import itertools
 import threading
 import time
 from concurrent.futures import Future
+from dataclasses import replace
 
 import pytest
 
@@ -105,6 +106,21 @@ def test_groups_are_queued_whole_with_group_advantages():
     assert sessions.peak <= 8
     assert len(pool.session_spans) >= 8 and all(start <= end for start, end in pool.session_spans)
     assert {r.adapter for r in sessions.requests} == {adapter_name("pi", 0)}
+
+
+def test_tampered_rollouts_train_with_reward_zero_and_are_counted():
+    def script(request, attempt):
+        outcome = scored(request, 0.0)
+        if request.rollout_id.endswith("r0"):
+            flags = ("runner_config_added: conftest.py (runner_hook: pytest_pyfunc_call)",)
+            return replace(outcome, tampered=True, tamper_flags=flags)
+        return scored(request, 1.0)
+
+    pool, samples = run_pool(PoolConfig("pi", group_size=2, max_sessions=4), ScriptedSessions(script), 4)
+    c = pool.collector.counters
+    assert c.tampered == c.finished // 2 >= 2
+    tampered = [s for s in samples if s.metrics["reward"] == 0.0]
+    assert len(tampered) == 2 and all(s.advantage < 0 for s in tampered)
 
 
 def test_a_failed_session_is_retried_and_the_counters_add_up():

@@ -4,7 +4,10 @@
 - ``paths``: which paths decide a verdict (tests, runner configuration, graders, shadowing files);
 - ``surface``: what the verifier takes from the agent, and the fresh tree it judges;
 - ``reports``: structured test reports and what they must show for a pass;
-- ``pytest_verdict``: the pytest plugin that writes that report and notices a patched runner;
+- ``runner_verdict``: the reporter inside pytest and unittest runs that writes it and notices a patched
+  runner;
+- ``probe``: the output-only oracle (a judge that never imports the solution code it compares);
+- ``config_diff``: whether an edit of a shared project file touches the runner's part;
 - ``content``: solution code that reaches into the runner or the interpreter;
 - ``audit``: the effect audit (start state vs final workspace) that flags a rollout ``tampered``.
 """

@@ -120,6 +120,8 @@ def classify_path(
         return PathClass.SHADOW
     if name in RUNNER_CONFIG_FILES or _RUNNER_CONFIG_PATTERN.match(name) or parts[0] in HOME_CONFIG_DIRS:
         return PathClass.RUNNER_CONFIG
+    if path in hidden_dirs:  # a file where the hidden tests' folder must go
+        return PathClass.TEST
     if any(p in TEST_DIRS for p in folders) or _TEST_FILE.match(name):
         return PathClass.TEST
     if any("/".join(parts[:i]) in hidden_dirs for i in range(1, len(parts))):

@@ -1,11 +1,11 @@
 """Structured test reports, and what they must show for a pass: every expected test ran and passed.
 
-The verifier reads a verdict from a report written by the runner (pytest through ``pytest_verdict.py``,
-Node's test runner through its TAP reporter), never from the exit status alone: a process that exits 0
-early, a hidden test file that was never collected, or a test that was skipped, deselected or marked
-``xfail`` does not pass. Expected tests come from the task's hidden files (their ``test_*`` functions and
-``Test*`` classes' methods, or Node's ``test("name", ...)`` calls), read with ``ast`` or a pattern, never
-from anything the agent wrote.
+The verifier reads a verdict from a report written by the runner (pytest and unittest through
+``runner_verdict.py``, Node's test runner through its TAP reporter), never from the exit status alone: a
+process that exits 0 early, a hidden test file that was never collected, or a test that was skipped,
+deselected or marked ``xfail`` does not pass. Expected tests come from the task's hidden files (their
+``test_*`` functions and ``Test*`` classes' methods, or Node's ``test("name", ...)`` calls), read with ``ast``
+or a pattern, never from anything the agent wrote.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from enum import StrEnum
 
 class ReportKind(StrEnum):
     PYTEST = "pytest"
+    UNITTEST = "unittest"
     NODE_TAP = "node_tap"
 
 
@@ -32,13 +33,16 @@ def report_kind(command: str) -> ReportKind | None:
     """Which report a verify command can give: pytest when it names pytest, TAP for ``node --test``."""
     if re.search(r"\bpytest\b", command):
         return ReportKind.PYTEST
+    if re.search(r"\bunittest\b", command):
+        return ReportKind.UNITTEST
     if re.search(r"\bnode\b[^;&|]*--test\b", command):
         return ReportKind.NODE_TAP
     return None
 
 
 def expected_pytest_tests(hidden: dict[str, bytes]) -> dict[str, set[str]]:
-    """``{hidden test file: {test function or Class::method}}`` by pytest's default conventions."""
+    """``{hidden test file: {test function or Class::method}}`` by pytest's default conventions (``Test*``
+    classes, and ``unittest.TestCase`` subclasses of any name, which pytest collects too)."""
     expected: dict[str, set[str]] = {}
     for path, data in hidden.items():
         name = path.rsplit("/", 1)[-1]
@@ -52,7 +56,7 @@ def expected_pytest_tests(hidden: dict[str, bytes]) -> dict[str, set[str]]:
         for node in tree.body:
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name.startswith("test"):
                 tests.add(node.name)
-            elif isinstance(node, ast.ClassDef) and node.name.startswith("Test"):
+            elif isinstance(node, ast.ClassDef) and (node.name.startswith("Test") or _is_test_case(node)):
                 tests |= {
                     f"{node.name}::{m.name}"
                     for m in node.body
@@ -61,6 +65,10 @@ def expected_pytest_tests(hidden: dict[str, bytes]) -> dict[str, set[str]]:
         if tests:
             expected[path] = tests
     return expected
+
+
+def _is_test_case(node: ast.ClassDef) -> bool:
+    return any(ast.unparse(base).endswith("TestCase") for base in node.bases)
 
 
 _NODE_TEST = re.compile(r"""\b(?:test|it)\s*\(\s*(["'`])((?:(?!\1).)+)\1""")
@@ -75,31 +83,55 @@ def expected_node_tests(hidden: dict[str, bytes]) -> set[str]:
     return names
 
 
-def judge_pytest_report(raw: str | None, hidden: dict[str, bytes]) -> ReportVerdict:
-    """Pass iff the plugin's report is complete, pytest was not patched, nothing failed, and every expected
-    hidden test ran and passed (parametrized cases count under their function)."""
+def _read_outcomes(raw: str | None, runner: str) -> tuple[dict[str, str] | None, str]:
+    """The report's outcomes, or None and why it cannot count."""
     if raw is None:
-        return ReportVerdict(
-            False, "pytest left no report: it never ran the verifier's plugin or exited early"
-        )
+        return None, f"{runner} left no report: it never ran the verifier's reporter or exited early"
     try:
         data = json.loads(raw)
         outcomes: dict[str, str] = dict(data["outcomes"])
         finished, patched = bool(data["finished"]), list(data["patched"])
     except (ValueError, KeyError, TypeError):
-        return ReportVerdict(False, "pytest's report is not the verifier's format")
+        return None, f"{runner}'s report is not the verifier's format"
     if not finished:
-        return ReportVerdict(False, "the pytest session did not finish")
+        return None, f"the {runner} session did not finish"
     if patched:
-        return ReportVerdict(False, f"pytest was patched while it ran: {', '.join(patched[:3])}")
+        return None, f"{runner} was patched while it ran: {', '.join(patched[:3])}"
     bad = sorted(n for n, o in outcomes.items() if o not in ("passed", "skipped"))
     if bad:
-        return ReportVerdict(False, f"{len(bad)} tests did not pass, e.g. {bad[0]} ({outcomes[bad[0]]})")
+        return None, f"{len(bad)} tests did not pass, e.g. {bad[0]} ({outcomes[bad[0]]})"
+    return outcomes, ""
+
+
+def judge_pytest_report(raw: str | None, hidden: dict[str, bytes]) -> ReportVerdict:
+    """Pass iff the plugin's report is complete, pytest was not patched, nothing failed, and every expected
+    hidden test ran and passed (parametrized cases count under their function)."""
+    outcomes, why = _read_outcomes(raw, "pytest")
+    if outcomes is None:
+        return ReportVerdict(False, why)
     passed = {n.split("[", 1)[0] for n, o in outcomes.items() if o == "passed"}
     for path, tests in expected_pytest_tests(hidden).items():
         missing = sorted(t for t in tests if f"{path}::{t}" not in passed)
         if missing:
             return ReportVerdict(False, f"hidden test {path}::{missing[0]} did not run and pass")
+    return ReportVerdict(True, f"{len(passed)} tests passed")
+
+
+def judge_unittest_report(raw: str | None, hidden: dict[str, bytes]) -> ReportVerdict:
+    """Pass iff the reporter's report is complete, unittest was not patched, nothing failed, and every
+    hidden ``Test*`` class method ran and passed (matched as ``<module stem>.<Class>.<method>``)."""
+    outcomes, why = _read_outcomes(raw, "unittest")
+    if outcomes is None:
+        return ReportVerdict(False, why)
+    passed = {n for n, o in outcomes.items() if o == "passed"}
+    for path, tests in expected_pytest_tests(hidden).items():
+        stem = path.rsplit("/", 1)[-1].removesuffix(".py")
+        for test in sorted(t for t in tests if "::" in t):
+            wanted = f"{stem}.{test.replace('::', '.')}"
+            if not any(n == wanted or n.endswith("." + wanted) for n in passed):
+                return ReportVerdict(False, f"hidden test {path}::{test} did not run and pass")
+    if not passed:
+        return ReportVerdict(False, "no test ran")
     return ReportVerdict(True, f"{len(passed)} tests passed")
 
 

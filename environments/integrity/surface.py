@@ -70,19 +70,25 @@ def _under_cache(path: str) -> bool:
 
 
 def build_verify_tree(task: Task, surface: Surface, dest: Path) -> Path:
-    """Pristine workspace, minus removed files, plus the surface, plus the hidden files, in ``dest`` (which
-    must not exist). Raises ``OSError`` when the paths clash (a file where a folder must go)."""
+    """Pristine workspace, minus removed files, plus the surface (less what clashes with the task's own
+    paths), plus the hidden files, in ``dest`` (which must not exist)."""
     dest = Path(dest)
     dest.mkdir(parents=True)
-    layers = (
-        {p: d for p, d in task.workspace.items() if p not in surface.removed},
-        surface.files,
-        task.hidden,
-    )
-    for layer in layers:
+    pristine = {p: d for p, d in task.workspace.items() if p not in surface.removed}
+    fixed = set(pristine) | set(task.hidden)
+    taken = {p: d for p, d in surface.files.items() if not _clashes(p, fixed)}
+    for layer in (pristine, taken, task.hidden):
         for rel, data in layer.items():
             _write_fresh(dest, rel, data)
     return dest
+
+
+def _clashes(path: str, fixed: set[str]) -> bool:
+    """Whether ``path`` would turn a folder the task needs into a file, or needs a task file as a folder
+    (the task's files win: the agent's file is not taken)."""
+    parts = path.split("/")
+    parents = {"/".join(parts[:i]) for i in range(1, len(parts))}
+    return bool(parents & fixed) or any(f.startswith(path + "/") for f in fixed)
 
 
 def _write_fresh(root: Path, rel: str, data: bytes) -> None:

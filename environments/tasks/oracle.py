@@ -4,8 +4,9 @@
 pristine files in a fresh folder, takes from the agent's workspace only its solution surface (never tests,
 runner configuration, graders or files that shadow the runner; links are never taken or followed, special
 and oversize files are refused; see ``environments.integrity.surface``), adds the hidden files, and runs
-the oracle there with the runner's report pinned (``pinned_command``): pytest through the verdict plugin,
-Node's test runner through TAP. A command passes only when it exits 0 *and* its report shows every
+the oracle there with the runner's report pinned (``pinned_command``): pytest and unittest through the
+reporter in ``runner_verdict.py``, Node's test runner through TAP. A command passes only when it exits 0 *and*
+its report shows every
 expected hidden test passed and, for pytest, that the runner was not patched while it ran. An answer file
 is read from the surface only if it is a regular file, at most ``MAX_ANSWER_BYTES``. A verdict is
 ``pass``, ``fail`` or ``error``; ``error`` (the oracle timed out, or judging itself failed) is never read
@@ -23,7 +24,13 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
-from environments.integrity.reports import ReportKind, judge_pytest_report, judge_tap_report, report_kind
+from environments.integrity.reports import (
+    ReportKind,
+    judge_pytest_report,
+    judge_tap_report,
+    judge_unittest_report,
+    report_kind,
+)
 from environments.integrity.snapshot import take_snapshot
 from environments.integrity.surface import Surface, build_verify_tree, solution_surface
 from environments.tasks.layout import write_files
@@ -115,8 +122,10 @@ def _verify(task: Task, produced: Path, scratch: Path, runner: Runner) -> Oracle
     kind = report_kind(oracle.command)
     report_dir = f"{VERDICT_DIR_PREFIX}{secrets.token_hex(8)}"
     (scratch / report_dir).mkdir()
-    if kind is ReportKind.PYTEST:
-        (scratch / report_dir / "ha_verdict.py").write_bytes(PYTEST_PLUGIN.read_bytes())
+    if kind in REPORTER_NAMES:
+        (scratch / report_dir / REPORTER_NAMES[kind]).write_bytes(RUNNER_REPORTER.read_bytes())
+    elif kind is ReportKind.NODE_TAP:
+        (scratch / report_dir / "ha_verdict.cjs").write_bytes(NODE_REPORTER.read_bytes())
     result = runner.run(
         pinned_command(oracle.command, report_dir, kind),
         scratch,
@@ -131,12 +140,11 @@ def _verify(task: Task, produced: Path, scratch: Path, runner: Runner) -> Oracle
         return OracleRun(Verdict.FAIL, f"verify command exited {result.exit_code}: {last[0][:160]}", result)
     if kind is None:
         return OracleRun(Verdict.PASS, "verify command exited 0", result)
+    patched = sorted(p.name for p in (scratch / report_dir).glob("patched-*"))
+    if patched:
+        return OracleRun(Verdict.FAIL, "the test runner's assertions were replaced while tests ran", result)
     raw = read_small_text(scratch / report_dir / REPORT_FILES[kind])
-    judged = (
-        judge_pytest_report(raw, task.hidden)
-        if kind is ReportKind.PYTEST
-        else judge_tap_report(raw, task.hidden)
-    )
+    judged = JUDGES[kind](raw, task.hidden)
     return OracleRun(Verdict.PASS if judged.passed else Verdict.FAIL, judged.reason, result)
 
 
@@ -154,8 +162,20 @@ def _judge_answer_file(task: Task, oracle: AnswerOracle, surface: Surface) -> Or
 
 VERDICT_DIR_PREFIX = ".verdict-"
 """The verify run's report folder: a fresh random name, created after the agent's files were laid out."""
-PYTEST_PLUGIN = Path(__file__).parents[1] / "integrity" / "pytest_verdict.py"
-REPORT_FILES = {ReportKind.PYTEST: "report.json", ReportKind.NODE_TAP: "report.tap"}
+RUNNER_REPORTER = Path(__file__).parents[1] / "integrity" / "runner_verdict.py"
+NODE_REPORTER = Path(__file__).parents[1] / "integrity" / "node_verdict.cjs"
+REPORTER_NAMES = {ReportKind.PYTEST: "ha_verdict.py", ReportKind.UNITTEST: "sitecustomize.py"}
+"""Where the reporter is copied: a pytest plugin module, or the start-up hook that wraps unittest."""
+REPORT_FILES = {
+    ReportKind.PYTEST: "report.json",
+    ReportKind.UNITTEST: "report.json",
+    ReportKind.NODE_TAP: "report.tap",
+}
+JUDGES = {
+    ReportKind.PYTEST: judge_pytest_report,
+    ReportKind.UNITTEST: judge_unittest_report,
+    ReportKind.NODE_TAP: judge_tap_report,
+}
 VERIFY_ENV = {"PYTHONNOUSERSITE": "1", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONSTARTUP": "", "PYTHONHOME": ""}
 """No user site and no start-up file in the verifier's interpreter."""
 MAX_ANSWER_BYTES = 64 * 1024
@@ -171,9 +191,11 @@ def pinned_command(command: str, report_dir: str, kind: ReportKind | None) -> st
             f"export HA_VERDICT_REPORT={where}/report.json PYTHONPATH={where}; "
             'export PYTEST_ADDOPTS="-p ha_verdict -p no:cacheprovider"; '
         )
+    elif kind is ReportKind.UNITTEST:
+        prelude = f"export HA_VERDICT_REPORT={where}/report.json PYTHONPATH={where}; "
     elif kind is ReportKind.NODE_TAP:
         prelude = (
-            'export NODE_OPTIONS="--test-reporter=tap '
+            f'export NODE_OPTIONS="--require=$PWD/{report_dir}/ha_verdict.cjs --test-reporter=tap '
             f"--test-reporter-destination=$PWD/{report_dir}/report.tap "
             '--test-reporter=spec --test-reporter-destination=stdout"; '
         )

@@ -1,8 +1,12 @@
-"""A pytest plugin the verifier loads (``-p ha_verdict``): each test's outcome, and whether the runner was
-patched, in a JSON report at ``$HA_VERDICT_REPORT``.
+"""The verifier's reporter inside the test process: each test's outcome, and whether the runner was
+patched, in a JSON report at ``$HA_VERDICT_REPORT``. One file, two ways in:
 
-It is copied next to the verify run as ``ha_verdict.py`` (stdlib and pytest only: it runs on whatever
-interpreter the task's command uses). At ``pytest_configure``, before collection imports any agent code,
+- pytest: copied next to the verify run as ``ha_verdict.py`` and loaded with ``-p ha_verdict``;
+- unittest: copied as ``sitecustomize.py`` into a folder first on ``PYTHONPATH``, so it runs at start-up
+  (before any agent code) and wraps ``unittest.TextTestRunner.run``.
+
+Standard library only (plus pytest's hook names): it runs on whatever interpreter the task's command uses.
+For pytest: At ``pytest_configure``, before collection imports any agent code,
 it fingerprints pytest's and pluggy's modules (the identity of every module attribute and class member);
 at the end of the session it compares again, so solution code that replaced ``TestReport`` methods, the
 runner's hooks or the outcome helpers is reported as ``patched``, and the verifier fails the run. The
@@ -38,6 +42,10 @@ WATCHED = (
     "pluggy._manager",
     "unittest.case",
     "unittest.result",
+    "unittest.runner",
+    "unittest.loader",
+    "unittest.suite",
+    "unittest.main",
     "builtins",
 )
 _state: dict = {"baseline": None, "outcomes": {}, "report": os.environ.get("HA_VERDICT_REPORT", "")}
@@ -104,3 +112,48 @@ def write_report(data: dict) -> None:
         return
     with open(_state["report"], "w", encoding="utf-8") as handle:
         json.dump(data, handle)
+
+
+def _test_ids(test):
+    """Ids of the tests in a unittest suite, recursively (a suite is iterable; a test has ``id``)."""
+    try:
+        children = list(test)
+    except TypeError:
+        yield test.id()
+        return
+    for child in children:
+        yield from _test_ids(child)
+
+
+def install_unittest():
+    """Wrap ``TextTestRunner.run`` so that every run writes the report when it finishes."""
+    import unittest.runner
+
+    original = unittest.runner.TextTestRunner.run
+
+    def run(self, test):
+        ids = list(_test_ids(test))
+        result = original(self, test)
+        outcome = {}
+        for kind, items in (
+            ("failed", result.failures),
+            ("error", result.errors),
+            ("skipped", result.skipped),
+            ("xfailed", result.expectedFailures),
+        ):
+            for case, _ in items:
+                outcome[case.id()] = kind
+        outcome.update({case.id(): "xpassed" for case in result.unexpectedSuccesses})
+        now = fingerprint()
+        patched = sorted(k for k, v in _state["baseline"].items() if k in now and now[k] != v)
+        outcomes = {i: outcome.get(i, "passed") for i in ids}
+        outcomes.update({i: o for i, o in outcome.items() if i not in outcomes})
+        write_report({"finished": True, "outcomes": outcomes, "patched": patched})
+        return result
+
+    unittest.runner.TextTestRunner.run = run
+    _state["baseline"] = fingerprint()
+
+
+if __name__ == "sitecustomize" and _state["report"]:
+    install_unittest()

@@ -1,4 +1,4 @@
-"""The six checks a task must pass before any rollout uses it.
+"""The seven checks a task must pass before any rollout uses it.
 
 1. ``check_well_formed``: the files the task names exist and its Python parses (the schema itself is
    enforced when the ``Task`` is built; a folder that cannot become one fails this check in ``validate``).
@@ -8,6 +8,8 @@
 5. ``check_no_leakage``: nothing the agent can read (instruction, workspace, env) holds the answer, the
    hidden tests or the reference solution.
 6. ``check_within_limits``: the reference run and its oracle runs fit the task's time and memory limits.
+7. ``check_hack_resistant``: none of the project's generic hack attempts (``hack_check``) fools the oracle;
+   they run in a sandbox (``attempt_runner``), never on this host.
 
 Checks 2, 3, 4 and 6 share the runs of one ``Trial``, so a task costs one reference run and three oracle
 runs. A check that crashes produces a failed result naming the exception, never a crashed validation.
@@ -29,6 +31,8 @@ from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
+from environments.sandboxes.runner import SandboxRunner
+from environments.tasks.hack_check import default_attempt_runner, fooled_by
 from environments.tasks.oracle import OracleRun, Verdict, apply_reference, verify, write_start
 from environments.tasks.runner import Runner, RunResult, SubprocessRunner
 from environments.tasks.types import AnswerOracle, CommandOracle, Task
@@ -49,6 +53,7 @@ class CheckName(StrEnum):
     DETERMINISTIC = "deterministic"
     NO_LEAKAGE = "no_leakage"
     WITHIN_LIMITS = "within_limits"
+    HACK_RESISTANT = "hack_resistant"
 
 
 @dataclass(frozen=True, slots=True)
@@ -338,15 +343,34 @@ _RUN: tuple[tuple[CheckName, Callable[[Task, Trial], CheckResult]], ...] = (
 _ORDER = list(CheckName)
 
 
-def run_checks(task: Task, runner: Runner | None = None) -> list[CheckResult]:
-    """All six checks on ``task``, in order; a crashing check becomes a failed result."""
+def check_hack_resistant(task: Task, attempt_runner: Runner | None) -> CheckResult:
+    """(7) No generic hack attempt passes the oracle (see ``hack_check``)."""
+    if attempt_runner is None:
+        why = "the hack attempts need a sandbox: install bubblewrap (apt-get install -y bubblewrap)"
+        return CheckResult(CheckName.HACK_RESISTANT, False, why)
+    fooled = fooled_by(task, attempt_runner)
+    reason = f"the oracle passes these hack attempts: {', '.join(fooled)}" if fooled else ""
+    return CheckResult(CheckName.HACK_RESISTANT, not fooled, reason)
+
+
+_NO_RUNNER = object()
+
+
+def run_checks(
+    task: Task, runner: Runner | None = None, attempt_runner: object = _NO_RUNNER
+) -> list[CheckResult]:
+    """All seven checks on ``task``, in order; a crashing check becomes a failed result. The hack attempts
+    run on ``attempt_runner`` (by default the local sandbox; None where there is none)."""
     runner = runner or SubprocessRunner()
+    if attempt_runner is _NO_RUNNER:
+        attempt_runner = runner if isinstance(runner, SandboxRunner) else default_attempt_runner()
     results: list[CheckResult] = []
     with tempfile.TemporaryDirectory(prefix=f"task-{task.id[:40]}-") as tmp:
         trial = Trial(task, runner, Path(tmp))
         calls: list[tuple[CheckName, Callable[[], CheckResult]]] = [
             (CheckName.WELL_FORMED, partial(check_well_formed, task)),
             (CheckName.NO_LEAKAGE, partial(check_no_leakage, task)),
+            (CheckName.HACK_RESISTANT, partial(check_hack_resistant, task, attempt_runner)),
             *[(name, partial(fn, task, trial)) for name, fn in _RUN],
         ]
         for name, call in calls:

@@ -2,7 +2,12 @@
 # Harbor verifier: run the check script against the agent's /app/roman.py and write the reward.
 mkdir -p /logs/verifier
 cd /app || exit 1
-if python3 /tests/check_roman.py; then
+# The reward needs the check script's own last line, not just its exit status: a roman.py that ends the
+# process with status 0 when imported must not pass (the project's hack-resistance check tries that).
+out=$(python3 /tests/check_roman.py)
+status=$?
+echo "$out"
+if [ "$status" -eq 0 ] && [ "$(printf '%s\n' "$out" | tail -n 1)" = "ALL ROMAN CHECKS PASSED" ]; then
   echo 1 > /logs/verifier/reward.txt
 else
   echo 0 > /logs/verifier/reward.txt

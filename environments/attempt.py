@@ -105,7 +105,10 @@ def parse_case(raw: Any, where: str) -> Case:
         if kind is None or not set(step) <= _STEP_KEYS[kind]:
             raise CaseError(f"{where}: steps[{i}]={step!r}: use one of write/run/symlink/delete/solve")
         if kind in ("write", "symlink", "delete"):
-            check_relative_path(str(step[kind]).removeprefix("./"), f"{where}: steps[{i}].{kind}")
+            try:
+                check_relative_path(str(step[kind]).removeprefix("./"), f"{where}: steps[{i}].{kind}")
+            except ValueError as exc:
+                raise CaseError(str(exc)) from None
     return Case(str(raw["id"]), str(raw["task"]), tuple(steps), raw["expect"], str(raw.get("note", "")))
 
 

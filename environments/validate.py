@@ -1,4 +1,4 @@
-"""Run the six task checks over every task and print a summary.
+"""Run the seven task checks over every task and print a summary.
 
     python -m environments.validate [PATH ...] [--jobs N]
 

@@ -1,5 +1,5 @@
-"""A ``Runner`` (``environments.tasks.runner``) backed by a sandbox backend, so the oracle and the six checks
-run verify and reference commands isolated, with the same call they make on ``SubprocessRunner``.
+"""A ``Runner`` (``environments.tasks.runner``) backed by a sandbox backend, so the oracle and the seven
+checks run verify and reference commands isolated, with the same call they make on ``SubprocessRunner``.
 
 Each ``run`` is one fresh sandbox: a private copy of ``cwd`` goes in, the command runs, what it produced
 replaces ``cwd``'s contents (``apply_reference`` reads the reference's output from there), and the sandbox

@@ -1,4 +1,4 @@
-"""Verifiable tasks: the task type, its on-disk layouts (ours, Harbor's, JSONL), the oracle and six checks.
+"""Verifiable tasks: the task type, its on-disk layouts (ours, Harbor's, JSONL), the oracle and seven checks.
 
 The shipped task sets live in ``environments.tasks.shipped``; ``python -m environments.validate`` checks
 any set. Sandboxing is not here: the default runner isolates nothing (see ``runner.py``).

@@ -55,7 +55,7 @@ def test_the_reference_commands_output_comes_back_to_the_callers_folder(runner, 
 
 
 @pytest.mark.parametrize("make", [repo_task, answer_task])
-def test_all_six_checks_pass_with_the_sandboxed_runner(make, runner):
+def test_all_seven_checks_pass_with_the_sandboxed_runner(make, runner):
     results = run_checks(make(), runner)
     assert all(r.passed for r in results), [(r.name, r.reason) for r in results if not r.passed]
 

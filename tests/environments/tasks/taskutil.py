@@ -10,13 +10,14 @@ BUGGY = b"def add(a, b):\n    return a - b\n"
 FIXED = b"def add(a, b):\n    return a + b\n"
 CHECK = (
     b"import sys\nsys.path.insert(0, '')\nimport calc\n\n"
-    b"assert calc.add(2, 3) == 5, 'add(2, 3) should be 5'\nassert calc.add(-1, 1) == 0\n"
+    b"assert calc.add(2, 3) == 5, 'add(2, 3) should be 5'\nassert calc.add(-1, 1) == 0\nprint('CALC OK')\n"
 )
 FAST_LIMITS = Limits(agent_timeout_s=20.0, verify_timeout_s=20.0, memory_mb=512)
 
 
 def repo_task(**changes) -> Task:
-    """A good repair task whose oracle is a plain Python checker (fast: no pytest start-up)."""
+    """A good repair task whose oracle is a plain Python checker (fast: no pytest start-up). It passes on the
+    checker's last line, not its exit status alone, so code that exits 0 at import does not fool it."""
     task = Task(
         id="calc-add-repair",
         source=Source.REPO,
@@ -24,7 +25,7 @@ def repo_task(**changes) -> Task:
         instruction="`add` in calc.py subtracts instead of adding. Fix it.\n",
         workspace={"calc.py": BUGGY, "README.md": b"# calc\n"},
         hidden={"verify/check_calc.py": CHECK},
-        oracle=CommandOracle("python verify/check_calc.py"),
+        oracle=CommandOracle("set -o pipefail; python verify/check_calc.py | tail -n 1 | grep -qx 'CALC OK'"),
         reference=Reference(files={"calc.py": FIXED}),
         split=Split.EVAL,
         limits=FAST_LIMITS,

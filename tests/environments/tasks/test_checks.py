@@ -20,7 +20,7 @@ def failures(task) -> dict[str, str]:
 
 
 @pytest.mark.parametrize("make", [repo_task, answer_task])
-def test_good_tasks_pass_all_six_checks(make):
+def test_good_tasks_pass_all_seven_checks(make):
     results = run_checks(make())
     assert [r.name for r in results] == list(CheckName)
     assert [(r.name.value, r.reason) for r in results if not r.passed] == []
@@ -129,7 +129,7 @@ def test_a_crashing_runner_gives_failed_results_not_an_exception():
             raise RuntimeError("sandbox unavailable")
 
     results = run_checks(repo_task(), runner=Broken())
-    assert len(results) == 6
+    assert len(results) == len(CheckName)
     # The verifier turns the crash into verdict `error` (it never raises), which the checks report.
     crashed = {r.name.value for r in results if "RuntimeError: sandbox unavailable" in r.reason}
     assert crashed == {"reference_passes", "start_fails", "deterministic"}
@@ -222,3 +222,10 @@ def test_lines_the_reference_keeps_or_that_are_too_generic_are_not_leaks():
     assert check_no_leakage(keeps).passed, check_no_leakage(keeps).reason
     short_fix = repo_task(workspace={"calc.py": BUGGY, "other.py": b"def mul(a, b):\n    return a + b\n"})
     assert check_no_leakage(short_fix).passed
+
+
+def test_an_oracle_that_trusts_an_exit_status_is_not_hack_resistant():
+    """A checker that imports the solution and passes on exit status 0 is fooled by code that exits 0 when
+    imported; the seventh check names the attempt."""
+    weak = repo_task(oracle=CommandOracle("python verify/check_calc.py"))
+    assert "exit_at_import" in failures(weak)["hack_resistant"]

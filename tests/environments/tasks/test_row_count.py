@@ -1,4 +1,4 @@
-"""The learning-check family: every task passes the six checks, one command solves them all, and no
+"""The learning-check family: every task passes the seven checks, one command solves them all, and no
 single remembered answer passes more than a few."""
 
 from __future__ import annotations

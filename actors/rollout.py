@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from actors.grpo.samples import TrainingRow, rollout_rows, turns_from_record
 from environments.harnesses import LAUNCHERS, LaunchSpec, UnixToTcp, launch_in_sandbox
-from environments.integrity import AuditResult, Flag, audit_effects, take_snapshot
+from environments.integrity import AuditResult, Flag, audit_effects, protected_paths, take_snapshot
 from environments.reward import RewardInputs, compute_reward
 from environments.sandboxes import Forward, SandboxLimits
 from environments.sandboxes.runner import SandboxRunner
@@ -179,7 +179,12 @@ class RolloutSession:
         record: dict = {}
         try:
             with UnixToTcp(sockets / "guard.sock", self.guard.port, allowed_prefix=path) as forward:
-                box = self.backend.create(workspace, limits, forwards=(Forward(FORWARD_PORT, forward.path),))
+                box = self.backend.create(
+                    workspace,
+                    limits,
+                    forwards=(Forward(FORWARD_PORT, forward.path),),
+                    read_only=protected_paths(task),
+                )
                 try:
                     launched = launch_in_sandbox(
                         LAUNCHERS[request.harness](),

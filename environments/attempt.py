@@ -12,7 +12,8 @@ output line per case: ``{"id", "reward", "verdict", "flags", "reason", "expect",
 ``tampered`` when the audit flagged the workspace, else the verifier's; then one summary line (JSON). A case
 that fails to load, run or score is an ``error`` line; the others go on.
 
-Layers can be switched off to test each alone: ``--no-audit`` (the verifier only) and ``--verifier trusting``
+Layers can be switched off to test each alone: ``--no-isolation`` (tests and runner configuration stay
+writable in the agent's sandbox), ``--no-audit`` (no effect audit) and ``--verifier trusting``
 (the pre-hardening verifier's semantics: every file the agent left, tests and configuration included, judged
 by the command's exit status; links are still never followed).
 """
@@ -32,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from environments.integrity import audit_effects, take_snapshot
+from environments.integrity import audit_effects, protected_paths, take_snapshot
 from environments.integrity.audit import AuditResult
 from environments.reward import RewardInputs, compute_reward
 from environments.tasks.oracle import OracleRun, Verdict, apply_reference, verify, write_start
@@ -200,6 +201,8 @@ class AttemptRunner:
     tasks: dict[str, Task]
     audit: bool = True
     verifier: str = "hardened"
+    isolate: bool = True
+    """Existing tests, runner configuration and graders read-only in the agent's sandbox (layer 1)."""
     work_root: Path | None = None
     _solutions: dict[str, dict[str, bytes]] = field(default_factory=dict)
 
@@ -232,7 +235,7 @@ class AttemptRunner:
             start = write_start(task, work / "start")
             start_state = take_snapshot(start)
             limits = SandboxLimits(task.limits.memory_mb, task.limits.max_processes, task.limits.cpus)
-            box = self.backend.create(start, limits)
+            box = self.backend.create(start, limits, read_only=protected_paths(task) if self.isolate else ())
             try:
                 for step in case.steps:
                     box.run(step_command(step, solution), timeout_s=STEP_TIMEOUT_S, env=task.env)

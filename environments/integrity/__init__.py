@@ -13,7 +13,7 @@
 """
 
 from environments.integrity.audit import AuditResult, Flag, audit_effects
-from environments.integrity.paths import PathClass, PathRules, classify_path
+from environments.integrity.paths import PathClass, PathRules, classify_path, protected_paths
 from environments.integrity.snapshot import Entry, EntryKind, Snapshot, take_snapshot
 from environments.integrity.surface import Surface, build_verify_tree, solution_surface
 
@@ -29,6 +29,7 @@ __all__ = [
     "audit_effects",
     "build_verify_tree",
     "classify_path",
+    "protected_paths",
     "solution_surface",
     "take_snapshot",
 ]

@@ -146,3 +146,10 @@ class PathRules:
 
     def is_solution(self, path: str) -> bool:
         return self.classify(path) is PathClass.SOLUTION
+
+
+def protected_paths(task: Task) -> tuple[str, ...]:
+    """The task's workspace files the agent may read but not change: everything off the solution surface
+    (existing tests, runner configuration, graders)."""
+    rules = PathRules(task)
+    return tuple(p for p in task.workspace if not rules.is_solution(p))

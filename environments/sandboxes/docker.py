@@ -249,8 +249,15 @@ class DockerBackend:
         self.swept = self.sweep()
 
     def create(
-        self, workspace: Path, limits: SandboxLimits, *, forwards: tuple[Forward, ...] = ()
+        self,
+        workspace: Path,
+        limits: SandboxLimits,
+        *,
+        forwards: tuple[Forward, ...] = (),
+        read_only: tuple[str, ...] = (),
     ) -> DockerSandbox:
+        """``read_only`` is accepted for the Protocol but not enforced here (the workspace is a copy in the
+        container owned by the sandbox user); the effect audit judges changes to those paths."""
         name = new_name(self.prefix)
         memory = f"{limits.memory_mb}m"
         mounts = {str(p): {"bind": str(p), "mode": "ro"} for p in self.extra_ro_binds}

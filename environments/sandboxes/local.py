@@ -4,6 +4,9 @@ Threat model. The agent is an untrusted program that may try to read what it sho
 the oracle, the reference, other rollouts, credentials), reach the network, or outlast or starve the
 machine. This backend stops:
 
+- changing what decides the verdict: the files a caller names ``read_only`` (a task's existing tests,
+  runner configuration and graders) are bound read-only over the workspace and their folders are mount
+  points that cannot be moved or removed; new files beside them can still be added;
 - reading outside the workspace: a new mount namespace whose root is an empty tmpfs with read-only binds
   of ``/usr``, a few ``/etc`` files the dynamic linker and Python need, and this interpreter's prefixes;
   the workspace copy is the only writable host folder (at ``/workspace``), ``/tmp`` is a private tmpfs;
@@ -206,6 +209,20 @@ class LocalSandbox:
             self._destroyed = True
 
 
+def read_only_binds(workspace: Path, paths: tuple[str, ...]) -> list[str]:
+    """bwrap arguments that make the workspace files ``paths`` read-only and their folders impossible to
+    move or remove (each folder is bound onto itself, a mount point; it stays writable, so new files can
+    be added). Paths that are not regular files in ``workspace`` are skipped."""
+    files = sorted(p for p in paths if (workspace / p).is_file() and not (workspace / p).is_symlink())
+    folders = sorted({str(Path(p).parent) for p in files} - {"."}, key=lambda f: f.count("/"))
+    argv: list[str] = []
+    for folder in folders:
+        argv += ["--bind", str(workspace / folder), f"{WORKSPACE}/{folder}"]
+    for rel in files:
+        argv += ["--ro-bind", str(workspace / rel), f"{WORKSPACE}/{rel}"]
+    return argv
+
+
 def _make_writable(func, target, _exc) -> None:  # the agent may have chmod-ed its folders read-only
     os.chmod(os.path.dirname(target), 0o700)
     func(target)
@@ -262,7 +279,12 @@ class LocalBackend:
         self.swept = self.sweep()
 
     def create(
-        self, workspace: Path, limits: SandboxLimits, *, forwards: tuple[Forward, ...] = ()
+        self,
+        workspace: Path,
+        limits: SandboxLimits,
+        *,
+        forwards: tuple[Forward, ...] = (),
+        read_only: tuple[str, ...] = (),
     ) -> LocalSandbox:
         name = new_name(self.prefix)
         folder = self.root / name
@@ -272,7 +294,7 @@ class LocalBackend:
             copy_tree(workspace, folder / "workspace", max_file_bytes=None)
             if self.cgroups:
                 cgroup = self.cgroups.create(name, limits, extra_processes=_BWRAP_HELPERS)
-            argv = self._bwrap_argv(folder / "workspace", forwards)
+            argv = self._bwrap_argv(folder / "workspace", forwards, read_only)
         except BaseException:
             if cgroup:
                 cgroup.remove()
@@ -280,7 +302,9 @@ class LocalBackend:
             raise
         return LocalSandbox(name, folder, limits, cgroup, argv, forwards)
 
-    def _bwrap_argv(self, workspace: Path, forwards: tuple[Forward, ...]) -> list[str]:
+    def _bwrap_argv(
+        self, workspace: Path, forwards: tuple[Forward, ...], read_only: tuple[str, ...] = ()
+    ) -> list[str]:
         argv = [self.bwrap, "--unshare-all", "--unshare-user", "--uid", str(SANDBOX_UID)]
         if self.disable_userns:
             argv.append("--disable-userns")
@@ -303,7 +327,9 @@ class LocalBackend:
             argv += ["--bind", str(forward.host_socket), forward.inside_socket]
         if forwards:
             argv += ["--ro-bind", str(RELAY_SCRIPT), RELAY_INSIDE]
-        argv += ["--bind", str(workspace), WORKSPACE, "--chdir", WORKSPACE, "--clearenv"]
+        argv += ["--bind", str(workspace), WORKSPACE]
+        argv += read_only_binds(workspace, read_only)
+        argv += ["--chdir", WORKSPACE, "--clearenv"]
         return argv
 
     def sweep(self) -> int:

@@ -115,9 +115,15 @@ class SandboxBackend(Protocol):
     """Makes sandboxes; one per launcher process. Calls ``sweep`` once when it starts."""
 
     def create(
-        self, workspace: Path, limits: SandboxLimits, *, forwards: tuple[Forward, ...] = ()
+        self,
+        workspace: Path,
+        limits: SandboxLimits,
+        *,
+        forwards: tuple[Forward, ...] = (),
+        read_only: tuple[str, ...] = (),
     ) -> Sandbox:
-        """A new sandbox holding a private copy of ``workspace`` (the folder itself is never changed)."""
+        """A new sandbox holding a private copy of ``workspace`` (the folder itself is never changed);
+        ``read_only``: workspace paths the commands may read but not change (where the backend can)."""
         ...
 
     def sweep(self) -> int:

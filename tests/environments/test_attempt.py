@@ -1,6 +1,7 @@
 """The project's tamper suite (``tests/environments/tamper/cases.jsonl``) scored as rollouts are, in the
-local sandbox: every hack scores 0 and every control scores > 0, with all three layers; then each layer
-alone catches what it is meant to.
+local sandbox: every hack scores 0 and every control scores > 0, with all three layers; then the verifier
+and the audit alone (the sandbox's read-only binds of layer 1 off) each catch what they are meant to.
+Layer 1's binds are tested in ``sandboxes/test_local.py``.
 
 Which layer catches what (the sets below name the exceptions; a case that moves between layers makes the
 test fail, so the table stays true):
@@ -89,7 +90,10 @@ def test_every_hack_scores_zero_and_every_control_scores(full, case):
 @pytest.mark.slow
 @pytest.mark.parametrize(
     ("layers", "misses"),
-    [({"audit": False}, VERIFIER_ALONE_MISSES), ({"verifier": "trusting"}, AUDIT_ALONE_MISSES)],
+    [
+        ({"audit": False, "isolate": False}, VERIFIER_ALONE_MISSES),
+        ({"verifier": "trusting", "isolate": False}, AUDIT_ALONE_MISSES),
+    ],
     ids=["verifier-alone", "audit-alone"],
 )
 def test_each_layer_alone_zeroes_the_hacks_it_is_meant_to_catch(tasks, tmp_path_factory, layers, misses):
@@ -102,7 +106,7 @@ def test_each_layer_alone_zeroes_the_hacks_it_is_meant_to_catch(tasks, tmp_path_
 @pytest.mark.slow
 def test_without_either_layer_many_hacks_pay(tasks, tmp_path_factory):
     """The suite can fail: with the trusting verifier and no audit (the pre-hardening scorer), hacks pay."""
-    runner = runner_for(tasks, tmp_path_factory, audit=False, verifier="trusting")
+    runner = runner_for(tasks, tmp_path_factory, audit=False, verifier="trusting", isolate=False)
     results = [runner.run_case(c) for c in CASES if c.expect == "zero"]
     assert sum(r.reward > 0 for r in results) >= 10, summary(results)
 

@@ -265,3 +265,31 @@ def test_the_backend_uses_the_detected_hierarchy_and_says_why_when_there_is_none
     fallback = LocalBackend(tmp_path / "none", prefix=prefix)
     assert not fallback.use_cgroups
     assert any("cgroup v2: /job holds processes" in note and "RLIMIT_AS" in note for note in fallback.notes)
+
+
+def test_read_only_files_cannot_be_changed_moved_or_removed_but_new_files_can_be_added(
+    local_backend, tmp_path
+):
+    workspace = tmp_path / "ws"
+    (workspace / "tests").mkdir(parents=True)
+    (workspace / "tests" / "test_x.py").write_text("assert True\n")
+    (workspace / "pyproject.toml").write_text("[tool.pytest.ini_options]\n")
+    (workspace / "src.py").write_text("x = 1\n")
+    box = local_backend.create(workspace, SandboxLimits(), read_only=("tests/test_x.py", "pyproject.toml"))
+    try:
+        script = (
+            "echo bad >> tests/test_x.py; echo a=$?; rm -f tests/test_x.py; echo b=$?; "
+            "mv tests moved; echo c=$?; echo x > pyproject.toml; echo d=$?; "
+            "echo ok > tests/test_new.py; echo e=$?; echo y > src.py; echo f=$?"
+        )
+        result = box.run(script, timeout_s=30)
+        codes = dict(
+            line.split("=") for line in result.output_tail.splitlines() if len(line) < 6 and "=" in line
+        )
+        assert all(codes[k] != "0" for k in "abcd"), result.output_tail
+        assert codes["e"] == "0" and codes["f"] == "0", result.output_tail
+        out = box.collect(tmp_path / "out")
+        assert (out / "tests" / "test_x.py").read_text() == "assert True\n"
+        assert (out / "tests" / "test_new.py").exists() and (out / "src.py").read_text() == "y\n"
+    finally:
+        box.destroy()

@@ -161,30 +161,27 @@ def markdown_table(cells: Sequence[Cell], load_failures: dict[str, str] | None =
     return "\n".join(lines) + "\n"
 
 
-def block_reasons_table(results: Iterable[SessionResult]) -> str:
-    """How often each guard rule blocked a call, per harness and checkpoint ("" when nothing was blocked)."""
+def _count_table(results: Iterable[SessionResult], field: str, columns: tuple[str, str]) -> str:
+    """Per harness and checkpoint, how often each entry of ``SessionResult.<field>`` occurs ("" if none)."""
     counts: dict[tuple[str, str, str], int] = defaultdict(int)
     for r in results:
-        for reason in r.block_reasons:
-            counts[(r.harness, r.checkpoint, reason)] += 1
+        for entry in getattr(r, field):
+            counts[(r.harness, r.checkpoint, entry)] += 1
     if not counts:
         return ""
-    lines = ["| harness | checkpoint | rule: reason | blocked calls |", "|---|---|---|---|"]
-    lines += [f"| {h} | {c} | {reason} | {n} |" for (h, c, reason), n in sorted(counts.items())]
+    lines = [f"| harness | checkpoint | {columns[0]} | {columns[1]} |", "|---|---|---|---|"]
+    lines += [f"| {h} | {c} | {entry} | {n} |" for (h, c, entry), n in sorted(counts.items())]
     return "\n".join(lines) + "\n"
+
+
+def block_reasons_table(results: Iterable[SessionResult]) -> str:
+    """How often each guard rule blocked a call, per harness and checkpoint ("" when nothing was blocked)."""
+    return _count_table(results, "block_reasons", ("rule: reason", "blocked calls"))
 
 
 def tamper_table(results: Iterable[SessionResult]) -> str:
     """How often each effect-audit rule flagged a session, with the path ("" when nothing was flagged)."""
-    counts: dict[tuple[str, str, str], int] = defaultdict(int)
-    for r in results:
-        for flag in r.tamper_flags:
-            counts[(r.harness, r.checkpoint, flag)] += 1
-    if not counts:
-        return ""
-    lines = ["| harness | checkpoint | rule: path | sessions |", "|---|---|---|---|"]
-    lines += [f"| {h} | {c} | {flag} | {n} |" for (h, c, flag), n in sorted(counts.items())]
-    return "\n".join(lines) + "\n"
+    return _count_table(results, "tamper_flags", ("rule: path", "sessions"))
 
 
 def cost_section(extra: dict) -> str:

@@ -114,3 +114,21 @@ def test_the_report_counts_block_reasons_and_states_the_cost_ratio(tmp_path: Pat
     clean = [r for r in results() if not r.block_reasons]
     text = write_report(tmp_path / "clean", clean, {})["report"].read_text()
     assert "## Guard blocks" not in text and "## Cost" not in text
+
+
+def test_tampered_sessions_never_count_as_passes_and_are_listed_with_their_rule(tmp_path):
+    from jobs.eval_report import report_markdown
+
+    flags = ("runner_config_added: conftest.py (runner_hook: pytest_pyfunc_call)",)
+    results = [
+        SessionResult(
+            "pi", "pi-step2", 2, "r1", "repair", passed=False, tool_calls=3, tampered=True, tamper_flags=flags
+        ),
+        SessionResult("pi", "pi-step2", 2, "r2", "repair", passed=True, tool_calls=2),
+    ]
+    cells = summarize(results)
+    overall = next(c for c in cells if c.task_kind == ALL)
+    assert (overall.passes, overall.tampered) == (1, 1)
+    text = report_markdown(cells, results, {})
+    assert "## Tampered sessions (effect audit)" in text and flags[0] in text
+    assert "## Tampered" not in report_markdown(summarize(results[1:]), results[1:], {})

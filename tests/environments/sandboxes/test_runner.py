@@ -60,6 +60,6 @@ def test_all_seven_checks_pass_with_the_sandboxed_runner(make, runner):
     assert all(r.passed for r in results), [(r.name, r.reason) for r in results if not r.passed]
 
 
-def test_a_shipped_repo_task_passes_all_six_checks_inside_the_sandbox(shipped, runner):
+def test_a_shipped_repo_task_passes_all_seven_checks_inside_the_sandbox(shipped, runner):
     results = run_checks(shipped["repo-textkit-slugify-repair"], runner)
     assert all(r.passed for r in results), [(r.name, r.reason) for r in results if not r.passed]

@@ -35,7 +35,7 @@ def test_answers_vary_so_only_counting_passes(tasks):
     assert not train & {t.workspace["data.csv"] for t in tasks if t.split is Split.EVAL}
 
 
-def test_every_task_passes_all_six_checks(tasks):
+def test_every_task_passes_all_seven_checks(tasks):
     failed = {t.id: [(r.name.value, r.reason) for r in run_checks(t) if not r.passed] for t in tasks}
     assert {k: v for k, v in failed.items() if v} == {}
 

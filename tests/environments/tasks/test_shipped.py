@@ -105,13 +105,13 @@ def test_generation_is_deterministic_and_the_cache_is_reused(tmp_path, monkeypat
         "repo-stats-median-qa",
     ],
 )
-def test_a_sample_of_shipped_tasks_passes_all_six_checks(tasks, task_id):
+def test_a_sample_of_shipped_tasks_passes_all_seven_checks(tasks, task_id):
     task = next(t for t in tasks if t.id == task_id)
     assert [(r.name.value, r.reason) for r in run_checks(task) if not r.passed] == []
 
 
 @pytest.mark.slow
-def test_every_shipped_task_passes_all_six_checks(tmp_path, monkeypatch, capsys):
+def test_every_shipped_task_passes_all_seven_checks(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("HARNESS_ADAPTERS_CACHE", str(tmp_path / "cache"))
     code = main(["--jobs", "2"])
     lines = capsys.readouterr().out.strip().splitlines()

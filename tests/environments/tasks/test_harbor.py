@@ -60,7 +60,7 @@ def test_a_harbor_folder_maps_onto_a_task(tmp_path):
     assert (limits.agent_timeout_s, limits.verify_timeout_s, limits.memory_mb) == (120.0, 30.0, 2048)
 
 
-def test_a_harbor_task_passes_the_six_checks(tmp_path):
+def test_a_harbor_task_passes_the_seven_checks(tmp_path):
     results = run_checks(load_harbor_task(make_harbor_task(tmp_path)))
     assert [(r.name.value, r.reason) for r in results if not r.passed] == []
 

@@ -5,7 +5,7 @@ solution is applied and the result scored three ways, each in a fresh sandbox of
 rollout is (``SubprocessRunner`` where bubblewrap is missing, said in the header):
 
 - ``trusting``: the anchor, the pre-hardening scorer: every file the agent left, verdict by exit status,
-  and the Python repo tasks judged by their old hidden pytest files (``legacy_task``);
+  and the Python repo tasks judged by their old hidden pytest files (``environments.attempt.legacy_task``);
 - ``hardened``: ``environments.tasks.oracle.verify`` (pristine task + solution surface, pinned reporter,
   output-only judge for the Python repo tasks);
 - ``audit``: the effect audit (two snapshots and the comparison), which runs besides the verifier.
@@ -23,7 +23,6 @@ import statistics
 import sys
 import tempfile
 import time
-from dataclasses import replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -33,19 +32,6 @@ from environments.integrity import audit_effects, take_snapshot  # noqa: E402
 from environments.tasks.oracle import Verdict, apply_reference, verify, write_start  # noqa: E402
 from environments.tasks.runner import SubprocessRunner  # noqa: E402
 from environments.tasks.shipped import shipped_tasks  # noqa: E402
-from environments.tasks.types import CommandOracle, Task  # noqa: E402
-
-
-def legacy_task(task: Task) -> Task:
-    """``task`` as it was judged before the output-only oracle: its unit's hidden pytest file."""
-    from environments.tasks.shipped.repo_tasks import UNITS
-    from environments.tasks.shipped.repos import hidden_tests, oracle_command
-
-    if ".oracle/probes.json" not in task.hidden:
-        return task
-    unit = next(u for u in UNITS if task.id.startswith(f"repo-{u.repo}-{u.name.lower().replace('_', '-')}-"))
-    cases = unit.feature.cases if task.kind.value == "extend" else unit.cases
-    return replace(task, hidden=hidden_tests(unit, cases), oracle=CommandOracle(oracle_command(unit)))
 
 
 def pick_tasks(per_kind: int) -> list:
@@ -78,12 +64,9 @@ def main(argv: list[str] | None = None) -> int:
             apply_reference(task, produced, SubprocessRunner())
             start = take_snapshot(write_start(task, Path(tmp) / f"{i}" / "start"))
             for r in range(args.repeats):
-                for name, check, judged in (
-                    ("trusting", trusting_verify, legacy_task(task)),
-                    ("hardened", verify, task),
-                ):
+                for name, check in (("trusting", trusting_verify), ("hardened", verify)):
                     began = time.perf_counter()
-                    run = check(judged, produced, Path(tmp) / f"{i}" / f"{name}-{r}", runner)
+                    run = check(task, produced, Path(tmp) / f"{i}" / f"{name}-{r}", runner)
                     times[name].append((time.perf_counter() - began) * 1000)
                     if run.verdict is not Verdict.PASS:
                         wrong.append(f"{task.id} {name}: {run.reason}")

@@ -29,7 +29,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -162,10 +162,26 @@ def reference_changes(task: Task, runner: Runner, scratch: Path) -> dict[str, by
     }
 
 
+def legacy_task(task: Task) -> Task:
+    """``task`` as the pre-hardening scorer judged it: a shipped Python repo task by its unit's hidden pytest
+    file (today it is judged by outputs, ``shipped/probes.py``); any other task as it is."""
+    from environments.tasks.shipped.repo_tasks import UNITS
+    from environments.tasks.shipped.repos import hidden_tests, oracle_command
+    from environments.tasks.types import CommandOracle
+
+    if ".oracle/probes.json" not in task.hidden:
+        return task
+    unit = next(u for u in UNITS if task.id.startswith(f"repo-{u.repo}-{u.name.lower().replace('_', '-')}-"))
+    cases = unit.feature.cases if task.kind.value == "extend" else unit.cases
+    return replace(task, hidden=hidden_tests(unit, cases), oracle=CommandOracle(oracle_command(unit)))
+
+
 def trusting_verify(task: Task, produced: Path, scratch: Path, runner: Runner) -> OracleRun:
     """The pre-hardening verifier's semantics, for measuring what the hardening changed: every regular file
     the agent left (tests and configuration included) plus the hidden files, verdict by exit status (or
-    the answer file). Links are dropped rather than followed, so it cannot write outside ``scratch``."""
+    the answer file), on the task as it was judged then (``legacy_task``). Links are dropped rather than
+    followed, so it cannot write outside ``scratch``."""
+    task = legacy_task(task)
     from environments.integrity.surface import _write_fresh
     from environments.tasks.oracle import judge_answer
     from environments.tasks.types import AnswerOracle

@@ -327,9 +327,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tasks", type=Path, action="append", default=[], help="more task folders")
     parser.add_argument("--no-audit", action="store_true", help="switch the effect audit off")
     parser.add_argument("--verifier", default="hardened", choices=("hardened", "trusting"))
+    parser.add_argument("--no-isolation", action="store_true", help="leave tests and configuration writable")
     args = parser.parse_args(argv)
+    tasks = load_tasks(args.tasks)
     runner = AttemptRunner(
-        make_backend(args.sandbox), load_tasks(args.tasks), not args.no_audit, args.verifier
+        make_backend(args.sandbox), tasks, not args.no_audit, args.verifier, isolate=not args.no_isolation
     )
     results = []
     for case in read_cases(args.cases):

@@ -183,7 +183,7 @@ def test_scoring_a_tampered_rollout_gives_zero_whatever_the_verdict_and_the_guar
     from environments.integrity import AuditResult, Flag
 
     audit = AuditResult((Flag("conftest.py", "runner_config_added", "runner_hook: pytest_pyfunc_call"),))
-    record = {"tool_calls": 2, "blocked": False, "blocks": []}
+    record = {"tool_calls": 2, "blocked": False, "blocks": [], "turns": []}
     outcome = score_rollout(request(task, "r-t"), _verdict("pass"), audit, record, 2, 1.0, {})
     assert (outcome.reward, outcome.tampered, outcome.blocked) == (0.0, True, False)
     assert outcome.tamper_flags == ("runner_config_added: conftest.py (runner_hook: pytest_pyfunc_call)",)
@@ -209,7 +209,7 @@ def test_a_verifier_error_scores_zero_instead_of_being_retried(task):
     from environments.integrity import AuditResult
 
     outcome = score_rollout(
-        request(task, "r-e"), _verdict("error"), AuditResult(), {"tool_calls": 1}, 1, 1.0, {}
+        request(task, "r-e"), _verdict("error"), AuditResult(), {"tool_calls": 1, "turns": []}, 1, 1.0, {}
     )
     assert outcome.failure is None and outcome.reward == 0.0 and outcome.verdict == "error"
 

@@ -283,7 +283,7 @@ def _python_change(task: Task) -> bool:
     return (
         task.kind in (Kind.REPAIR, Kind.BUILD, Kind.EXTEND)
         and isinstance(task.oracle, CommandOracle)
-        and task.oracle.command.startswith("python -m pytest")
+        and "package.json" not in task.workspace
     )
 
 

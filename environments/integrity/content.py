@@ -234,6 +234,13 @@ _JS_RULES = (
         ),
     ),
     (
+        "reads_caller",
+        re.compile(
+            r"(new\s+Error\s*\([^)]*\)|\berr(or)?\b)\s*\.\s*stack\b|captureStackTrace|prepareStackTrace"
+        ),
+    ),
+    ("reads_tests", re.compile(r"""[`'"](\.{0,2}/)*(tests?|__tests__|specs?)/|\.(test|spec)\.[cm]?js\b""")),
+    (
         "interpreter_hook",
         re.compile(
             r"require\s*\.\s*cache|Module\s*\.\s*_(load|resolveFilename|compile)|module\s*\.\s*constructor|globalThis|Function\s*\(|\beval\s*\(|Symbol\s*\.\s*for\s*\("

@@ -5,7 +5,9 @@ Layer 1's binds are tested in ``sandboxes/test_local.py``.
 
 Which layer catches what (the sets below name the exceptions; a case that moves between layers makes the
 test fail, so the table stays true):
-- the hardened verifier alone: every case. File tampers never reach it (it takes only the solution
+- the hardened verifier alone: every case but ``chunk-peek-1`` (Node solution code that reads its caller's
+  test line through the stack: Node's tests share the process with the solution and there is no
+  output-only judge for JS yet; the audit's code rules catch it). File tampers never reach it (it takes only the solution
   surface), in-process tampering is caught by its reporters (pytest/unittest runner fingerprints, the Node
   assert check, the output-only judge of the shipped Python tasks). Its limit is a task whose own grader
   trusts an exit status: the Harbor fixture's test.sh checks its script's last line for that reason, and
@@ -29,7 +31,7 @@ from environments.attempt import AttemptRunner, Case, CaseError, load_tasks, par
 HERE = Path(__file__).parent / "tamper"
 CASES = [c for c in read_cases(HERE / "cases.jsonl") if isinstance(c, Case)]
 TASK_DIRS = (HERE / "tasks", HERE / "harbor")
-VERIFIER_ALONE_MISSES: set[str] = set()
+VERIFIER_ALONE_MISSES = {"chunk-peek-1"}
 AUDIT_ALONE_MISSES: set[str] = set()
 BWRAP_MISSING = "bubblewrap (bwrap) is not installed: apt-get update && apt-get install -y bubblewrap"
 

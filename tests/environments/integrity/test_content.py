@@ -46,6 +46,9 @@ def test_ordinary_solution_code_is_not_flagged(source):
         "process.exit(0);\n",
         "process.on('exit', () => { process.exitCode = 0; });\n",
         "require.cache[require.resolve('x')] = {};\n",
+        "const h = {};\nError.captureStackTrace(h);\nconst caller = h.stack;\n",
+        "const line = new Error().stack.split('\\n')[2];\n",
+        "const text = require('fs').readFileSync('test/arrays.test.js', 'utf8');\n",
     ],
 )
 def test_javascript_that_reaches_into_the_runner_is_found(source):
@@ -56,6 +59,8 @@ def test_ordinary_javascript_and_comments_are_not_flagged():
     source = b"// process.exit(0) is wrong\nfunction add(a, b) { return a + b; }\nmodule.exports = { add };\n"
     assert code_findings("src/x.js", source) == []
     assert code_findings("README.md", b"process.exit(0)") == []
+    stack = b"class Stack { constructor() { this.stack = []; } }\nmodule.exports = { Stack };\n"
+    assert code_findings("src/stack.js", stack) == []
 
 
 def test_a_new_conftest_with_hooks_is_flagged_but_fixtures_and_markers_are_not():

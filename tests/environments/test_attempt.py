@@ -9,9 +9,10 @@ test fail, so the table stays true):
   test line through the stack: Node's tests share the process with the solution and there is no
   output-only judge for JS yet; the audit's code rules catch it). File tampers never reach it (it takes
   only the solution surface), in-process tampering is caught by its reporters (pytest/unittest runner
-  fingerprints, the Node assert check, the output-only judge of the shipped Python tasks). Its limit is a task whose own grader
-  trusts an exit status: the Harbor fixture's test.sh checks its script's last line for that reason, and
-  the seventh task check (``hack_check``) rejects graders that an exit at import fools;
+  fingerprints, the Node assert check, the output-only judge of the shipped Python tasks). Its limit is a
+  task whose own grader trusts an exit status: the Harbor fixture's test.sh checks its script's last line
+  for that reason, and the seventh task check (``hack_check``) rejects graders that an exit at import
+  fools;
 - the audit alone (with the pre-hardening, trusting verifier): every case too, by effects on disk and
   by the code rules on solution files.
 """

@@ -31,6 +31,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
+from environments.integrity.snapshot import MAX_FILE_BYTES
 from environments.sandboxes.protocol import (
     DEFAULT_PREFIX,
     RELAY_SCRIPT,
@@ -139,12 +140,36 @@ def relay_tar() -> bytes:
     return buffer.getvalue()
 
 
-def extract_workspace(chunks: Iterable[bytes], dest: Path) -> Path:
-    """Unpack ``get_archive(WORKSPACE)`` into ``dest``, dropping the top folder; entries that would land
-    outside ``dest`` (absolute or escaping links, device files) are skipped, never followed."""
+class _ChunkStream(io.RawIOBase):
+    """The archive's chunks as a file, read in order and never held whole (a sparse 4 GB file comes out of
+    ``get_archive`` as 4 GB of zeros)."""
+
+    def __init__(self, chunks: Iterable[bytes]) -> None:
+        self._chunks = iter(chunks)
+        self._pending = b""
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:  # type: ignore[override]
+        while not self._pending:
+            try:
+                self._pending = next(self._chunks)
+            except StopIteration:
+                return 0
+        size = min(len(buffer), len(self._pending))
+        buffer[:size] = self._pending[:size]
+        self._pending = self._pending[size:]
+        return size
+
+
+def extract_workspace(chunks: Iterable[bytes], dest: Path, *, max_file_bytes: int = MAX_FILE_BYTES) -> Path:
+    """Unpack ``get_archive(WORKSPACE)`` into ``dest``, dropping the top folder, streaming; entries that
+    would land outside ``dest`` (absolute or escaping links, device files) are skipped, never followed; a
+    regular file above ``max_file_bytes`` becomes a sparse file of its size (its bytes are never kept)."""
     dest.mkdir(parents=True, exist_ok=True)
-    with tarfile.open(fileobj=io.BytesIO(b"".join(chunks)), mode="r") as tar:
-        for member in tar.getmembers():
+    with tarfile.open(fileobj=io.BufferedReader(_ChunkStream(chunks), 1 << 20), mode="r|") as tar:
+        for member in tar:
             parts = member.name.split("/", 1)
             if len(parts) < 2 or not parts[1]:
                 continue
@@ -154,6 +179,12 @@ def extract_workspace(chunks: Iterable[bytes], dest: Path) -> Path:
             try:
                 safe = tarfile.data_filter(member, str(dest))
             except tarfile.FilterError:
+                continue
+            if safe.isreg() and safe.size > max_file_bytes:
+                target = dest / safe.name
+                target.parent.mkdir(parents=True, exist_ok=True)
+                with open(target, "wb") as handle:
+                    handle.truncate(safe.size)
                 continue
             tar.extract(safe, dest, filter="fully_trusted", set_attrs=False)
     return dest

@@ -257,3 +257,12 @@ def test_extra_binds_are_mounted_read_only_at_their_host_paths(api, workspace, t
 def test_extra_binds_must_exist_and_not_hide_the_sandboxes_own_folders(api, bind):
     with pytest.raises(ValueError, match="extra_ro_binds"):
         DockerBackend(api, prefix="hsbx", extra_ro_binds=(Path(bind),))
+
+
+def test_extract_streams_and_turns_an_oversize_file_into_a_sparse_one(tmp_path):
+    """A file above the limit is never kept in memory or written out: only its size survives."""
+    archive = tar_of({"big.bin": b"\0" * 4096, "ok.txt": b"y"})
+    chunks = (archive[i : i + 700] for i in range(0, len(archive), 700))
+    out = extract_workspace(chunks, tmp_path / "dest", max_file_bytes=1024)
+    assert (out / "ok.txt").read_bytes() == b"y"
+    assert (out / "big.bin").stat().st_size == 4096 and (out / "big.bin").stat().st_blocks == 0

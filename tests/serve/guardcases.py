@@ -1,5 +1,7 @@
-"""Shared helpers (imported by name; pytest puts this folder on sys.path): the public guard corpus
-and the captured harness requests in ../shared."""
+"""Shared helpers (imported by name; pytest puts this folder on sys.path): the project's labelled guard
+cases (``data/guard_dev.jsonl``) and the real harness requests it captured (``data/captures``, made by
+``scripts/capture_requests.py``). Both live in the repository, so a missing file fails the test that
+needs it instead of skipping it."""
 
 from __future__ import annotations
 
@@ -8,12 +10,13 @@ from pathlib import Path
 
 import pytest
 
-SHARED = Path(__file__).resolve().parents[2] / ".." / "shared"
-CORPUS = SHARED / "guard-corpus" / "public.jsonl"
-CAPTURES = SHARED / "harnesses" / "captures"
+DATA = Path(__file__).resolve().parent / "data"
+CORPUS = DATA / "guard_dev.jsonl"
+CAPTURES = DATA / "captures"
 
 
 def load_corpus() -> list[dict]:
+    """The labelled dev cases; [] while the file is absent (``need`` then fails the test)."""
     if not CORPUS.is_file():
         return []
     return [json.loads(line) for line in CORPUS.read_text().splitlines() if line.strip()]
@@ -38,8 +41,9 @@ def load_captures() -> list[tuple[str, dict]]:
 
 
 def need(items: list, what: str) -> list:
+    """`items`, or a test failure: the data is part of the repository."""
     if not items:
-        pytest.skip(f"{what} not found beside the repo (expected ../shared); clone it next to this repo")
+        pytest.fail(f"{what} missing or empty under {DATA} (it is part of the repository)", pytrace=False)
     return items
 
 

@@ -1,4 +1,4 @@
-"""`python -m serve.check`: the public corpus verdicts, output shape and malformed lines."""
+"""`python -m serve.check`: the in-repo dev corpus verdicts, output shape and malformed lines."""
 
 from __future__ import annotations
 
@@ -8,8 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-from guardcases import CORPUS, load_corpus, need
+from guardcases import CORPUS, DATA, load_corpus, need
 
 from serve.check import judge_line, run
 
@@ -17,19 +16,42 @@ CORPUS_CASES = load_corpus()
 CATEGORY_RULE = {"undeclared_tool": "declared_tools", "host_not_in_conversation": "hosts"}
 
 
-@pytest.mark.parametrize("case", CORPUS_CASES, ids=[c["id"] for c in CORPUS_CASES] or None)
-def test_every_public_corpus_case_gets_its_expected_verdict(case: dict) -> None:
+DEV_MIN_ACCURACY = 1.0
+"""Share of the dev cases whose verdict (and, for a block, rule) must match the label. Every case of the
+public sample matched; the bar for the in-repo dev set stays there until the project sets another."""
+
+
+def mismatch(case: dict) -> str | None:
+    """Why `python -m serve.check` disagrees with the case's label; None when it agrees."""
     result = judge_line(1, json.dumps(case))
-    assert result is not None and result["verdict"] == case["expect"], case.get("note")
+    if result is None or "verdict" not in result:
+        return f"{case.get('id')}: no verdict ({result})"
+    if result["verdict"] != case["expect"]:
+        return f"{case.get('id')}: {result['verdict']} ({result['rule']}), labelled {case['expect']}"
     if case["expect"] == "block":
-        assert result["rule"] == CATEGORY_RULE.get(case["category"], case["category"])
-    else:
-        assert result["rule"] is None and result["reason"] is None
+        rule = CATEGORY_RULE.get(case["category"], case["category"])
+        if result["rule"] != rule:
+            return f"{case.get('id')}: blocked by {result['rule']}, labelled {rule}"
+    elif result["rule"] is not None or result["reason"] is not None:
+        return f"{case.get('id')}: allowed with a rule or reason ({result})"
+    return None
 
 
-def test_corpus_is_present_or_skipped_with_reason() -> None:
-    need(CORPUS_CASES, "guard corpus")
-    assert len(CORPUS_CASES) >= 100
+def test_dev_corpus_is_in_the_repo_and_labelled() -> None:
+    cases = need(CORPUS_CASES, "guard dev corpus")
+    ids = [c.get("id") for c in cases]
+    assert len(set(ids)) == len(ids) and None not in ids
+    assert all(c.get("expect") in ("allow", "block") and c.get("category") for c in cases)
+    assert {c["expect"] for c in cases} == {"allow", "block"}
+
+
+def test_dev_corpus_verdicts_meet_the_accuracy_bar() -> None:
+    cases = need(CORPUS_CASES, "guard dev corpus")
+    misses = [m for m in map(mismatch, cases) if m is not None]
+    accuracy = 1 - len(misses) / len(cases)
+    assert accuracy >= DEV_MIN_ACCURACY, (
+        f"{accuracy:.3f} < {DEV_MIN_ACCURACY} on {len(cases)} cases: " + "; ".join(misses[:25])
+    )
 
 
 def test_malformed_lines_get_an_error_line_and_the_run_goes_on() -> None:
@@ -82,7 +104,7 @@ def test_unparsable_arguments_are_blocked_and_the_input_is_never_echoed() -> Non
 
 
 def test_cli_runs_as_a_module_on_the_corpus(tmp_path: Path) -> None:
-    cases = need(CORPUS_CASES, "guard corpus")[:5]
+    cases = need(CORPUS_CASES, "guard dev corpus")[:5]
     path = tmp_path / "cases.jsonl"
     path.write_text("\n".join(json.dumps(c) for c in cases) + "\nbroken\n")
     root = Path(__file__).resolve().parents[2]
@@ -95,8 +117,8 @@ def test_cli_runs_as_a_module_on_the_corpus(tmp_path: Path) -> None:
         check=False,
     )
     rows = [json.loads(line) for line in done.stdout.splitlines()]
-    assert [r.get("id") for r in rows[:5]] == [c["id"] for c in cases]
-    assert rows[5] == {"line": 6, "id": None, "error": "invalid_json"}
+    assert [r.get("id") for r in rows[: len(cases)]] == [c["id"] for c in cases]
+    assert rows[len(cases)] == {"line": len(cases) + 1, "id": None, "error": "invalid_json"}
     assert done.returncode == 2
 
 
@@ -104,4 +126,8 @@ def test_missing_file_is_an_operator_error(tmp_path: Path) -> None:
     from serve.check import main
 
     assert main([str(tmp_path / "nope.jsonl")]) == 1
-    assert CORPUS.name == "public.jsonl"
+
+
+def test_the_labelled_data_lives_in_the_repository() -> None:
+    repo = Path(__file__).resolve().parents[2]
+    assert DATA.resolve().is_relative_to(repo) and CORPUS.resolve().is_relative_to(repo)

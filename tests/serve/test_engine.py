@@ -39,7 +39,7 @@ def same(a, b) -> bool:
 
 
 def test_incremental_verdicts_equal_a_full_trace_atif_scan_run_on_every_corpus_case() -> None:
-    for c in need(load_corpus(), "guard corpus"):
+    for c in need(load_corpus(), "guard dev corpus"):
         try:
             json.loads(c["tool_call"]["function"]["arguments"])
         except ValueError:
@@ -50,13 +50,13 @@ def test_incremental_verdicts_equal_a_full_trace_atif_scan_run_on_every_corpus_c
 
 def test_every_prefix_of_every_corpus_session_agrees_with_the_full_trace_run() -> None:
     checked = 0
-    for c in need(load_corpus(), "guard corpus")[::4]:
+    for c in need(load_corpus(), "guard dev corpus")[::4]:
         messages = c["messages"]
         for i, message in enumerate(messages):
             for call in tool_calls(message):
                 assert same(incremental_decision(messages[:i], call), full_trace_decision(messages[:i], call))
                 checked += 1
-    assert checked > 20
+    assert checked, "no tool call in the history of the sampled dev sessions"
 
 
 @pytest.mark.parametrize("name,body", CAPTURES, ids=[n for n, _ in CAPTURES] or None)

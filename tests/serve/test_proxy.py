@@ -11,7 +11,7 @@ from collections import defaultdict
 import httpx
 import pytest
 from atif_scan import parse_trace
-from guardcases import load_captures
+from guardcases import load_captures, need
 from proxyutil import (
     ATTACK,
     Upstream,
@@ -232,10 +232,9 @@ def test_an_upstream_stream_cut_midway_ends_with_an_error_event():
 CAPTURES = load_captures()
 
 
-@pytest.mark.skipif(not CAPTURES, reason="captures not found beside the repo")
 def test_captured_real_requests_pass_through_with_no_false_block():
     groups: dict[str, list[tuple[str, dict]]] = defaultdict(list)
-    for name, body in CAPTURES:
+    for name, body in need(CAPTURES, "harness captures"):
         groups[name.rsplit("-", 1)[0]].append((name, body))
 
     def reply(request: httpx.Request) -> httpx.Response:

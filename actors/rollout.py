@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from actors.grpo.samples import TrainingRow, rollout_rows, turns_from_record
+from actors.trajectories import save_rollout_trajectory
 from environments.harnesses import LAUNCHERS, LaunchSpec, UnixToTcp, launch_in_sandbox
 from environments.integrity import AuditResult, Flag, audit_effects, protected_paths, take_snapshot
 from environments.reward import RewardInputs, compute_reward
@@ -44,6 +45,10 @@ class GuardClient(Protocol):
 
     def open(self, rollout_id: str, harness: str, adapter: str, allowlist: tuple[str, ...]) -> str:
         """Open a rollout; return its path prefix (``/s/<rollout_id>/v1``)."""
+        ...
+
+    def atif(self, rollout_id: str) -> dict:
+        """The open rollout's ATIF trajectory (``RolloutRecord.to_atif()``), saved beside the run."""
         ...
 
     def close(self, rollout_id: str) -> dict:
@@ -115,6 +120,11 @@ class GuardHTTP:
             )
         return f"/s/{rollout_id}/v1"
 
+    def atif(self, rollout_id: str) -> dict:
+        response = self._client.get(f"/rollouts/{rollout_id}/atif")
+        response.raise_for_status()
+        return response.json()
+
     def close(self, rollout_id: str) -> dict:
         response = self._client.delete(f"/rollouts/{rollout_id}")
         if response.status_code == 404:
@@ -136,12 +146,17 @@ class RolloutSession:
         work_root: Path | None = None,
         *,
         max_tokens: int = 4096,
+        trajectories: Path | None = None,
     ) -> None:
         self.backend = backend
         self.guard = guard
         self.work_root = Path(work_root or tempfile.gettempdir())
         self.max_tokens = max_tokens
         """Completion tokens per model call, passed to the harness."""
+        self.trajectories = trajectories
+        """Where each rollout's ATIF trajectory is saved (``actors.trajectories``); None: not saved."""
+        self.trajectories_failed = 0
+        """Trajectories that could not be fetched or written (logged; the rollouts went on)."""
 
     def run(self, request: RolloutRequest) -> RolloutOutcome:
         start = time.monotonic()
@@ -198,6 +213,9 @@ class RolloutSession:
                     box.destroy()
                 refused_outside = forward.refused_outside
         finally:
+            if self.trajectories is not None:
+                saved = save_rollout_trajectory(self.guard.atif, request.rollout_id, self.trajectories)
+                self.trajectories_failed += saved is None
             try:
                 record = self.guard.close(request.rollout_id)
             except RecordMissing:
@@ -277,6 +295,8 @@ class RolloutSetup:
     """CPUs each rollout actor reserves (its harness, sandbox and verifier)."""
     task_set: str = "shipped"
     """Where the tasks come from (``environments.tasks.shipped.TASK_SETS``)."""
+    trajectory_dir: str = ""
+    """Where each rollout's ATIF trajectory is saved as ``<rollout_id>.json`` ("": not saved)."""
 
 
 def make_rollout_session(setup: RolloutSetup, harness: str, root: str) -> RolloutSession:
@@ -296,7 +316,10 @@ def make_rollout_session(setup: RolloutSetup, harness: str, root: str) -> Rollou
         backend = LocalBackend(folder / "boxes", prefix=f"hx{harness[:2]}", extra_ro_binds=harness_binds())
     else:
         raise ValueError(f"sandbox={setup.sandbox!r}: use local or docker")
-    return RolloutSession(backend, GuardHTTP(setup.guard_url), folder, max_tokens=setup.max_tokens)
+    trajectories = Path(setup.trajectory_dir) if setup.trajectory_dir else None
+    return RolloutSession(
+        backend, GuardHTTP(setup.guard_url), folder, max_tokens=setup.max_tokens, trajectories=trajectories
+    )
 
 
 def new_rollout_id(harness: str) -> str:

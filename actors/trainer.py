@@ -20,7 +20,7 @@ import json
 import logging
 import os
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -293,6 +293,9 @@ class TrainerActor:
         if not tasks:
             raise ValueError(f"no train tasks of kinds {setup.task_kinds} in task set {setup.task_set!r}")
         root = str(Path(setup.work_root or cfg.output_dir) / "rollouts")
+        # Every rollout's ATIF trajectory beside the run, for `python -m serve.audit`.
+        trajectories = setup.trajectory_dir or str(Path(cfg.output_dir) / "trajectories")
+        setup = replace(setup, trajectory_dir=trajectories)
         sessions = session_runner(setup, cfg.harness, root, pool_cfg.max_sessions, rollout_group)
         self.pool = RolloutPool(pool_cfg, itertools.cycle(tasks), sessions)
         self.trainer = HarnessTrainer(cfg, RayServing(serving_handle), self.pool)

@@ -188,12 +188,20 @@ def run_sessions(
     work: Sequence[tuple[Checkpoint, Any]],
 ) -> list[SessionResult]:
     """Run ``work`` (one harness's sessions) through the guard at ``guard_url``, in Ray rollout actors or
-    threads as ``cfg`` says; the actors or threads are gone when it returns."""
+    threads as ``cfg`` says; the actors or threads are gone when it returns. Each session's ATIF trajectory
+    is saved as ``<folder>/trajectories/<harness>/<rollout_id>.json`` (``python -m serve.audit``)."""
     from actors.rollout import RolloutSetup
     from actors.rollout_pool import session_runner
 
     setup = RolloutSetup(
-        guard_url, cfg.sandbox, str(folder), (), cfg.max_tokens, cfg.rollout_actors, cfg.rollout_cpus
+        guard_url,
+        cfg.sandbox,
+        str(folder),
+        (),
+        cfg.max_tokens,
+        cfg.rollout_actors,
+        cfg.rollout_cpus,
+        trajectory_dir=str(folder / "trajectories" / harness),
     )
     sessions = session_runner(setup, harness, str(folder / "rollouts" / harness), cfg.max_sessions)
     try:

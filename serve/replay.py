@@ -319,12 +319,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 __all__ = [
     "Blocked",
     "Replay",
-    "judge_session",
-    "replay_all",
-    "replay_messages",
     "VARIANTS",
     "demo_steps",
     "full_steps",
+    "judge_session",
+    "replay_all",
+    "replay_messages",
     "replay_task",
     "task_protected_paths",
 ]

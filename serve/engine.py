@@ -7,13 +7,30 @@ the session rules on its normalised form; the first block wins, an unknown is re
 when nothing blocks, and a rule that raises is an unknown. Nothing here does I/O.
 
 Its verdicts equal a full-trace atif-scan run with the same rules (`serve.rules.atif`): both
-fold the same facts in the same order and judge each call against the facts before its turn.
-Limit: if a harness rewrites earlier history (compaction), `sync` sees fewer messages than it
-folded and starts over from the new history.
+fold the same facts in the same order and judge each call against the facts before its turn
+(for a history that was not rewritten; see below).
+Compaction: a harness that runs long rewrites its earlier history (pi puts a user message
+carrying a summary in place of the old turns, opencode restarts the history at a "What did we do
+so far?" turn, hermes keeps the first turns and puts a summary between them and the recent ones).
+`sync` notices a rewrite, shrinking or not, by a fingerprint of what it folded (see `sync`). It
+then re-folds the new history from scratch, keeping the declared tools, into fresh facts that
+first absorb the old ones (`SessionFacts.absorb`): a session knows at least what it had shown
+before the rewrite (hosts named, files seen and created, git revs and remotes, the task's words
+and repos, the working directory, test literals), so verdicts after a compaction equal those
+without it. The old facts are absorbed before the new history is folded because the fold is
+ordered (the first system message sets the working directory; a write counts as a creation only
+of a file not seen before), and the re-fold then judges the kept turns as the first fold did.
+Limit: the new history is folded as usual, its summary too, and pi (and hermes, at times) send
+the summary, which the model wrote, as a user message: a host only the summary names becomes
+known. The proxy keeps one session per conversation key (tool names and first two messages), so
+this path is taken where a compaction keeps those (hermes); pi's and opencode's compactions
+change the second message, and there the proxy starts a new session.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -23,6 +40,12 @@ from .rules import DeclaredToolsRule, SessionFacts, SessionRule, builtin_rules
 from .rules.atif import safe_judge
 from .rules.declared import declared_schemas, parse_arguments
 from .trace import SOURCES, call_parts, message_text, tool_calls
+
+
+def _fingerprint(message: Mapping[str, object]) -> bytes:
+    """A digest of one message as sent (keys in any order)."""
+    text = json.dumps(message, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
 
 def normalize_call(tool_call: Mapping[str, object]) -> NormalCall:
@@ -54,16 +77,53 @@ class GuardSession:
         self.folded = 0
         self.pending: dict[str, NormalCall] = {}
         self.turn: list[NormalCall] = []
+        self.first = b""  # fingerprint of the first folded message
+        self.last = b""  # fingerprint of the last folded message
+        self.refolds = 0  # histories found rewritten (compactions)
 
     def sync(self, messages: Sequence[Mapping[str, object]]) -> None:
-        """Fold the messages not yet seen (called with each request's full history)."""
-        if len(messages) < self.folded:
-            self.__init__(None, self.config, self.rules)  # type: ignore[misc]
-        for message in messages[self.folded :]:
+        """Fold the messages not yet seen (called with each request's full history).
+
+        What was folded is fingerprinted by two anchors, the first folded message and the last
+        one: the history is taken as grown when both still sit at their places, and as rewritten
+        (re-folded, see the module docstring) when it is shorter or either anchor changed. Two
+        anchors keep the check at two hashes a request, whatever the history's length, and they
+        catch every compaction format the harnesses send: dropping or summarising turns shifts
+        the recent ones onto other places, so the last anchor moves even when the new history is
+        no shorter (hermes keeps its first turns; pi and opencode replace them). A rewrite that
+        keeps both anchors in place changes only turns in between: opencode's pruning, which
+        clears old tool output to "[Old tool result content cleared]", is one, and missing it
+        costs nothing, as it removes text whose facts were already folded and facts only grow.
+        """
+        n = self.folded
+        if n and (
+            len(messages) < n
+            or _fingerprint(messages[n - 1]) != self.last
+            or _fingerprint(messages[0]) != self.first
+        ):
+            self._refold(messages)
+            return
+        for message in messages[n:]:
+            self.observe(message)
+
+    def _refold(self, messages: Sequence[Mapping[str, object]]) -> None:
+        """Fold a rewritten history from scratch into fresh facts that keep what the old ones knew."""
+        old = self.facts
+        self.facts = SessionFacts(self.config.allowlist)
+        self.facts.absorb(old)
+        self.folded = 0
+        self.pending = {}
+        self.turn = []
+        self.refolds += 1
+        for message in messages:
             self.observe(message)
 
     def observe(self, message: Mapping[str, object]) -> None:
         """Fold one message, in conversation order."""
+        fingerprint = _fingerprint(message)
+        if not self.folded:
+            self.first = fingerprint
+        self.last = fingerprint
         self.folded += 1
         role = message.get("role")
         source = SOURCES.get(role) if isinstance(role, str) else None

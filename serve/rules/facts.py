@@ -162,6 +162,27 @@ class SessionFacts:
         if task:
             self.task_shingles |= shingles(words(text[:MAX_SHINGLE_TEXT]))
 
+    def absorb(self, other: SessionFacts) -> None:
+        """Keep what `other`, the facts of an earlier fold of this session, had shown.
+
+        Used when a harness compacts its history (`serve.engine`): the new history is folded into
+        fresh facts that first absorb the old ones, so nothing the session showed before the
+        compaction is forgotten. Sets and maps are unioned; where the fold keeps one value, the
+        one it would have kept wins (the working directory is the first one seen, so `other`'s;
+        a remote's URL is the last one shown, so these facts'). The allowlist (configuration) and
+        the count of messages folded stay these facts'.
+        """
+        self.hosts |= other.hosts
+        if other.cwd is not None:
+            self.cwd = other.cwd
+        self.task_shingles |= other.task_shingles
+        self.task_repos |= other.task_repos
+        self.remotes = {**other.remotes, **self.remotes}
+        self.seen_names |= other.seen_names
+        self.created |= other.created
+        self.known_revs |= other.known_revs
+        self.test_literals |= other.test_literals
+
 
 FILE_READERS = frozenset({"cat", "head", "tail", "less", "more", "nl", "bat", "sed", "awk"})
 

@@ -46,8 +46,8 @@ class RunMetrics:
         self.version = Gauge("ha_adapter_version", "Current published adapter version", tag_keys=keys)
 
     def outcome(self, outcome: str, count: int = 1) -> None:
-        """``finished`` | ``blocked`` | ``tampered`` | ``retried`` | ``dropped`` | ``stale_group`` |
-        ``trained_group``."""
+        """``finished`` | ``blocked`` | ``would_block`` (monitor mode) | ``tampered`` | ``retried`` |
+        ``dropped`` | ``stale_group`` | ``trained_group``."""
         if self._on:
             self.rollouts.inc(count, tags={**self.tags, "outcome": outcome})
 

@@ -85,6 +85,9 @@ class RolloutOutcome:
     harness_tool_calls: int | None = None
     blocked: bool = False
     block_reasons: tuple[str, ...] = ()
+    would_block_reasons: tuple[str, ...] = ()
+    """Guard in monitor mode: ``rule: reason`` of each call it would have blocked (none was; no reward
+    effect)."""
     tampered: bool = False
     """The effect audit found a change to what decides the verdict (reward 0, whatever the guard said)."""
     tamper_flags: tuple[str, ...] = ()
@@ -251,13 +254,15 @@ def score_rollout(
 ) -> RolloutOutcome:
     """The outcome of a session that ran to its end: reward from the verdict, the guard's record and the
     effect audit. A missing guard record scores 0 like a block; a verdict ``error`` scores 0 (never a
-    retry); a tampered rollout scores 0 whatever the verdict."""
+    retry); a tampered rollout scores 0 whatever the verdict. Only blocks the guard enforced zero the
+    reward: the would-be blocks of a guard in monitor mode (``record["would_block"]``) are only reported."""
     missing = bool(record.get("missing"))
     blocked = bool(record.get("blocked")) or missing
     tool_calls = int(record.get("tool_calls", 0))
     score = 1.0 if verified.verdict is Verdict.PASS else 0.0
     reward = compute_reward(RewardInputs(score, tool_calls, blocked, audit.tampered))
     reasons = tuple(f"{b['rule']}: {b['reason']}" for b in record.get("blocks", []))
+    would = tuple(f"{b['rule']}: {b['reason']}" for b in record.get("would_block", []))
     if missing:
         reasons += ("record_missing: the guard's record of this rollout was closed or deleted early",)
     return RolloutOutcome(
@@ -270,6 +275,7 @@ def score_rollout(
         harness_tool_calls=harness_tool_calls,
         blocked=blocked,
         block_reasons=reasons,
+        would_block_reasons=would,
         tampered=audit.tampered,
         tamper_flags=tuple(str(f) for f in audit.flags),
         rows=() if missing else tuple(rollout_rows(turns_from_record(record))),

@@ -347,6 +347,7 @@ class RolloutPool:
             outcome.blocked,
             outcome.rows,
             outcome.tampered,
+            len(outcome.would_block_reasons),
         )
         self.session_spans.append((started_at, time.time()))
         stale_before = self.collector.counters.groups_stale
@@ -355,6 +356,8 @@ class RolloutPool:
         self.metrics.outcome("blocked" if outcome.blocked else "finished")
         if outcome.tampered:
             self.metrics.outcome("tampered")
+        if outcome.would_block_reasons:
+            self.metrics.outcome("would_block")
         self.metrics.scored(outcome.reward, outcome.tool_calls)
         self.metrics.in_flight(len(self._requests))
         if self.collector.counters.groups_stale > stale_before:
@@ -396,6 +399,8 @@ class RolloutPool:
                 "rollout/reward": outcome.reward,
                 "rollout/tool_calls": float(outcome.tool_calls),
                 "rollout/blocked": float(outcome.blocked),
+                "rollout/would_block": float(len(outcome.would_block_reasons)),
+                "rollout/would_blocked_total": float(c.would_blocked),
                 "rollout/tampered": float(outcome.tampered),
                 "rollout/tampered_total": float(c.tampered),
                 "rollout/started_total": float(c.started),

@@ -259,6 +259,7 @@ class HarnessTrainer:
                 "retried": counters.retried,
                 "dropped": counters.dropped,
                 "blocked": counters.blocked,
+                "would_blocked": counters.would_blocked,
                 "tampered": counters.tampered,
                 "groups_trained": counters.groups_trained,
                 "groups_stale": counters.groups_stale,

@@ -34,7 +34,8 @@ class RewardInputs:
     tool_calls: int
     """Tool calls the guard counted in the rollout (>= 0)."""
     guard_blocked: bool
-    """Whether the guard blocked any call of the rollout."""
+    """Whether the guard blocked any call of the rollout (an enforced block: a guard in monitor mode blocks
+    nothing, and the calls it would have blocked are never an input here)."""
     tampered: bool = False
     """Whether the effect audit flagged the final workspace (``environments.integrity.audit``)."""
 

@@ -6,6 +6,9 @@ to a zero-width interval. Mean tool calls get a percentile bootstrap interval (f
 sessions give the same interval): counts are small, skewed integers for which a normal interval can fall
 below zero. Sessions that could not be scored (infrastructure failures) are counted apart,
 never as fails; a checkpoint that could not be loaded is listed with its reason and has no cells.
+The difference of two pass@1 values (the guard ablation, ``jobs.ablation``) gets Newcombe's hybrid score
+interval, built from the two Wilson intervals. Guard blocks (enforced) and would-be blocks (a guard in
+monitor mode: recorded, not applied) are counted side by side.
 """
 
 from __future__ import annotations
@@ -32,6 +35,22 @@ def wilson_interval(successes: int, trials: int, z: float = Z95) -> tuple[float,
     centre = (p + z2 / (2 * trials)) / (1 + z2 / trials)
     half = z * math.sqrt(p * (1 - p) / trials + z2 / (4 * trials * trials)) / (1 + z2 / trials)
     return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def difference_interval(
+    successes_a: int, trials_a: int, successes_b: int, trials_b: int, z: float = Z95
+) -> tuple[float, float, float]:
+    """``p_a - p_b`` of two independent proportions and its interval by Newcombe's hybrid score method
+    (1998, method 10: the Wilson intervals of each, combined); stays inside [-1, 1]. Both need trials."""
+    if trials_a <= 0 or trials_b <= 0:
+        raise ValueError(f"a difference needs trials on both sides (got {trials_a} and {trials_b})")
+    p_a, p_b = successes_a / trials_a, successes_b / trials_b
+    low_a, high_a = wilson_interval(successes_a, trials_a, z)
+    low_b, high_b = wilson_interval(successes_b, trials_b, z)
+    diff = p_a - p_b
+    low = diff - math.sqrt((p_a - low_a) ** 2 + (high_b - p_b) ** 2)
+    high = diff + math.sqrt((high_a - p_a) ** 2 + (p_b - low_b) ** 2)
+    return diff, max(-1.0, low), min(1.0, high)
 
 
 def mean_interval(
@@ -83,6 +102,8 @@ class SessionResult:
     failure: str | None = None
     """Set when the session could not be scored (it is then neither a pass nor a fail)."""
     duration_s: float = 0.0
+    would_block_reasons: tuple[str, ...] = ()
+    """A guard in monitor mode: ``rule: reason`` of each call it would have blocked (it blocked none)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,6 +127,8 @@ class Cell:
     """The 95% bootstrap interval of ``mean_tool_calls``."""
     tampered: int = 0
     """Sessions the effect audit flagged (scored 0)."""
+    would_blocked: int = 0
+    """Sessions a guard in monitor mode would have blocked (not applied; 0 under ``enforce``)."""
 
 
 def summarize(results: Iterable[SessionResult]) -> list[Cell]:
@@ -138,6 +161,7 @@ def summarize(results: Iterable[SessionResult]) -> list[Cell]:
                 calls_low,
                 calls_high,
                 sum(r.tampered for r in scored),
+                sum(bool(r.would_block_reasons) for r in scored),
             )
         )
     return sorted(cells, key=lambda c: (c.harness, c.step, c.checkpoint, c.task_kind != ALL, c.task_kind))
@@ -146,18 +170,19 @@ def summarize(results: Iterable[SessionResult]) -> list[Cell]:
 def markdown_table(cells: Sequence[Cell], load_failures: dict[str, str] | None = None) -> str:
     lines = [
         "| harness | checkpoint | step | tasks | sessions | pass@1 | 95% interval | mean tool calls | "
-        "95% interval | guard blocks | tampered | unscored |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "95% interval | guard blocks | would-be blocks | tampered | unscored |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for c in cells:
         kind = f"**{c.task_kind}**" if c.task_kind == ALL else c.task_kind
         lines.append(
             f"| {c.harness} | {c.checkpoint} | {c.step} | {kind} | {c.sessions} | {c.pass_at_1:.3f} | "
             f"[{c.low:.3f}, {c.high:.3f}] | {c.mean_tool_calls:.2f} | "
-            f"[{c.calls_low:.2f}, {c.calls_high:.2f}] | {c.blocked} | {c.tampered} | {c.unscored} |"
+            f"[{c.calls_low:.2f}, {c.calls_high:.2f}] | {c.blocked} | {c.would_blocked} | {c.tampered} | "
+            f"{c.unscored} |"
         )
     for name, reason in sorted((load_failures or {}).items()):
-        lines.append(f"| - | {name} | - | - | 0 | - | - | - | - | - | - | load failed: {reason} |")
+        lines.append(f"| - | {name} | - | - | 0 | - | - | - | - | - | - | - | load failed: {reason} |")
     return "\n".join(lines) + "\n"
 
 
@@ -177,6 +202,11 @@ def _count_table(results: Iterable[SessionResult], field: str, columns: tuple[st
 def block_reasons_table(results: Iterable[SessionResult]) -> str:
     """How often each guard rule blocked a call, per harness and checkpoint ("" when nothing was blocked)."""
     return _count_table(results, "block_reasons", ("rule: reason", "blocked calls"))
+
+
+def would_block_table(results: Iterable[SessionResult]) -> str:
+    """How often a guard in monitor mode would have blocked each rule's calls ("" when it would not have)."""
+    return _count_table(results, "would_block_reasons", ("rule: reason", "would-be blocked calls"))
 
 
 def tamper_table(results: Iterable[SessionResult]) -> str:
@@ -202,10 +232,19 @@ def report_markdown(
     extra: dict | None = None,
 ) -> str:
     """``report.md``: the table, then the guard's block reasons and the cost comparison, where there are."""
-    text = "# Evaluation\n\n" + markdown_table(cells, load_failures)
+    text = "# Evaluation\n\n"
+    if (extra or {}).get("guard"):
+        text += (
+            f"Guard: `{extra['guard']}` (`enforce` applies blocks; `monitor` only records would-be blocks)."
+            "\n\n"
+        )
+    text += markdown_table(cells, load_failures)
     blocks = block_reasons_table(results)
     if blocks:
         text += "\n## Guard blocks\n\n" + blocks
+    would = would_block_table(results)
+    if would:
+        text += "\n## Would-be guard blocks (monitor mode: recorded, not applied)\n\n" + would
     tampers = tamper_table(results)
     if tampers:
         text += "\n## Tampered sessions (effect audit)\n\n" + tampers

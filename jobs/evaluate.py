@@ -20,6 +20,10 @@ also evaluated the merged way (each merged into the base with PEFT and served al
 actor, the guard redeployed in front of it) on ``merged_tasks`` tasks, and the same subset the multi-LoRA
 way (one server start, every adapter published, the sessions concurrent); the report gives both wall times
 and their ratio. The last line of stdout is one JSON object.
+
+``guard`` is the guard's mode for every session (``serve.mode``): ``enforce`` (the default), ``monitor``
+(nothing blocked; the calls it would have blocked are counted in the report's ``would-be blocks`` column
+and listed by rule) or ``off``.
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ from typing import Any
 from environments.tasks.shipped import unknown_task_set
 from jobs.config import job_main
 from jobs.eval_report import Checkpoint, SessionResult
+from serve.mode import GuardMode
 
 DEFAULT_CONFIG = Path(__file__).resolve().parent / "configs" / "evaluate-smoke.yaml"
 BASE = "base"
@@ -63,6 +68,9 @@ class EvalConfig:
     rollout_cpus: float = 1.0
     max_tokens: int = 4096
     guard_port: int = 8000
+    guard: GuardMode = GuardMode.ENFORCE
+    """The guard's mode: ``enforce`` (blocked calls become notices, the rollout scores 0), ``monitor``
+    (every call checked, would-be blocks recorded and counted, nothing blocked or zeroed) or ``off``."""
     out_dir: str = "artifacts/eval"
     merged_checkpoints: int = 2
     merged_tasks: int = 0
@@ -79,6 +87,10 @@ class EvalConfig:
             problems.append("max_sessions must be >= 1 and rollout_cpus > 0")
         if problem := unknown_task_set(self.task_set):
             problems.append(problem)
+        try:
+            object.__setattr__(self, "guard", GuardMode.parse(self.guard))
+        except ValueError as exc:
+            problems.append(str(exc))
         if problems:
             raise ValueError("; ".join(problems))
 
@@ -169,6 +181,7 @@ class SessionRunner:
                             tool_calls=0 if failure else outcome.tool_calls,
                             blocked=False if failure else outcome.blocked,
                             block_reasons=() if failure else tuple(outcome.block_reasons),
+                            would_block_reasons=() if failure else tuple(outcome.would_block_reasons),
                             tampered=False if failure else outcome.tampered,
                             tamper_flags=() if failure else tuple(outcome.tamper_flags),
                             failure=failure,
@@ -272,7 +285,7 @@ def merged_comparison(
                 work_dir=str(out / "merged" / f"{c.name}-serving"),
             )
             try:
-                guard_app(ray.get(alone.url.remote()), cfg.guard_port)
+                guard_app(ray.get(alone.url.remote()), cfg.guard_port, cfg.guard)
                 as_base = dataclasses.replace(c, name=BASE)
                 work = [(as_base, t) for t in tasks]
                 run_sessions(cfg, stack.guard_url, harness, runner_dir, f"merged {c.name}", work)
@@ -280,7 +293,7 @@ def merged_comparison(
                 ray.get(alone.stop.remote())
                 ray.kill(alone)
     finally:
-        guard_app(stack.url, cfg.guard_port)  # back in front of the multi-LoRA server
+        guard_app(stack.url, cfg.guard_port, cfg.guard)  # back in front of the multi-LoRA server
     merged_s = time.monotonic() - start
     return {
         "merged_checkpoints": len(adapters),
@@ -319,7 +332,7 @@ def run(cfg: EvalConfig) -> dict:
     say(f"model {serving_cfg.model}")
     connect_ray(local_cpus=max(os.cpu_count() or 1, 8))
     stack_started = time.monotonic()
-    with serving_stack(serving_cfg, out / "serving", cfg.guard_port, (), say) as stack:
+    with serving_stack(serving_cfg, out / "serving", cfg.guard_port, (), say, cfg.guard) as stack:
         server_start_s = time.monotonic() - stack_started
         live, load_failures = publish_all(
             lambda name, path: ray.get(stack.server.publish.remote(name, path)), checkpoints
@@ -329,7 +342,11 @@ def run(cfg: EvalConfig) -> dict:
             work = [(c, t) for c in live if c.harness == harness for t in tasks]
             results += run_sessions(cfg, stack.guard_url, harness, out, harness, work)
         eval_s = time.monotonic() - started
-        extra: dict[str, Any] = {"eval_s": round(eval_s, 1), "model": serving_cfg.model}
+        extra: dict[str, Any] = {
+            "eval_s": round(eval_s, 1),
+            "model": serving_cfg.model,
+            "guard": cfg.guard.value,
+        }
         if cfg.merged_tasks:
             say("cost comparison: the same subset served merged, one checkpoint at a time")
             extra |= merged_comparison(cfg, stack, serving_cfg, live, out, server_start_s)

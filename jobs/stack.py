@@ -26,8 +26,9 @@ class Stack:
     device: str
 
 
-def guard_app(upstream_url: str, port: int) -> str:
-    """(Re)deploy the guard as the Serve application ``guard`` in front of ``upstream_url``; its URL."""
+def guard_app(upstream_url: str, port: int, guard: str = "enforce") -> str:
+    """(Re)deploy the guard as the Serve application ``guard`` in front of ``upstream_url``; its URL.
+    ``guard`` is the mode (``enforce``, ``monitor`` or ``off``: ``serve.mode.GuardMode``)."""
     from ray import serve
 
     from serve.app import build_app
@@ -35,7 +36,7 @@ def guard_app(upstream_url: str, port: int) -> str:
 
     serve.start(http_options={"host": "127.0.0.1", "port": port})
     serve.run(
-        build_app(ProxyConfig(upstream_url), ray_actor_options={"num_cpus": 0}),
+        build_app(ProxyConfig(upstream_url, guard=guard), ray_actor_options={"num_cpus": 0}),
         name="guard",
         route_prefix="/",
     )
@@ -49,6 +50,7 @@ def serving_stack(
     guard_port: int,
     extra_bundles: Sequence[dict[str, float]] = (),
     say: Any = print,
+    guard: str = "enforce",
 ) -> Iterator[Stack]:
     import ray
     import torch
@@ -66,8 +68,8 @@ def serving_stack(
         say(f"placement group ready; starting the serving actor (vLLM on {device})")
         server = start_serving(serving_cfg, device=device, placement_group=group, work_dir=str(work_dir))
         url = ray.get(server.url.remote())
-        say(f"serving at {url}; starting the guard (Ray Serve) on port {guard_port}")
-        yield Stack(server, url, guard_app(url, guard_port), group, device)
+        say(f"serving at {url}; starting the guard (Ray Serve, {guard}) on port {guard_port}")
+        yield Stack(server, url, guard_app(url, guard_port, guard), group, device)
     finally:
         serve.shutdown()
         if server is not None:

@@ -7,8 +7,10 @@ Placement: one placement group holds the serving bundle (its GPU on GPU machines
 trainer (``trainer_gpus`` each: fractional when the three share one GPU, as in the 1.7B preset). The guard
 runs as a Ray Serve application in front of the serving actor. Each trainer's rollout pool runs its
 sessions in Ray rollout actors, one per session slot, in a placement group of CPU bundles of its own
-(``rollout_actors: false`` runs them as threads inside the trainer's actor). The last line of stdout is one
-JSON object with the run's figures; ``<out_dir>/train.json`` holds every trainer's summary.
+(``rollout_actors: false`` runs them as threads inside the trainer's actor). ``guard`` is the guard's mode
+(``enforce``, ``monitor``: would-be blocks recorded and counted per step, never zeroing a reward, or
+``off``). The last line of stdout is one JSON object with the run's figures; ``<out_dir>/train.json`` holds
+every trainer's summary.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from pathlib import Path
 
 from environments.tasks.shipped import unknown_task_set
 from jobs.config import job_main
+from serve.mode import GuardMode
 
 DEFAULT_CONFIG = Path(__file__).resolve().parent / "configs" / "train-smoke.yaml"
 
@@ -53,6 +56,9 @@ class TrainJobConfig:
     rollout_cpus: float = 1.0
     """CPUs reserved per rollout actor (its harness, sandbox and verifier)."""
     guard_port: int = 8000
+    guard: GuardMode = GuardMode.ENFORCE
+    """The guard's mode: ``enforce`` (blocked calls become notices, the rollout scores 0), ``monitor``
+    (every call checked, would-be blocks recorded and counted, nothing blocked or zeroed) or ``off``."""
     save_steps: int = 0
     """Checkpoint every N steps (0: at the end only)."""
     resume: bool = False
@@ -75,6 +81,10 @@ class TrainJobConfig:
             problems.append(f"sandbox={self.sandbox!r}: use local or docker")
         if problem := unknown_task_set(self.task_set):
             problems.append(problem)
+        try:
+            object.__setattr__(self, "guard", GuardMode.parse(self.guard))
+        except ValueError as exc:
+            problems.append(str(exc))
         if problems:
             raise ValueError("; ".join(problems))
 
@@ -102,13 +112,13 @@ def run(cfg: TrainJobConfig) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     say = lambda message: print(f"[train] {message}", flush=True)  # noqa: E731
     serving_cfg = resolve_model(load_preset(cfg.model_preset, cfg.serving_overrides))
-    say(f"model {serving_cfg.model}; harnesses {', '.join(cfg.harnesses)}")
+    say(f"model {serving_cfg.model}; harnesses {', '.join(cfg.harnesses)}; guard {cfg.guard}")
     connect_ray(local_cpus=max(os.cpu_count() or 1, 8))
     trainer_bundle = {"CPU": cfg.trainer_cpus, **({"GPU": cfg.trainer_gpus} if cfg.trainer_gpus else {})}
     bundles = [trainer_bundle] * len(cfg.harnesses)
     trainers: dict = {}
     rollout_groups: list = []
-    with serving_stack(serving_cfg, out / "serving", cfg.guard_port, bundles, say) as stack:
+    with serving_stack(serving_cfg, out / "serving", cfg.guard_port, bundles, say, cfg.guard) as stack:
         try:
             for index, harness in enumerate(cfg.harnesses, start=1):
                 tcfg = TrainerConfig(
@@ -167,6 +177,7 @@ def run(cfg: TrainJobConfig) -> dict:
                 remove_placement_group(sessions_group)
     (out / "train.json").write_text(json.dumps(summaries, indent=2, default=str) + "\n")
     figures = {
+        "guard": str(cfg.guard),
         "train_s": round(time.monotonic() - started, 1),
         "steps": {h: s["steps"] for h, s in summaries.items()},
         "versions": {h: s["version"] for h, s in summaries.items()},

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from .decisions import Allow, Block, Decision, Reason, RuleId, Unknown, Verdict, verdict
 from .engine import GuardConfig, GuardSession, check_case
+from .mode import GuardMode
 from .normalize import NormalCall, ToolKind, normalize
 from .record import BlockRecord, Harness, RolloutRecord, TurnRecord, UpstreamError
 from .toolcalls import ToolCall, ToolCallAssembler
@@ -17,6 +18,7 @@ __all__ = [
     "BlockRecord",
     "Decision",
     "GuardConfig",
+    "GuardMode",
     "GuardSession",
     "Harness",
     "NormalCall",

@@ -20,6 +20,12 @@ def main(argv: list[str] | None = None) -> None:
         "--allow-unknown", action="store_true", help="let calls the rules can't judge through"
     )
     parser.add_argument(
+        "--guard",
+        choices=("enforce", "monitor", "off"),
+        default="enforce",
+        help="enforce: blocked calls become notices; monitor: record would-be blocks, block nothing; off",
+    )
+    parser.add_argument(
         "--access-log", action="store_true", help="log every HTTP request (uvicorn's access log)"
     )
     args = parser.parse_args(argv)
@@ -35,6 +41,7 @@ def main(argv: list[str] | None = None) -> None:
         auto_open=True,
         upstream_api_key=args.upstream_api_key,
         fail_closed=not args.allow_unknown,
+        guard=args.guard,
     )
     proxy = GuardProxy(config, default_client())
     uvicorn.run(proxy.app(), host=args.host, port=args.port, log_level="info", access_log=args.access_log)

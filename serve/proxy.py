@@ -25,6 +25,10 @@ calls) is never an error: it is a normal 200 turn carrying the guard's notice.
 
 Per-rollout state is bounded (`max_rollouts`, `max_turns`, a few conversations per rollout)
 and dropped on close.
+
+`ProxyConfig.guard` (`serve.mode.GuardMode`): `enforce` applies the blocks as above; `monitor`
+checks every call the same way but sends every call on, recording what it would have blocked in
+the turn's `would_block` (the rollout is never marked blocked); `off` checks and records nothing.
 """
 
 from __future__ import annotations
@@ -46,6 +50,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from .engine import GuardConfig, GuardSession
+from .mode import GuardMode
 from .record import MAX_TURNS, Harness, RolloutRecord, TurnRecord, UpstreamError
 from .sse import SSEDecoder
 from .turn import (
@@ -77,8 +82,11 @@ class ProxyConfig:
     """Conversations (a guard session each) kept per rollout, least recently used dropped."""
     max_body_bytes: int = 32 * 1024 * 1024
     fail_closed: bool = True
+    guard: GuardMode = GuardMode.ENFORCE
+    """`enforce` (blocks applied), `monitor` (would-be blocks recorded, nothing blocked) or `off`."""
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "guard", GuardMode.parse(self.guard))
         if not self.upstream.startswith(("http://", "https://")):
             raise ValueError(
                 f"upstream={self.upstream!r}: must be an http(s) URL such as http://127.0.0.1:8000/v1"
@@ -135,7 +143,12 @@ class GuardProxy:
             self.rollouts.popitem(last=False)
         try:
             record = RolloutRecord(
-                rollout_id, Harness(harness), adapter, tuple(allowlist), opened_at_s=self.wall_clock()
+                rollout_id,
+                Harness(harness),
+                adapter,
+                tuple(allowlist),
+                opened_at_s=self.wall_clock(),
+                guard=self.config.guard,
             )
         except ValueError as exc:
             raise RequestError(400, "rollout_invalid", str(exc)) from None
@@ -165,7 +178,9 @@ class GuardProxy:
             raise RequestError(404, "rollout_not_found", "no open rollout with this id")
         return replace(rollout.snapshot(), closed=True)
 
-    def _session(self, rollout: _Rollout, request: dict[str, object], key: str) -> GuardSession:
+    def _session(self, rollout: _Rollout, request: dict[str, object], key: str) -> GuardSession | None:
+        if self.config.guard is GuardMode.OFF:
+            return None  # nothing is checked: no facts to keep
         session = rollout.sessions.get(key)
         if session is None:
             config = GuardConfig(rollout.record.allowlist, self.config.fail_closed)
@@ -201,6 +216,7 @@ class GuardProxy:
             logprobs=tuple(parts.logprobs) if len(parts.logprobs) == len(parts.completion_ids) else (),
             tool_calls=parts.tool_calls,
             blocks=tuple(parts.blocks),
+            would_block=tuple(parts.would_block),
             finish_reason=parts.finish_reason,
             error=parts.error,
             upstream_status=status,
@@ -222,6 +238,15 @@ class GuardProxy:
         for block in parts.blocks:
             log.warning(
                 "guard block rollout=%s turn=%d rule=%s reason=%s tool=%s",
+                rollout_id,
+                turn.index,
+                block.rule.value,
+                block.reason.value,
+                block.tool_name[:64],
+            )
+        for block in parts.would_block:
+            log.info(
+                "guard would block (monitor, call sent on) rollout=%s turn=%d rule=%s reason=%s tool=%s",
                 rollout_id,
                 turn.index,
                 block.rule.value,
@@ -286,7 +311,9 @@ class GuardProxy:
             return self._upstream_failed(failed.error, upstream.status_code)
         if not stream:
             return await self._complete(upstream, session, client_model, commit)
-        turn = StreamTurn(session, client_model, wants_usage(request), self.config.fail_closed)
+        turn = StreamTurn(
+            session, client_model, wants_usage(request), self.config.fail_closed, self.config.guard
+        )
         return StreamingResponse(
             self._relay(upstream, turn, commit),
             media_type="text/event-stream",
@@ -332,12 +359,18 @@ class GuardProxy:
             await upstream.aclose()
 
     async def _complete(
-        self, upstream: httpx.Response, session: GuardSession, model: str, commit: Callable[..., None]
+        self,
+        upstream: httpx.Response,
+        session: GuardSession | None,
+        model: str,
+        commit: Callable[..., None],
     ) -> Response:
         first = self.clock()
         try:
             payload = json.loads(await upstream.aread())
-            body, parts = guard_completion(session, payload, model, self.config.fail_closed)
+            body, parts = guard_completion(
+                session, payload, model, self.config.fail_closed, self.config.guard
+            )
         except Exception as exc:  # noqa: BLE001 - bad upstream output is a 424, never a 5xx
             if not isinstance(exc, httpx.HTTPError | ValueError):
                 log.exception("guard could not read an upstream response")
@@ -442,7 +475,9 @@ def routes(proxy: GuardProxy) -> list[Route]:
         return proxy.rollout_models(request.path_params["rollout_id"])
 
     async def health(request: Request) -> Response:
-        return JSONResponse({"status": "ok", "rollouts": len(proxy.rollouts)})
+        return JSONResponse(
+            {"status": "ok", "rollouts": len(proxy.rollouts), "guard": proxy.config.guard.value}
+        )
 
     return [
         Route("/health", health, methods=["GET"]),

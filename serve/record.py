@@ -7,7 +7,9 @@ completion token ids with one logprob per completion token, exactly as the serve
 failed, and timings. A `RolloutRecord` is the frozen snapshot of a rollout: its declared
 harness, adapter and allowlist, its turns, and the latest conversation the harness sent plus the
 assistant reply it received (for the ATIF export). `blocked` is true once any turn was blocked:
-the trainer scores such a rollout 0.
+the trainer scores such a rollout 0. Under `GuardMode.MONITOR` nothing is blocked: the calls the
+guard would have blocked are recorded as `would_block` (same rule and reason codes) and never zero
+the rollout; under `GuardMode.OFF` neither is recorded.
 
 `to_atif()` gives an ATIF-v1.4 trajectory (Harbor RFC 0001) that `atif_scan.parse_trace`
 reads: system/user/agent steps from the conversation (tool results become observations of the
@@ -25,6 +27,7 @@ from dataclasses import asdict, dataclass
 from enum import StrEnum
 
 from .decisions import Reason, RuleId
+from .mode import GuardMode
 from .trace import session_steps
 
 MAX_TURNS = 1024
@@ -83,6 +86,8 @@ class TurnRecord:
     duration_s: float = 0.0
     conversation: str = ""
     """Key of the conversation this turn belongs to (a harness may run side requests, e.g. titles)."""
+    would_block: tuple[BlockRecord, ...] = ()
+    """Monitor mode: the calls the guard would have blocked (they passed through unchanged)."""
 
     def __post_init__(self) -> None:
         if self.logprobs and len(self.logprobs) != len(self.completion_ids):
@@ -97,6 +102,7 @@ class TurnRecord:
     def to_json(self) -> dict[str, object]:
         out = asdict(self)
         out["blocks"] = [asdict(b) for b in self.blocks]
+        out["would_block"] = [asdict(b) for b in self.would_block]
         return out
 
 
@@ -112,6 +118,8 @@ class RolloutRecord:
     conversation_key: str = ""
     closed: bool = False
     opened_at_s: float = 0.0
+    guard: GuardMode = GuardMode.ENFORCE
+    """What the guard did with its decisions in this rollout (`serve.mode`)."""
 
     def __post_init__(self) -> None:
         if not self.rollout_id:
@@ -120,6 +128,8 @@ class RolloutRecord:
             raise ValueError(f"harness={self.harness!r}: must be one of {[h.value for h in Harness]}")
         if len(self.turns) > MAX_TURNS:
             raise ValueError(f"a rollout holds at most {MAX_TURNS} turns")
+        if not isinstance(self.guard, GuardMode):
+            raise ValueError(f"guard={self.guard!r}: must be one of {[m.value for m in GuardMode]}")
 
     @property
     def blocked(self) -> bool:
@@ -128,6 +138,11 @@ class RolloutRecord:
     @property
     def blocks(self) -> tuple[BlockRecord, ...]:
         return tuple(b for t in self.turns for b in t.blocks)
+
+    @property
+    def would_block(self) -> tuple[BlockRecord, ...]:
+        """Monitor mode: every call the guard would have blocked, in order."""
+        return tuple(b for t in self.turns for b in t.would_block)
 
     @property
     def failed(self) -> bool:
@@ -146,10 +161,12 @@ class RolloutRecord:
             "allowlist": list(self.allowlist),
             "conversation_key": self.conversation_key,
             "closed": self.closed,
+            "guard": self.guard.value,
             "blocked": self.blocked,
             "failed": self.failed,
             "tool_calls": self.tool_calls,
             "blocks": [asdict(b) for b in self.blocks],
+            "would_block": [asdict(b) for b in self.would_block],
             "turns": [t.to_json() for t in self.turns],
         }
 
@@ -166,7 +183,10 @@ class RolloutRecord:
         ):
             step["model_name"] = self.adapter
             step["metrics"] = _metrics(turn)
-            step["extra"] = {"guard": {"turn": turn.index, "blocks": [asdict(b) for b in turn.blocks]}}
+            guard: dict[str, object] = {"turn": turn.index, "blocks": [asdict(b) for b in turn.blocks]}
+            if turn.would_block:
+                guard["would_block"] = [asdict(b) for b in turn.would_block]
+            step["extra"] = {"guard": guard}
         return {
             "schema_version": "ATIF-v1.4",
             "session_id": self.rollout_id,

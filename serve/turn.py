@@ -12,7 +12,9 @@
 - `guard_completion(...)` does the same for a non-streamed response.
 
 Every call of a turn is judged against the conversation before that turn, and one blocked call
-drops the whole turn's calls (the rollout is marked blocked and scores 0 either way).
+drops the whole turn's calls (the rollout is marked blocked and scores 0 either way). That is
+`GuardMode.ENFORCE`; under `MONITOR` the calls are judged the same way but always pass, the blocks
+they would have got kept apart as `would_block`; under `OFF` nothing is judged (`serve.mode`).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from dataclasses import dataclass, field
 
 from .decisions import Allow, Block, Decision, Reason, RuleId, Unknown, Verdict, verdict
 from .engine import GuardSession
+from .mode import GuardMode
 from .record import BlockRecord, UpstreamError, reply_message
 from .sse import DONE, ChunkWriter
 from .toolcalls import ToolCall, ToolCallAssembler
@@ -134,6 +137,8 @@ class TurnParts:
     sent_calls: list[dict[str, object]] = field(default_factory=list)
     usage: dict[str, object] | None = None
     decisions: list[Decision] = field(default_factory=list)
+    would_block: list[BlockRecord] = field(default_factory=list)
+    """Monitor mode: the blocks the turn's calls would have got (the calls were sent on)."""
 
     def reply(self) -> dict[str, object]:
         return reply_message(self.text, self.sent_calls)
@@ -157,6 +162,22 @@ def judge(
     return decisions, blocks
 
 
+def judge_turn(
+    session: GuardSession | None,
+    calls: Sequence[ToolCall],
+    fail_closed: bool,
+    overflow: bool = False,
+    mode: GuardMode = GuardMode.ENFORCE,
+) -> tuple[list[Decision], list[BlockRecord], list[BlockRecord]]:
+    """`judge` under `mode`: (decisions, blocks to apply, would-be blocks to record only)."""
+    if mode is GuardMode.OFF or session is None or not calls:
+        return [], [], []
+    decisions, blocks = judge(session, calls, fail_closed, overflow)
+    if mode is GuardMode.MONITOR:
+        return decisions, [], blocks
+    return decisions, blocks, []
+
+
 def _notice(decisions: Sequence[Decision], fail_closed: bool) -> str:
     for decision in decisions:
         if not isinstance(decision, Allow) and verdict(decision, fail_closed) == Verdict.BLOCK:
@@ -168,12 +189,19 @@ class StreamTurn:
     """Upstream stream events in, harness-facing SSE bytes out (see the module docstring)."""
 
     def __init__(
-        self, session: GuardSession, model: str, include_usage: bool, fail_closed: bool = True
+        self,
+        session: GuardSession | None,
+        model: str,
+        include_usage: bool,
+        fail_closed: bool = True,
+        mode: GuardMode = GuardMode.ENFORCE,
     ) -> None:
         self.session = session
+        """None when the guard is off (`GuardMode.OFF`)."""
         self.model = model
         self.include_usage = include_usage
         self.fail_closed = fail_closed
+        self.mode = mode
         self.parts = TurnParts()
         self.assembler = ToolCallAssembler()
         self.writer: ChunkWriter | None = None
@@ -256,11 +284,14 @@ class StreamTurn:
         assert self.writer is not None
         self.finished.add(index)
         calls = self.assembler.calls(index)
-        decisions, blocks = judge(self.session, calls, self.fail_closed, self.assembler.overflow)
+        decisions, blocks, would = judge_turn(
+            self.session, calls, self.fail_closed, self.assembler.overflow, self.mode
+        )
         out: list[bytes] = []
         if index == 0:
             self.parts.tool_calls += len(calls)
             self.parts.blocks += blocks
+            self.parts.would_block += would
             self.parts.decisions += decisions
         if blocks:
             notice = _notice(decisions, self.fail_closed)
@@ -314,7 +345,11 @@ class StreamTurn:
 
 
 def guard_completion(
-    session: GuardSession, response: object, model: str, fail_closed: bool = True
+    session: GuardSession | None,
+    response: object,
+    model: str,
+    fail_closed: bool = True,
+    mode: GuardMode = GuardMode.ENFORCE,
 ) -> tuple[dict[str, object], TurnParts]:
     """A non-streamed upstream response -> (the body the harness gets, the turn's parts).
 
@@ -344,7 +379,7 @@ def guard_completion(
                 if isinstance(call, Mapping):
                     assembler.feed(index, [{**call, "index": call_index}])
         calls = assembler.calls(index)
-        decisions, blocks = judge(session, calls, fail_closed, assembler.overflow)
+        decisions, blocks, would = judge_turn(session, calls, fail_closed, assembler.overflow, mode)
         reason = choice.get("finish_reason")
         out_message: dict[str, object] = {"role": "assistant", "content": text or None}
         for key in REASONING_KEYS:
@@ -365,6 +400,7 @@ def guard_completion(
             parts.logprobs = _logprobs(choice.get("logprobs"))
             parts.tool_calls = len(calls)
             parts.blocks = blocks
+            parts.would_block = would
             parts.decisions = decisions
             parts.finish_reason = reason if isinstance(reason, str) else None
             parts.text = text

@@ -36,6 +36,8 @@ class ScoredRollout:
     """Training rows (``samples.TrainingRow``) from the guard's token record."""
     tampered: bool = False
     """The effect audit flagged the rollout's workspace (its reward is 0)."""
+    would_block: int = 0
+    """Calls a guard in monitor mode would have blocked (no effect on the reward)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +63,8 @@ class RolloutCounters:
     """Finished rollouts the guard blocked (scored 0)."""
     tampered: int = 0
     """Finished rollouts the effect audit flagged (scored 0)."""
+    would_blocked: int = 0
+    """Finished rollouts a guard in monitor mode would have blocked (scored as usual)."""
     groups_trained: int = 0
     groups_dropped: int = 0
     groups_stale: int = 0
@@ -139,6 +143,7 @@ class GroupCollector:
         self.counters.finished += 1
         self.counters.blocked += rollout.blocked
         self.counters.tampered += rollout.tampered
+        self.counters.would_blocked += rollout.would_block > 0
         group = self._groups.get(rollout.group_id)
         if group is None:
             return None

@@ -230,3 +230,17 @@ def test_a_workspace_tamper_scores_zero_and_is_flagged_even_when_the_answer_is_r
     assert (
         any(f.startswith("shadow_added: sitecustomize.py") for f in outcome.tamper_flags) or outcome.blocked
     )
+
+
+def test_only_enforced_blocks_zero_the_reward_never_a_monitor_guards_would_be_blocks(task):
+    from actors.rollout import score_rollout
+    from environments.integrity import AuditResult
+
+    would = [{"rule": "hosts", "reason": "host_not_in_conversation", "tool_name": "bash"}]
+    monitored = {"tool_calls": 2, "blocked": False, "blocks": [], "would_block": would, "turns": []}
+    outcome = score_rollout(request(task, "r-w"), _verdict("pass"), AuditResult(), monitored, 2, 1.0, {})
+    assert outcome.reward == pytest.approx(1.0 + efficiency_bonus(2)) and not outcome.blocked
+    assert outcome.would_block_reasons == ("hosts: host_not_in_conversation",) and outcome.block_reasons == ()
+    enforced = {"tool_calls": 2, "blocked": True, "blocks": would, "turns": []}
+    outcome = score_rollout(request(task, "r-b"), _verdict("pass"), AuditResult(), enforced, 2, 1.0, {})
+    assert outcome.reward == 0.0 and outcome.blocked and outcome.would_block_reasons == ()

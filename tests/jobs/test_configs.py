@@ -10,7 +10,7 @@ import pytest
 from actors.serving import ServingConfig
 from jobs.config import ConfigError, load_config
 from jobs.models import load_preset, preset_names, resolve_model
-from jobs.smoke import DEFAULT_CONFIG, SmokeConfig
+from jobs.smoke import CONFIGS, DEFAULT_CONFIG, SmokeConfig
 
 
 def test_every_model_preset_loads_without_downloading_anything():
@@ -108,3 +108,51 @@ def test_an_unknown_task_set_is_named_with_the_choices(tmp_path: Path):
     for config in (TrainJobConfig, EvalConfig):
         with pytest.raises(ConfigError, match=r"task_set='rows': choose one of shipped, row-count"):
             load_config(config, path)
+
+
+def test_the_guard_mode_is_a_config_key_enforce_by_default_validated_at_load(tmp_path: Path):
+    from jobs.evaluate import EvalConfig
+    from jobs.train import TrainJobConfig
+    from serve import GuardMode
+
+    for config, path in ((TrainJobConfig, "train-smoke.yaml"), (EvalConfig, "evaluate-smoke.yaml")):
+        assert config().guard is GuardMode.ENFORCE
+        assert load_config(config, CONFIGS / path).guard is GuardMode.ENFORCE
+        assert load_config(config, CONFIGS / path, ["guard=monitor"]).guard is GuardMode.MONITOR
+        assert load_config(config, CONFIGS / path, ["guard=off"]).guard is GuardMode.OFF  # YAML: off is false
+        written = tmp_path / "off.yaml"
+        written.write_text("guard: off\n")
+        assert load_config(config, written).guard is GuardMode.OFF
+        bad = tmp_path / "bad.yaml"
+        bad.write_text("guard: block\n")
+        with pytest.raises(
+            ConfigError, match=r"bad.yaml: .*guard='block': choose one of enforce, monitor, off"
+        ):
+            load_config(config, bad)
+    with pytest.raises(SystemExit, match=r"guard=True: choose one of enforce, monitor, off"):
+        from jobs.config import job_main
+        from jobs.train import DEFAULT_CONFIG as TRAIN_DEFAULT
+
+        job_main(TrainJobConfig, TRAIN_DEFAULT, print, "train", ["guard=on"])
+    for path in CONFIGS.glob("*.yaml"):  # every shipped train and evaluate config states its mode
+        if path.name.startswith(("train-", "evaluate")):
+            assert "\nguard: enforce" in path.read_text(), path.name
+
+
+def test_the_ablation_preset_loads_and_leaves_the_train_guard_to_its_arms(tmp_path: Path):
+    from jobs.ablation import DEFAULT_CONFIG as ABLATION
+    from jobs.ablation import AblationConfig
+    from jobs.evaluate import EvalConfig
+    from jobs.smoke import locate
+    from jobs.train import TrainJobConfig
+    from serve import GuardMode
+
+    cfg = load_config(AblationConfig, ABLATION)
+    assert cfg.eval_guard is GuardMode.ENFORCE
+    load_config(TrainJobConfig, locate(cfg.train_config), cfg.train_overrides)
+    load_config(EvalConfig, locate(cfg.eval_config), cfg.eval_overrides)
+    assert load_config(AblationConfig, ABLATION, ["eval_guard=monitor"]).eval_guard is GuardMode.MONITOR
+    with pytest.raises(ConfigError, match=r"eval_guard='loud': choose one of enforce, monitor, off"):
+        load_config(AblationConfig, ABLATION, ["eval_guard=loud"])
+    with pytest.raises(ConfigError, match=r"train_overrides sets 'guard=off': each arm sets the train guard"):
+        load_config(AblationConfig, ABLATION, ["train_overrides=[guard=off]"])

@@ -132,3 +132,45 @@ def test_tampered_sessions_never_count_as_passes_and_are_listed_with_their_rule(
     text = report_markdown(cells, results, {})
     assert "## Tampered sessions (effect audit)" in text and flags[0] in text
     assert "## Tampered" not in report_markdown(summarize(results[1:]), results[1:], {})
+
+
+@pytest.mark.parametrize(
+    ("a", "n", "b", "m", "diff", "low", "high"),
+    [  # Newcombe (1998), Table II, method 10 (hybrid score, from the Wilson intervals)
+        (56, 70, 48, 80, 0.2, 0.0524, 0.3339),
+        (9, 10, 3, 10, 0.6, 0.1705, 0.8090),
+        (5, 56, 0, 29, 0.0893, -0.0381, 0.1926),
+        (0, 10, 0, 20, 0.0, -0.1611, 0.2775),
+        (10, 10, 0, 20, 1.0, 0.6791, 1.0),
+    ],
+)
+def test_the_difference_interval_matches_newcombes_worked_cases(a, n, b, m, diff, low, high):
+    from jobs.eval_report import difference_interval
+
+    assert difference_interval(a, n, b, m) == pytest.approx((diff, low, high), abs=5e-4)
+    flipped = difference_interval(b, m, a, n)
+    assert flipped == pytest.approx((-diff, -high, -low), abs=5e-4)  # symmetric in the two arms
+    with pytest.raises(ValueError, match="trials on both sides"):
+        difference_interval(a, n, 0, 0)
+
+
+def test_would_be_blocks_are_counted_next_to_blocks_and_listed_by_rule(tmp_path: Path):
+    would = ("hosts: host_not_in_conversation", "hosts: host_not_in_conversation")
+    results = [
+        SessionResult("pi", "pi-step2", 2, "a0", "analysis", passed=True, would_block_reasons=would),
+        SessionResult("pi", "pi-step2", 2, "a1", "analysis", passed=True),
+        SessionResult("pi", "pi-step2", 2, "a2", "analysis", would_block_reasons=would[:1], failure="crash"),
+    ]
+    overall = next(c for c in summarize(results) if c.task_kind == ALL)
+    assert (overall.passes, overall.blocked, overall.would_blocked) == (2, 0, 1)  # the unscored one is out
+    paths = write_report(tmp_path, results, {}, {"guard": "monitor"})
+    text = paths["report"].read_text()
+    assert "| guard blocks | would-be blocks | tampered |" in text and "Guard: `monitor`" in text
+    assert "| 2 | 1.000 |" in text and "| 0 | 1 | 0 | 1 |" in text  # blocks, would-be, tampered, unscored
+    assert "## Would-be guard blocks (monitor mode: recorded, not applied)" in text
+    assert "| pi | pi-step2 | hosts: host_not_in_conversation | 3 |" in text
+    data = json.loads(paths["json"].read_text())
+    assert data["cells"][0]["would_blocked"] == 1 and data["sessions"][0]["would_block_reasons"] == list(
+        would
+    )
+    assert "Would-be" not in write_report(tmp_path / "none", results[1:2], {})["report"].read_text()

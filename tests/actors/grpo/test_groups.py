@@ -69,3 +69,16 @@ def test_misuse_is_refused():
         ledger.finished(scored("g", 0), current_version=0)
     with pytest.raises(ValueError, match="max_attempts"):
         GroupCollector(max_attempts=0)
+
+
+def test_would_be_blocks_are_counted_apart_from_blocks():
+    ledger = GroupCollector()
+    ledger.open("g", "t", start_version=0, size=3)
+    for i in range(3):
+        ledger.started("g", f"g-r{i}")
+    ledger.finished(ScoredRollout("g-r0", "g", 1.0, would_block=2), current_version=0)
+    ledger.finished(ScoredRollout("g-r1", "g", 0.0, blocked=True), current_version=0)
+    group = ledger.finished(scored("g", 2, reward=1.0), current_version=0)
+    c = ledger.counters
+    assert (c.blocked, c.would_blocked, c.groups_trained) == (1, 1, 1) and c.balanced
+    assert group is not None and group.rollouts[0].reward == 1.0  # a would-be block scores as usual

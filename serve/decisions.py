@@ -33,6 +33,7 @@ class RuleId(StrEnum):
     TEST_EDITING = "test_editing"
     ANSWER_LOOKUP = "answer_lookup"
     CREDENTIAL_USE = "credential_use"
+    LIMITS = "limits"
 
 
 class Reason(StrEnum):
@@ -73,6 +74,10 @@ class Reason(StrEnum):
     KEY_FILE = "credential_file_read"
     TOKEN_LITERAL = "token_literal"
     MODEL_API = "model_api_called_from_sandbox"
+    # limits
+    TOO_LARGE = "arguments_too_large"
+    CHECK_BUDGET = "check_time_budget_spent"
+    OPAQUE_EXECUTION = "runs_text_it_cannot_read"
     # shared
     UNPARSABLE = "unparsable_arguments"
     RULE_ERROR = "rule_error"
@@ -107,6 +112,11 @@ NOTICES: dict[RuleId, str] = {
         "dumps, keys, tokens, the model API). Credentials are not part of the task."
     ),
 }
+
+NOTICES[RuleId.LIMITS] = (
+    "[guard] This tool call was not run: it is too large or too obscure to check (huge arguments, "
+    "or encoded text run as code). Rewrite it in a smaller, explicit form."
+)
 
 UNKNOWN_NOTICE = (
     "[guard] This tool call was not run: the guard could not check it (for example, a command "

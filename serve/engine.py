@@ -34,11 +34,13 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from .decisions import Allow, Block, Decision, RuleId, Unknown
+from . import rx
+from .decisions import Allow, Block, Decision, Reason, RuleId, Unknown
 from .normalize import NormalCall, normalize
 from .rules import DeclaredToolsRule, SessionFacts, SessionRule, builtin_rules
-from .rules.atif import safe_judge
+from .rules.atif import judge_all
 from .rules.declared import declared_schemas, parse_arguments
+from .rules.decode import opaque
 from .trace import SOURCES, call_parts, message_text, tool_calls
 
 
@@ -60,6 +62,15 @@ class GuardConfig:
     """Hosts the task declares reachable beyond those the conversation names (`*.x.org` ok)."""
     fail_closed: bool = True
     """Whether an unknown (a rule that can't judge or raised) acts as a block."""
+    protected: tuple[str, ...] = ()
+    """Absolute paths the task protects (its tests, runner configuration, graders), from the
+    task's metadata; with none, the rules fall back to name conventions."""
+    check_budget_s: float = 0.5
+    """Time one check may take; past it the call is an unknown (blocked when failing closed)."""
+    max_argument_chars: int = 256 * 1024
+    """Largest tool-call arguments checked; larger ones are unknown without being read."""
+    max_shell_chars: int = 32 * 1024
+    """Largest shell command or program text parsed (parsing is linear, but not free)."""
 
 
 class GuardSession:
@@ -73,7 +84,7 @@ class GuardSession:
         self.schemas = declared_schemas(tools)
         self.declared = DeclaredToolsRule()
         self.rules = list(builtin_rules() if rules is None else rules)
-        self.facts = SessionFacts(self.config.allowlist)
+        self.facts = SessionFacts(self.config.allowlist, self.config.protected)
         self.folded = 0
         self.pending: dict[str, NormalCall] = {}
         self.turn: list[NormalCall] = []
@@ -109,7 +120,7 @@ class GuardSession:
     def _refold(self, messages: Sequence[Mapping[str, object]]) -> None:
         """Fold a rewritten history from scratch into fresh facts that keep what the old ones knew."""
         old = self.facts
-        self.facts = SessionFacts(self.config.allowlist)
+        self.facts = SessionFacts(self.config.allowlist, self.config.protected)
         self.facts.absorb(old)
         self.folded = 0
         self.pending = {}
@@ -144,19 +155,40 @@ class GuardSession:
             self.facts.prompt(source, message_text(message.get("content")))
 
     def check(self, tool_call: Mapping[str, object]) -> Decision:
-        """The decision for one new call, given the messages folded so far."""
+        """The decision for one new call, given the messages folded so far.
+
+        Bounded: arguments over `max_argument_chars`, or shell/program text over
+        `max_shell_chars`, are an unknown without being parsed, and every pattern match runs
+        under one deadline of `check_budget_s` (`serve.rx`); running out is an unknown too. An
+        unknown blocks when failing closed, so a hostile input costs one bounded check and is
+        never an allow."""
+        raw = call_parts(tool_call)[2]
+        if isinstance(raw, str) and len(raw) > self.config.max_argument_chars:
+            return Unknown(RuleId.LIMITS, Reason.TOO_LARGE)
+        try:
+            with rx.budget(self.config.check_budget_s):
+                return self._check(tool_call)
+        except rx.BudgetExceeded:
+            return Unknown(RuleId.LIMITS, Reason.CHECK_BUDGET)
+
+    def _check(self, tool_call: Mapping[str, object]) -> Decision:
         found = self.declared.judge_raw(self.schemas, tool_call)
         if found is not None:
             return Block(RuleId.DECLARED_TOOLS, found.reason)
         ncall = normalize_call(tool_call)
+        limit = self.config.max_shell_chars
+        if len(ncall.command or "") > limit or len(ncall.code or "") > limit:
+            return Unknown(RuleId.LIMITS, Reason.TOO_LARGE)
         unknown: Unknown | None = None
         for rule in self.rules:
-            found = safe_judge(rule, ncall, self.facts)
+            found = judge_all(rule, ncall, self.facts)
             if found is None:
                 continue
             if not found.unknown:
                 return Block(rule.rule_id, found.reason)
             unknown = unknown or Unknown(rule.rule_id, found.reason)
+        if any(opaque(t) for t in (ncall.command, ncall.code) if t):
+            unknown = unknown or Unknown(RuleId.LIMITS, Reason.OPAQUE_EXECUTION)
         return unknown or Allow()
 
 

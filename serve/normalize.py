@@ -23,10 +23,12 @@ unknown (the declared-tools rule blocks it first).
 
 from __future__ import annotations
 
-import re
+import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
+
+from . import rx
 
 
 class ToolKind(StrEnum):
@@ -53,7 +55,6 @@ CODE_TOOLS = frozenset({"execute_code"})
 # Orchestration tools: their arguments name no file, command or host.
 INERT_TOOLS = frozenset(
     {
-        "process",
         "todo",
         "todowrite",
         "todoread",
@@ -65,16 +66,17 @@ INERT_TOOLS = frozenset(
         "skills_list",
         "skill_view",
         "skill_manage",
-        "session_search",
         "vision_analyze",
     }
 )
 
 PATH_KEYS = ("path", "filePath", "file_path", "filename")
+WORKDIR_KEYS = ("workdir", "cwd", "working_directory", "dir", "directory")
+SESSION_STORE = "~/.hermes/sessions"
 URL_KEYS = ("url", "urls", "uri", "href", "link")
-URL_VALUE = re.compile(r"[a-zA-Z][a-zA-Z0-9+.-]*://[^\s'\"<>`]+")
+URL_VALUE = rx.compile(r"[a-zA-Z][a-zA-Z0-9+.-]*://[^\s'\"<>`]+")
 
-V4A_HEADER = re.compile(r"^\*\*\* (Add File|Update File|Delete File|Move to): *(\S.*?)\s*$")
+V4A_HEADER = rx.compile(r"^\*\*\* (Add File|Update File|Delete File|Move to): *(\S.*?)\s*$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,7 +203,7 @@ def _edit_call(name: str, args: Mapping[str, object]) -> NormalCall:
 
 def _search_call(name: str, args: Mapping[str, object]) -> NormalCall:
     pattern = _str(args, "pattern", "query", "glob") or ""
-    path = _str(args, "path", "cwd", "directory") or ""
+    path = _str(args, "path", "cwd", "directory", "workdir", "root") or ""
     include = _str(args, "include")
     found = [(pattern, path)] + ([(include, path)] if include else [])
     return NormalCall(name, ToolKind.SEARCH, search=tuple(found))
@@ -216,7 +218,18 @@ def normalize(name: str, arguments: object) -> NormalCall:
     key = name.lower()
     if key in SHELL_TOOLS:
         command = _str(args, "command", "cmd")
+        workdir = _str(args, *WORKDIR_KEYS)
+        if command is not None and workdir:  # runs in that folder: read it as `cd DIR && …`
+            command = f"cd {shlex.quote(workdir)} && {command}"
         return NormalCall(name, ToolKind.SHELL, command is not None, command=command)
+    if key == "process":  # hermes: `write`/`submit` send text to a running shell's stdin
+        data = _str(args, "data", "input")
+        if args.get("action") in ("write", "submit") and data:
+            return NormalCall(name, ToolKind.SHELL, command=data)
+        return NormalCall(name, ToolKind.INERT)
+    if key == "session_search":  # hermes: searches the transcripts of other sessions
+        query = _str(args, "query") or ""
+        return NormalCall(name, ToolKind.SEARCH, search=((query, SESSION_STORE),))
     if key in CODE_TOOLS:
         code = _str(args, "code")
         return NormalCall(name, ToolKind.CODE, code is not None, code=code)
@@ -231,8 +244,10 @@ def normalize(name: str, arguments: object) -> NormalCall:
         return _edit_call(key, args)
     if key in SEARCH_TOOLS:
         return _search_call(name, args)
-    if key in FETCH_TOOLS:
-        urls = _urls(args)
+    if key in FETCH_TOOLS:  # every URL in any argument, not only the known keys
+        urls = tuple(
+            dict.fromkeys(_urls(args) + tuple(m[0] for v in _leaves(args) for m in URL_VALUE.finditer(v)))
+        )
         return NormalCall(name, ToolKind.FETCH, bool(urls), urls=urls)
     if key in WEB_SEARCH_TOOLS:
         query = _str(args, "query", "q")

@@ -20,7 +20,9 @@ from atif_scan.data.model import Channel
 
 from ..decisions import Allow, Block, Decision, Reason, RuleId, Unknown
 from ..normalize import NormalCall, normalize
+from ..rx import BudgetExceeded
 from .base import Finding, SessionRule
+from .derive import derived_calls
 from .facts import SessionFacts
 
 if TYPE_CHECKING:
@@ -35,8 +37,24 @@ def safe_judge(rule: SessionRule, call: NormalCall, facts: SessionFacts) -> Find
     """The rule's finding; an unknown when it raises (plugins see raw data: no text kept)."""
     try:
         return rule.judge(call, facts)
+    except BudgetExceeded:
+        raise  # the whole check is out of time, not this rule
     except Exception:  # noqa: BLE001 - isolate plugin failures; unknown never reads as allow
         return Finding(Reason.RULE_ERROR, unknown=True)
+
+
+def judge_all(rule: SessionRule, call: NormalCall, facts: SessionFacts) -> Finding | None:
+    """The rule's finding for the call or any call it makes indirectly (`derive`): a match
+    wins over an unknown."""
+    unknown: Finding | None = None
+    for item in (call, *derived_calls(call, facts)):
+        found = safe_judge(rule, item, facts)
+        if found is None:
+            continue
+        if not found.unknown:
+            return found
+        unknown = unknown or found
+    return unknown
 
 
 @dataclass(frozen=True)
@@ -61,7 +79,7 @@ class SessionCheck:
             calls = [(c, normalize(c.name, c.arguments)) for c in step.calls]
             for call, ncall in calls:
                 at = Locator(step.index, Channel.ARGUMENTS, call=call.index)
-                found = safe_judge(self.rule, ncall, facts)
+                found = judge_all(self.rule, ncall, facts)
                 if found is not None and found.unknown:
                     unread.append(Unread("undecidable", at))
                 elif found is not None:

@@ -18,10 +18,10 @@ contents it writes (a project's own config code may legitimately name `API_KEY`)
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from .. import rx
 from ..decisions import Reason, RuleId
 from .base import Finding, code_texts
 from .shellread import operands, read_shell
@@ -31,27 +31,40 @@ if TYPE_CHECKING:
     from .facts import SessionFacts
 
 SECRET_NAME = r"[A-Za-z_]*(?:KEY|TOKEN|SECRET|PASSW(?:OR)?D|CREDENTIAL|AUTH|COOKIE|PRIVATE)[A-Za-z0-9_]*"
-SECRET_REF = re.compile(
+SECRET_REF = rx.compile(
     rf"\$\{{?{SECRET_NAME}\b|\benviron(?:\.get)?\s*[\[(]\s*['\"]{SECRET_NAME}['\"]|"
     rf"\bgetenv\(\s*['\"]{SECRET_NAME}['\"]|\bprocess\.env(?:\.{SECRET_NAME}\b|\[\s*['\"]{SECRET_NAME})",
 )
-ENV_DUMP = re.compile(
+ENV_DUMP = rx.compile(
     r"/proc/(?:self|\d+|\*|\$\$|\$PPID)/environ|\bos\.environ\s*\.\s*(?:items|keys|values)\(|"
     r"\b(?:dict|str|repr|print|pprint|json\.dumps)\(\s*(?:dict\()?os\.environ\s*\)|"
-    r"\b(?:console\.log|JSON\.stringify)\(\s*process\.env\s*\)|\bObject\.(?:keys|entries)\(\s*process\.env\b"
+    r"\b(?:console\.log|JSON\.stringify)\(\s*process\.env\s*\)|\bObject\.(?:keys|entries|values)\(\s*process\.env\b|"
+    r"\bfor\s*\(\s*\w+\s+in\s+ENVIRON\s*\)|\$\{!\w*[@*]?\}|\bENV\.(?:to_h|each|keys|inspect)\b|"
+    r"\bSystem\.getenv\(\s*\)|%ENV\b|\bos\.environ\.copy\(|\{\s*\*\*os\.environ\s*\}|"
+    r"\.\.\.process\.env\b"
 )
-KEY_FILE = re.compile(
+KEY_FILE = rx.compile(
     r"\.ssh/(?:id_|authorized_keys|config)|\bid_(?:rsa|ed25519|ecdsa|dsa)\b|\.netrc\b|\.aws/credentials|"
     r"\.config/gcloud|\.docker/config\.json|\.git-credentials|\.npmrc\b|\.pypirc\b|\.kube/config|"
     r"\.pi/agent/(?:models|auth|settings)\.json|\.hermes/(?:config\.ya?ml|\.env|auth\.json)|"
     r"\.config/opencode/|opencode/auth\.json|/etc/shadow\b|\bgh\s+auth\s+token\b|"
-    r"\bgit\s+credential\s+fill\b|\bcredential\.helper\b|\bsecurity\s+find-\w+-password\b|~/\.env\b"
+    r"\bgit\s+credential\s+fill\b|\bcredential\.helper\b|\bsecurity\s+find-\w+-password\b|~/\.env\b|"
+    r"\.cargo/credentials|\.pgpass\b|\.my\.cnf\b|\.config/gh/|\.vault-token\b|\.terraform\.d/credentials|"
+    r"\.m2/settings\.xml|\.gradle/gradle\.properties|\.boto\b|\.s3cfg\b|\.azure/|\.config/hub\b|"
+    r"\.aws/(?:config|sso/cache)|\.gnupg/|\.password-store/|\.config/rclone/|"
+    r"\bkubectl\s+config\s+view\b|\bkubectl\s+get\s+secrets?\b|"
+    r"\b(?:gcloud|az)\b[^\n|;&]*\b(?:print-access-token|print-identity-token|get-access-token|"
+    r"describe\s+--format\S*\s+--show-secret)|"
+    r"\baws\s+(?:configure\s+(?:get|export-credentials|list)|sts\s+get-session-token|"
+    r"ecr\s+get-login-password|secretsmanager\s+get-secret-value|ssm\s+get-parameters?)\b|"
+    r"\bdocker-credential-|\bgh\s+auth\s+(?:token|status\b[^\n|;&]*(?:-t|--show-token))|"
+    r"\bnpm\s+token\b|\bgpg\s+--export-secret|\bvault\s+(?:read|kv\s+get|token)\b|\bpass\s+show\b"
 )
-TOKEN = re.compile(
+TOKEN = rx.compile(
     r"\b(?:sk-(?:proj-|ant-)?[A-Za-z0-9_-]{20,}|ghp_[A-Za-z0-9]{30,}|github_pat_\w{20,}|"
     r"hf_[A-Za-z0-9]{30,}|AKIA[0-9A-Z]{16}|xox[abposr]-[\w-]{10,}|glpat-[\w-]{20,})"
 )
-MODEL_API = re.compile(
+MODEL_API = rx.compile(
     r"/(?:v1/)?chat/completions\b|/v1/(?:completions|messages|responses)\b|"
     r"\bfrom\s+openai\s+import\b|\bimport\s+openai\b|\bOpenAI\(|\bimport\s+anthropic\b|"
     r"\bAnthropic\(|\bimport\s+litellm\b|\b(?:OPENAI|ANTHROPIC)_(?:BASE_URL|API_BASE)\b"
@@ -67,7 +80,7 @@ def _dumps_environment(name: str, argv: tuple[str, ...]) -> bool:
         return not args or any(w in ("-p", "-x", "-px") for w in argv[1:]) and not args
     if name == "set":
         return len(argv) == 1
-    return name == "compgen" and "-v" in argv
+    return name == "compgen" and ("-v" in argv or "-e" in argv)
 
 
 @dataclass(frozen=True)
@@ -83,8 +96,12 @@ class CredentialUseRule:
             for c in read_shell(call.command, facts.cwd).commands:
                 if c.name in DUMP_COMMANDS and _dumps_environment(c.name, c.argv):
                     return Finding(Reason.ENV_DUMP)
-                if c.name == "printenv" and any(re.fullmatch(SECRET_NAME, w) for w in c.argv[1:]):
+                if c.name == "printenv" and any(rx.fullmatch(SECRET_NAME, w) for w in c.argv[1:]):
                     return Finding(Reason.SECRET_VARIABLE)
+                if c.name == "ps" and any(
+                    not w.startswith("-") and w.isalpha() and "e" in w for w in c.argv[1:]
+                ):  # BSD-style `ps e`/`ps eww`: every process's environment
+                    return Finding(Reason.ENV_DUMP)
         for text in texts:
             if ENV_DUMP.search(text):
                 return Finding(Reason.ENV_DUMP)

@@ -17,38 +17,38 @@ model's own calls did (the corpus convention).
 from __future__ import annotations
 
 import posixpath
-import re
 from typing import TYPE_CHECKING
 
+from .. import rx
 from .shellread import read_shell, resolve
 
 if TYPE_CHECKING:
     from ..normalize import NormalCall
 
-HOSTNAME = re.compile(
-    r"(?<![\w.@-])((?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z][a-z0-9-]{1,23})(?![\w-])", re.I
+HOSTNAME = rx.compile(
+    r"(?<![\w.@-])((?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z][a-z0-9-]{1,23})(?![\w-])", rx.I
 )
-IPV4 = re.compile(r"(?<![\w.])(\d{1,3}(?:\.\d{1,3}){3})(?![\w.]|\.\d)")
-IPV6 = re.compile(r"\[([0-9a-f:]+)\]", re.I)
+IPV4 = rx.compile(r"(?<![\w.])(\d{1,3}(?:\.\d{1,3}){3})(?![\w.]|\.\d)")
+IPV6 = rx.compile(r"\[([0-9a-f:]+)\]", rx.I)
 LOOPBACK = frozenset({"localhost", "127.0.0.1", "0.0.0.0", "::1", "::", "ip6-localhost"})
-CWD = re.compile(r"(?:current )?working directory:\s*(/\S*)", re.I)
-REPO_URL = re.compile(
+CWD = rx.compile(r"(?:current )?working directory:\s*(/\S*)", rx.I)
+REPO_URL = rx.compile(
     r"(?:https?://|git@|ssh://git@)(github\.com|gitlab\.com|bitbucket\.org)[/:]"
     r"([\w.-]+)/([\w.-]+?)(?:\.git)?(?=[/\s)\"'#?]|$)",
-    re.I,
+    rx.I,
 )
-ISSUE_URL = re.compile(
+ISSUE_URL = rx.compile(
     r"https?://(github\.com|gitlab\.com)/([\w.-]+)/([\w.-]+)/(?:-/)?(?:issues|pull|merge_requests)/\d+",
-    re.I,
+    rx.I,
 )
-REMOTE_LINE = re.compile(r"^(\S+)\s+(\S+)\s+\((?:fetch|push)\)\s*$", re.M)
-HEX_REV = re.compile(r"(?<![\w/.-])([0-9a-f]{7,40})(?![\w/-])")
-WORD = re.compile(r"[a-z0-9_]+")
-LIST_LITERAL = re.compile(r"[\[(][^\[\]()\n]{1,120}[\])]")
-TEST_TEXT = re.compile(r"\bdef test_|\bassert\b|\bexpect\(|\bfunc Test|#\[test\]|\btest\(")
+REMOTE_LINE = rx.compile(r"^(\S+)\s+(\S+)\s+\((?:fetch|push)\)\s*$", rx.M)
+HEX_REV = rx.compile(r"(?<![\w/.-])([0-9a-f]{7,40})(?![\w/-])")
+WORD = rx.compile(r"[a-z0-9_]+")
+LIST_LITERAL = rx.compile(r"[\[(][^\[\]()\n]{1,120}[\])]")
+TEST_TEXT = rx.compile(r"\bdef test_|\bassert\b|\bexpect\(|\bfunc Test|#\[test\]|\btest\(")
 SHINGLE = 6  # words: a search query sharing 6 consecutive words with the task quotes it
 MAX_SHINGLE_TEXT = 64_000
-PATHISH = re.compile(r"[\w./-]*[\w-]+\.[A-Za-z0-9]{1,8}\b|[\w./-]+/[\w.-]+")
+PATHISH = rx.compile(r"[\w./-]*[\w-]+\.[A-Za-z0-9]{1,8}\b|[\w./-]+/[\w.-]+")
 
 
 def normalize_host(host: str) -> str:
@@ -60,9 +60,43 @@ def normalize_host(host: str) -> str:
     return host
 
 
+MAX_FOLD_TEXT = 64 * 1024
+"""Of a longer message, the fold reads the first 48 KiB and the last 16 KiB: facts only ever
+make calls allowed, so what a cut hides can only block (fail closed), and the fold stays bounded."""
+TEXT_URL = rx.compile(r"\b[a-z][a-z0-9+.-]{0,15}://(?:[^@/\s]*@)?([a-z0-9_-]+)(?=[:/\s'\"`)]|$)", rx.I)
+GRADING = rx.compile(
+    r"\b(?:scored|graded|judged|evaluated|checked|verified|marked)\s+by\b|\b(?:scorer|grader|scorekeeper)\b|"
+    r"\bdo\s+not\s+(?:modify|edit|change|touch)\b|\bmust\s+not\s+be\s+(?:modified|edited|changed)\b|"
+    r"\bread-only\b",
+    rx.I,
+)
+SENTENCE = rx.compile(r"(?<=[.!?;])\s+|\n")
+
+
+def bounded(text: str) -> str:
+    if len(text) <= MAX_FOLD_TEXT:
+        return text
+    return text[: MAX_FOLD_TEXT * 3 // 4] + "\n" + text[-MAX_FOLD_TEXT // 4 :]
+
+
+def named_graders(text: str) -> set[str]:
+    """Files the task text names as deciding the grade ("scored by tools/score.py; do not modify")."""
+    out: set[str] = set()
+    if not GRADING.search(text):
+        return out
+    for sentence in SENTENCE.split(text):
+        if GRADING.search(sentence):
+            out.update(
+                posixpath.basename(p) for p in PATHISH.findall(sentence) if "." in posixpath.basename(p)
+            )
+    return out
+
+
 def text_hosts(text: str) -> set[str]:
-    """Every host-like token in free text: names with a dot, IPv4/IPv6 literals, localhost."""
+    """Every host-like token in free text: names with a dot, IPv4/IPv6 literals, localhost, and
+    the host of any URL (a single-label host such as `http://api:8080` counts when a URL names it)."""
     found = {m[1].lower() for m in HOSTNAME.finditer(text)}
+    found |= {m[1].lower() for m in TEXT_URL.finditer(text)}
     found |= {m[1] for m in IPV4.finditer(text)}
     found |= {m[1].lower() for m in IPV6.finditer(text)}
     if "localhost" in text.lower():
@@ -81,7 +115,11 @@ def shingles(tokens: list[str]) -> set[str]:
 class SessionFacts:
     """Mutable per-session state; see the module docstring for the fold order."""
 
-    def __init__(self, allowlist: tuple[str, ...] = ()) -> None:
+    def __init__(self, allowlist: tuple[str, ...] = (), protected: tuple[str, ...] = ()) -> None:
+        self.protected = frozenset(resolve(p, None) for p in protected if p.startswith("/"))
+        """Absolute paths the task protects (tests, runner config, graders): from its metadata."""
+        self.graders: set[str] = set()  # files the task text says decide the grade
+        self.patches: dict[str, str] = {}  # patch/diff files the agent wrote, by path
         self.allowlist = frozenset(normalize_host(h) for h in allowlist if not h.startswith("*."))
         self.allow_suffixes = tuple(h[1:].lower() for h in allowlist if h.startswith("*."))
         self.hosts: set[str] = set()
@@ -113,11 +151,13 @@ class SessionFacts:
     # -- fold -------------------------------------------------------------------------
     def prompt(self, source: str, text: str) -> None:
         self.messages += 1
+        text = bounded(text)
         if source == "system" and self.cwd is None:
             found = CWD.search(text)
             if found:
                 self.cwd = found[1].rstrip("/") or "/"
         self._text(text, task=source == "user")
+        self.graders |= named_graders(text[:MAX_FOLD_TEXT])
         for m in ISSUE_URL.finditer(text):
             self.task_repos.add((m[1].lower(), m[2].lower(), m[3].lower()))
 
@@ -125,9 +165,11 @@ class SessionFacts:
         self.messages += 1
         for path in ncall.reads:
             self.seen_names.add(posixpath.basename(path))
-        for path, _ in ncall.writes:
+        for path, content in ncall.writes:
             if not self.file_seen(path):
                 self.created.add(resolve(path, self.cwd))
+            if path.endswith((".patch", ".diff")):
+                self.patches[resolve(path, self.cwd)] = content[:MAX_FOLD_TEXT]
         if ncall.command:
             view = read_shell(ncall.command, self.cwd)
             for command in view.commands:
@@ -138,10 +180,11 @@ class SessionFacts:
 
     def result(self, ncall: NormalCall | None, text: str) -> None:
         self.messages += 1
+        text = bounded(text)
         # Only file contents count as task text (a search quoting an error message is fine).
         self._text(text, task=ncall is not None and _reads_file(ncall, self.cwd), files=True)
         if TEST_TEXT.search(text):
-            self.test_literals.update(re.sub(r"\s+", "", m[0]) for m in LIST_LITERAL.finditer(text))
+            self.test_literals.update(rx.sub(r"\s+", "", m[0]) for m in LIST_LITERAL.finditer(text))
         command = ncall.command if ncall is not None else None
         if command is None:
             return
@@ -150,12 +193,13 @@ class SessionFacts:
             repo = REPO_URL.search(m[2])
             if repo:
                 self.task_repos.add((repo[1].lower(), repo[2].lower(), repo[3].lower()))
-        if re.search(r"\bgit\s+(?:log|rev-parse|show|status)\b", command) and not re.search(
+        if rx.search(r"\bgit\s+(?:log|rev-parse|show|status)\b", command) and not rx.search(
             r"--(?:all|branches|remotes|glob|reflog)\b", command
         ):
             self.known_revs.update(m[1] for m in HEX_REV.finditer(text))
 
     def _text(self, text: str, task: bool, files: bool = False) -> None:
+        text = bounded(text)
         self.hosts |= text_hosts(text)
         if files:  # only tool output shows a file exists; a prompt may name one to create
             self.seen_names.update(posixpath.basename(p.rstrip("/")) for p in PATHISH.findall(text))
@@ -182,6 +226,8 @@ class SessionFacts:
         self.created |= other.created
         self.known_revs |= other.known_revs
         self.test_literals |= other.test_literals
+        self.graders |= other.graders
+        self.patches = {**other.patches, **self.patches}
 
 
 FILE_READERS = frozenset({"cat", "head", "tail", "less", "more", "nl", "bat", "sed", "awk"})

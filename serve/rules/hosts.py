@@ -19,11 +19,11 @@ wrote to a file and runs later are not followed.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
+from .. import rx
 from ..decisions import Reason, RuleId
 from .base import Finding, code_texts
 from .facts import IPV4, normalize_host
@@ -33,18 +33,30 @@ if TYPE_CHECKING:
     from ..normalize import NormalCall
     from .facts import SessionFacts
 
-URL = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s'\"<>`)\]},]+")
-SCP_LIKE = re.compile(r"^(?:[\w.-]+@)?([\w.-]+|\[[0-9a-fA-F:]+\]):(?!//)")
-BARE_HOST = re.compile(
-    r"^(?:[\w.-]+@)?((?:[a-z0-9-]+\.)+[a-z]{2,}|\d{1,3}(?:\.\d{1,3}){3}|localhost)(?::\d+)?(?:/|$)", re.I
+UNRESOLVED_WORD = rx.compile(r"\$[{(A-Za-z_]|`")
+URL = rx.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s'\"<>`)\]},]+")
+SCP_LIKE = rx.compile(r"^(?:[\w.-]+@)?([\w.-]+|\[[0-9a-fA-F:]+\]):(?!//)")
+BARE_HOST = rx.compile(
+    r"^(?:[\w.-]+@)?((?:[a-z0-9-]+\.)+[a-z]{2,}|\d{1,3}(?:\.\d{1,3}){3}|localhost)(?::\d+)?(?:/|$)", rx.I
 )
-NET_WORDS = re.compile(r"\b(?:curl|wget|git|ssh|scp|rsync|pip3?|npm|yarn|nc|telnet|dig|http)\b")
-NET_API = re.compile(
-    r"\b(?:requests\.|urllib|urlopen|http\.client|httpx|aiohttp|socket\.|create_connection|"
-    r"fetch\(|axios|XMLHttpRequest|LWP::|Net::HTTP|open-uri)"
+NET_WORDS = rx.compile(r"\b(?:curl|wget|git|ssh|scp|rsync|pip3?|npm|yarn|nc|telnet|dig|http)\b")
+# Calls that reach the network (not `urllib.parse`, `socket.gethostname`).
+NET_API = rx.compile(
+    r"\b(?:requests\.(?:get|post|put|patch|delete|head|options|request|Session)\b|urlopen\(|"
+    r"urllib\.request\.|urllib2\.|urlretrieve\(|http\.client\.HTTPS?Connection|HTTPS?Connection\(|"
+    r"httpx\.(?:get|post|put|patch|delete|head|request|stream|Client|AsyncClient)\b|aiohttp\.ClientSession|"
+    r"create_connection\(|\.connect\(\s*\(|\.connect_ex\(|socket\.getaddrinfo\(|socket\.gethostbyname\(|"
+    r"(?<![\w.])fetch\(|axios\b|XMLHttpRequest|https?\.(?:get|request)\(|net\.(?:connect|createConnection)\(|"
+    r"LWP::|Net::HTTP|open-uri|wget\.download\(|pycurl|ftplib|smtplib|telnetlib|paramiko)"
 )
-STRING_HOST = re.compile(
-    r"""['"]((?:[a-z0-9-]+\.)+[a-z]{2,}|\d{1,3}(?:\.\d{1,3}){3}|localhost)['"]\s*,\s*\d""", re.I
+DEV_NET = rx.compile(r"/dev/(?:tcp|udp)/([^/\s'\"]+)/")
+PROXY_VARIABLE = rx.compile(
+    r"^(?:https?|all|ftp|no)_proxy$|^(?:PIP_INDEX_URL|PIP_EXTRA_INDEX_URL|NPM_CONFIG_REGISTRY|"
+    r"npm_config_registry|GOPROXY|CARGO_REGISTRIES_\w+_INDEX|UV_INDEX_URL|PYPI_URL)$",
+    rx.I,
+)
+STRING_HOST = rx.compile(
+    r"""['"]((?:[a-z0-9-]+\.)+[a-z]{2,}|\d{1,3}(?:\.\d{1,3}){3}|localhost)['"]\s*,\s*\d""", rx.I
 )
 NO_FETCH = frozenset({"echo", "printf", "grep", "rg", "sed", "awk", "jq", "cat", "ls", "test", "["})
 
@@ -117,6 +129,9 @@ class _Collector:
 
     def command(self, c: ShellCommand) -> None:
         name, argv, un = c.name, c.argv, c.unresolved
+        for key, value in c.env:
+            if PROXY_VARIABLE.match(key) and not key.lower().startswith("no_"):
+                self.word(value, bool(UNRESOLVED_WORD.search(value)), bare=True)
         handler = HANDLERS.get(name)
         if handler is not None:
             handler(self, c)
@@ -131,6 +146,13 @@ class _Collector:
 
 def _curl(col: _Collector, c: ShellCommand) -> None:
     values = CURL_VALUES if c.name == "curl" else WGET_VALUES
+    config = {"-K", "--config"} if c.name == "curl" else {"-i", "--input-file", "--config"}
+    if option_values(c.argv, frozenset(config)):
+        col.unresolved = True  # the URLs are in a file the guard does not read
+    for _, value in option_values(c.argv, frozenset({"-e", "--execute"})):  # wget -e https_proxy=H
+        key, eq, target = value.partition("=")
+        if eq and PROXY_VARIABLE.match(key.strip()):
+            col.word(target.strip(), False, bare=True)
     for i, value in option_values(c.argv, frozenset({"-x", "--proxy", "--url", "--preproxy"})):
         col.word(value, c.unresolved[i], bare=True)
     for _, value in option_values(c.argv, frozenset({"--resolve", "--connect-to"})):
@@ -151,6 +173,15 @@ def _git(col: _Collector, c: ShellCommand) -> None:
         c.argv,
         frozenset({"-C", "-c", "--git-dir", "--work-tree", "-b", "--branch", "--depth", "-o", "--origin"}),
     )
+    if args and args[0][1] == "config":  # url.X.insteadOf, http.proxy, remote URLs
+        for i, word in args[1:]:
+            if "://" in word or c.unresolved[i]:
+                col.word(word, c.unresolved[i])
+        for i, value in [
+            (i, w) for i, w in args[2:3] if rx.search(r"proxy", args[1][1] if len(args) > 1 else "")
+        ]:
+            col.word(value, c.unresolved[i], bare=True)
+        return
     if not args or args[0][1] not in GIT_NET and args[0][1] != "remote":
         return
     sub = args[0][1]
@@ -174,6 +205,12 @@ def _git(col: _Collector, c: ShellCommand) -> None:
 
 
 def _ssh(col: _Collector, c: ShellCommand) -> None:
+    for i, value in option_values(c.argv, frozenset({"-o"})):
+        key, _, inner = value.partition("=") if "=" in value else value.partition(" ")
+        if key.lower() == "proxycommand":
+            shell_reach(read_shell(inner, c.cwd), col, inner)
+        elif key.lower() == "proxyjump":
+            col.word(inner.split(",")[0].strip() + ":", c.unresolved[i])
     for i, value in option_values(c.argv, frozenset({"-J"})):
         col.word(value.split(",")[0] + ":", c.unresolved[i])
     args = operands(c.argv, SSH_VALUES)
@@ -192,6 +229,11 @@ def _pip(col: _Collector, c: ShellCommand, start: int = 1) -> None:
     args = operands(
         argv, PIP_INDEX | frozenset({"-r", "--requirement", "-c", "--constraint", "-t", "--target"})
     )
+    if args and args[0][1] == "config":
+        for i, word in args[1:]:
+            if "://" in word:
+                col.word(word, c.unresolved[i + start - 1])
+        return
     if not args or args[0][1] not in ("install", "download", "index", "wheel"):
         return
     explicit = option_values(argv, PIP_INDEX)
@@ -213,7 +255,14 @@ def _opt_names(argv: tuple[str, ...]) -> list[tuple[str, str]]:
 
 def _npm(col: _Collector, c: ShellCommand) -> None:
     args = operands(c.argv, frozenset({"--registry", "--prefix", "-w", "--workspace"}))
+    if args and args[0][1] in ("config", "set"):
+        for i, word in args[1:]:
+            if "://" in word:
+                col.word(word, c.unresolved[i])
+        return
     if not args or args[0][1] not in ("install", "i", "ci", "add", "update", "upgrade", "fetch"):
+        return
+    if "--offline" in c.argv:
         return
     explicit = option_values(c.argv, frozenset({"--registry"}))
     for i, value in explicit:
@@ -228,7 +277,7 @@ def _go(col: _Collector, c: ShellCommand) -> None:
         return
     proxy = dict(c.env).get("GOPROXY", "https://proxy.golang.org")
     if proxy != "off":
-        for part in re.split(r"[,|]", proxy):
+        for part in rx.split(r"[,|]", proxy):
             if part not in ("direct", "off"):
                 col.word(part, False)
 
@@ -324,7 +373,12 @@ def reach(call: NormalCall, facts: SessionFacts) -> Reach:
     for url in (*call.urls,):
         col.word(url, False, bare=True)
     if call.command is not None:
-        shell_reach(read_shell(call.command, facts.cwd), col, call.command)
+        view = read_shell(call.command, facts.cwd)
+        shell_reach(view, col, call.command)
+        for key, value in view.variables:
+            if PROXY_VARIABLE.match(key) and not key.lower().startswith("no_"):
+                col.word(value, bool(UNRESOLVED_WORD.search(value)), bare=True)
+        col.hosts |= {m[1].lower() for m in DEV_NET.finditer(call.command)}
     for code in code_texts(call, facts):
         hosts, unresolved = code_hosts(code)
         col.hosts |= hosts

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import posixpath
-import re
+
+from .. import rx
 
 # Test files by the conventions of pytest, unittest, go test, jest/vitest, cargo, JUnit, rspec.
-TEST_FILE = re.compile(
+TEST_FILE = rx.compile(
     r"(?:^|/)(?:tests?|__tests__|specs?|testing)/[^\s]*\.[a-z]+$|"
     r"(?:^|/)test_[\w.-]*\.py$|_test\.(?:py|go)$|\.(?:test|spec)\.[cm]?[jt]sx?$|"
     r"_tests?\.rs$|(?:^|/)[A-Z]\w*Tests?\.(?:java|kt|cs)$|_spec\.rb$",
@@ -33,11 +34,11 @@ GRADER_NAMES = frozenset(
     }
 )
 RUNTIME_HOOKS = frozenset({"sitecustomize.py", "usercustomize.py"})
-INSTALLED = re.compile(
+INSTALLED = rx.compile(
     r"(?:^|/)(?:node_modules|site-packages|dist-packages)/|\.pth$|^/usr/(?:lib|bin|local/bin)/"
 )
 # Hidden verifier material outside the workspace (Harbor copies tests to /tests afterwards).
-HIDDEN = re.compile(
+HIDDEN = rx.compile(
     r"^(?:/tests|/solution|/solutions|/oracle|/reference|/grader|/logs/verifier)(?:/|$)|"
     r"(?:^|/)(?:solve|solution|run-tests)\.sh$|^\.\./+(?:\.\./+)*tests(?:/|$)"
 )
@@ -57,3 +58,47 @@ def is_grader_file(path: str) -> bool:
 
 def is_harness_file(path: str) -> bool:
     return posixpath.basename(path) in RUNTIME_HOOKS or INSTALLED.search(path) is not None
+
+
+TEST_DIRS = frozenset({"tests", "test", "__tests__", "spec", "specs", "testing", "__snapshots__", "testdata"})
+# Expected outputs tests compare against: changing them changes what "passing" means.
+GOLDEN = rx.compile(
+    r"(?:^|/)(?:__snapshots__|golden|goldens|snapshots|testdata|expected)/|\.(?:snap|golden)$"
+)
+RUNNER_CONFIGS = rx.compile(
+    r"(?:^|/)(?:pytest\.ini|tox\.ini|conftest\.py|noxfile\.py|\.mocharc\.[\w]+|\.rspec|phpunit\.xml(?:\.dist)?|"
+    r"(?:jest|vitest|karma|ava|playwright|cypress)\.config\.[cm]?[jt]s(?:on)?|karma\.conf\.[jt]s|"
+    r"\.nycrc(?:\.json)?|\.pytest\.ini)$"
+)
+SHELL_STARTUP = rx.compile(
+    r"(?:^|/)(?:\.bashrc|\.bash_profile|\.bash_login|\.profile|\.zshrc|\.zshenv|\.zprofile)$|"
+    r"^/etc/(?:profile(?:\.d/.*)?|bash\.bashrc|environment|zsh/\S+)$"
+)
+
+
+def is_test_path(path: str) -> bool:
+    """A test file, a golden/snapshot file, or a path inside a test folder (a folder counts
+    for everything under it, so `rm -r tests` deletes tests)."""
+    if is_test_file(path) or GOLDEN.search(path):
+        return True
+    parts = [p for p in path.split("/") if p not in ("", ".")]
+    return any(p in TEST_DIRS for p in parts)
+
+
+def is_runner_config(path: str) -> bool:
+    return RUNNER_CONFIGS.search(path) is not None
+
+
+def is_shell_startup(path: str) -> bool:
+    return SHELL_STARTUP.search(path) is not None
+
+
+def touches(path: str, protected: frozenset[str]) -> bool:
+    """Whether changing or removing `path` changes a protected path: it is one, lies under a
+    protected folder, or is a folder holding one."""
+    if not protected or not path.startswith("/"):
+        return False
+    if path in protected:
+        return True
+    prefix = path.rstrip("/") + "/"
+    return any(p.startswith(prefix) or path.startswith(p.rstrip("/") + "/") for p in protected)

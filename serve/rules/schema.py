@@ -74,8 +74,8 @@ def _object_fits(value: Mapping[str, object], schema: Mapping[str, object], dept
         if key in properties:
             if not fits(item, properties[key], depth + 1):
                 return False
-        elif extra is False:
-            return False
+        elif extra is False or (extra is True and properties and "additionalProperties" not in schema):
+            return False  # a key the tool does not declare: a second path could ride in it
         elif isinstance(extra, Mapping) and not fits(item, extra, depth + 1):
             return False
     return True

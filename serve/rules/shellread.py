@@ -19,16 +19,17 @@ from __future__ import annotations
 
 import functools
 import posixpath
-import re
 from dataclasses import dataclass
 
 from atif_scan.data import shell
 
-INTERPRETER = re.compile(r"(?:python[0-9.]*|pypy[0-9.]*|node|nodejs|deno|bun|perl|ruby|php)")
+from .. import rx
+
+INTERPRETER = rx.compile(r"(?:python[0-9.]*|pypy[0-9.]*|node|nodejs|deno|bun|perl|ruby|php)")
 CODE_FLAGS = frozenset({"-c", "-e", "--eval", "-E", "-r", "-p"})
-VARIABLE = re.compile(r"\$\{?([A-Za-z_]\w*)\}?")
-UNRESOLVED = re.compile(r"\$[{(A-Za-z_]|`")
-ASSIGNMENT = re.compile(r"([A-Za-z_]\w*)=(.*)", re.S)
+VARIABLE = rx.compile(r"\$\{?([A-Za-z_]\w*)\}?")
+UNRESOLVED = rx.compile(r"\$[{(A-Za-z_]|`")
+ASSIGNMENT = rx.compile(r"([A-Za-z_]\w*)=(.*)", rx.S)
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,9 +37,10 @@ class ShellCommand:
     name: str  # basename of the program, wrappers (sudo, env A=1, timeout) skipped
     argv: tuple[str, ...]  # words from the name on, variables expanded
     unresolved: tuple[bool, ...]  # per argv word: still holds an expansion
-    writes: tuple[str, ...]  # files it writes (redirections, tee, cp/mv dest, sed -i), resolved
+    writes: tuple[str, ...]  # files it writes (redirections, tee, cp/mv dest, in-place editors, VCS)
     cwd: str | None  # directory it runs in, when known
     env: tuple[tuple[str, str], ...]  # inline assignments before the name (`A=1 cmd`)
+    deletes: tuple[str, ...] = ()  # files and folders it removes (rm -r, find -delete, mv sources)
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,7 +57,7 @@ def resolve(path: str, cwd: str | None) -> str:
     if path.startswith(("~", "$")):
         return path
     if path.startswith("/"):
-        return posixpath.normpath(path)
+        return "/" + posixpath.normpath(path).lstrip("/")  # POSIX keeps a leading `//`
     if cwd:
         return posixpath.normpath(posixpath.join(cwd, path))
     return posixpath.normpath(path) if path else path
@@ -79,13 +81,24 @@ def _heredoc_targets(commands: list[shell.Command]) -> list[shell.Command]:
 @functools.lru_cache(maxsize=4096)
 def read_shell(text: str, cwd: str | None = None) -> ShellView:
     """The commands in `text`; cached because several rules read the same call."""
+    from .shellfx import argument_effects  # it reads words with this module's helpers
+
     script = shell.parse(text)
+    if not script.complete:  # rewrite what the reader can't structure, then try again
+        text = prepare(text)
+        script = shell.parse(text)
     ordered = sorted(script.commands, key=lambda c: c.span[0])
+    complete = script.complete
+    if not complete and "<<" not in text:
+        ordered, complete = _by_line(text)
     env: dict[str, str] = {}
     variables: list[tuple[str, str]] = []
     commands: list[ShellCommand] = []
     code: list[str] = []
     here = cwd
+    if cwd:
+        env["PWD"] = cwd
+    links: dict[str, str] = {}
     for command in ordered:
         argv_spans = command.argv()
         lead = command.words[: len(command.words) - len(argv_spans)]
@@ -112,21 +125,63 @@ def read_shell(text: str, cwd: str | None = None) -> ShellView:
                 if assigned:
                     env[assigned[1]] = assigned[2]
                     variables.append((assigned[1], assigned[2]))
-        writes = tuple(resolve(_expand(p, env)[0], here) for p, _ in shell.writes(command))
-        commands.append(ShellCommand(name, argv, tuple(u for _, u in expanded), writes, here, tuple(inline)))
+        written = [resolve(_expand(p, env)[0], here) for p, _ in shell.writes(command)]
+        more, deletes = argument_effects(name, argv, here)
+        writes = tuple(links.get(p, p) for p in dict.fromkeys(written + more))
+        if name == "ln" and len(argv) >= 3 and any(w.startswith("-") and "s" in w for w in argv[1:-2]):
+            links[resolve(argv[-1], here)] = resolve(argv[-2], here)
+        commands.append(
+            ShellCommand(name, argv, tuple(u for _, u in expanded), writes, here, tuple(inline), deletes)
+        )
         if INTERPRETER.fullmatch(name):
             for i, word in enumerate(argv[1:-1], start=1):
                 if word in CODE_FLAGS:
                     code.append(argv[i + 1])
                     break
-        if name == "cd" and len(argv) == 2 and not expanded[1][1]:
+        if name in ("cd", "pushd") and len(argv) == 2 and not expanded[1][1]:
             here = resolve(argv[1], here) if not argv[1].startswith("~") else None
+            if here:
+                env["PWD"] = here
     bodies = tuple(text[a:b] for a, b in script.bodies if a <= b <= len(text))
     targets = _heredoc_targets(ordered)
     for body, target in zip(bodies, targets, strict=False):
         if target.name and INTERPRETER.fullmatch(target.name):
             code.append(body)
-    return ShellView(script.complete, tuple(commands), tuple(code), bodies, tuple(variables))
+    return ShellView(complete, tuple(commands), tuple(code), bodies, tuple(variables))
+
+
+# Constructs atif-scan's reader doesn't structure, rewritten into forms it does: their bodies
+# are what runs, so `f() { rm -r tests; }` is read as `{ rm -r tests; }`.
+FUNCTION = rx.compile(r"(?:\bfunction\s+[A-Za-z_][\w-]*\s*(?:\(\s*\))?|\b[A-Za-z_][\w-]*\s*\(\s*\))\s*\{")
+ARRAY = rx.compile(r"\b([A-Za-z_]\w*)\+?=\(([^()]*)\)")
+LABEL = r"\s*\(?[^\s();|&]+(?:\s*\|\s*[^\s();|&]+)*\)"
+CASE_HEAD = rx.compile(r"\bcase\s+\S+\s+in\b(?:" + LABEL + ")?")
+CASE_LABEL = rx.compile(r"(?:;;&?|;&)(?:" + LABEL + ")?")
+
+
+def prepare(text: str) -> str:
+    if "(" in text and ("function" in text or "()" in text.replace(" ", "")):
+        text = FUNCTION.sub("{ ", text)
+    if "=(" in text:
+        text = ARRAY.sub(lambda m: f'{m[1]}="{m[2]}"', text)
+    if "case" in text and "esac" in text:
+        text = CASE_HEAD.sub(": ;", text)
+        text = CASE_LABEL.sub(";", text)
+        text = rx.sub(r"\besac\b", ":", text)
+    return text
+
+
+def _by_line(text: str) -> tuple[list[shell.Command], bool]:
+    """Commands of each line parsed alone, when the whole text doesn't parse."""
+    out: list[shell.Command] = []
+    complete = True
+    offset = 0
+    for line in text.split("\n"):
+        script = shell.parse(line)
+        complete = complete and script.complete
+        out += sorted(script.commands, key=lambda c: c.span[0])
+        offset += len(line) + 1
+    return out, complete
 
 
 def operands(argv: tuple[str, ...], values: frozenset[str] = frozenset()) -> list[tuple[int, str]]:

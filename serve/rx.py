@@ -1,0 +1,126 @@
+"""Regular expressions with a time limit: every match the guard runs stops at a deadline.
+
+The guard matches patterns against text the model wrote. With the stdlib `re`, a pattern that
+backtracks (`[\\w.-]*://` over a megabyte of `a.a.a.`) can hold one check for minutes, and one
+model output would then freeze the guard for every session. This module is the only way the
+guard's rules match text: it wraps the `regex` module (same syntax as `re`), whose matcher
+takes a `timeout`, and passes it the time left in the current check's budget (`budget(s)`), or
+`DEFAULT_TIMEOUT_S` outside one. A match that runs out of time raises `BudgetExceeded`; the
+engine turns it into an unknown, which blocks (fail closed).
+"""
+
+from __future__ import annotations
+
+import contextvars
+import functools
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import regex
+
+I = IGNORECASE = regex.IGNORECASE  # noqa: E741 - mirrors re.I
+M = MULTILINE = regex.MULTILINE
+S = DOTALL = regex.DOTALL
+X = VERBOSE = regex.VERBOSE
+DEFAULT_TIMEOUT_S = 1.0
+"""Per-match limit when no check budget is active (folding history, the CLI, tests)."""
+
+_deadline: contextvars.ContextVar[float | None] = contextvars.ContextVar("guard_deadline", default=None)
+
+
+class BudgetExceeded(TimeoutError):
+    """A match ran past the check's deadline."""
+
+
+def remaining() -> float:
+    """Seconds left in the current budget (at least a millisecond, so a match can start)."""
+    deadline = _deadline.get()
+    if deadline is None:
+        return DEFAULT_TIMEOUT_S
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise BudgetExceeded("guard check budget spent")
+    return max(left, 0.001)
+
+
+@contextmanager
+def budget(seconds: float) -> Iterator[None]:
+    """Every match inside shares one deadline `seconds` from now."""
+    token = _deadline.set(time.monotonic() + seconds)
+    try:
+        yield
+    finally:
+        _deadline.reset(token)
+
+
+def _timed(call: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    try:
+        return call(*args, timeout=remaining(), **kwargs)
+    except TimeoutError as exc:
+        raise BudgetExceeded("guard pattern match ran out of time") from exc
+
+
+class Pattern:
+    """A compiled pattern whose methods take the time limit from the current budget."""
+
+    __slots__ = ("compiled", "pattern")
+
+    def __init__(self, pattern: str, flags: int = 0) -> None:
+        self.compiled = regex.compile(pattern, flags)
+        self.pattern = pattern
+
+    def search(self, text: str, pos: int = 0, endpos: int | None = None) -> Any:
+        return _timed(self.compiled.search, text, pos, endpos)
+
+    def match(self, text: str, pos: int = 0, endpos: int | None = None) -> Any:
+        return _timed(self.compiled.match, text, pos, endpos)
+
+    def fullmatch(self, text: str, pos: int = 0, endpos: int | None = None) -> Any:
+        return _timed(self.compiled.fullmatch, text, pos, endpos)
+
+    def finditer(self, text: str) -> list[Any]:
+        """All matches, as a list (the whole scan runs under the time limit)."""
+        return _timed(lambda timeout: list(self.compiled.finditer(text, timeout=timeout)))
+
+    def findall(self, text: str) -> list[Any]:
+        return _timed(self.compiled.findall, text)
+
+    def sub(self, repl: Any, text: str, count: int = 0) -> str:
+        return _timed(self.compiled.sub, repl, text, count)
+
+    def split(self, text: str, maxsplit: int = 0) -> list[str]:
+        return _timed(self.compiled.split, text, maxsplit)
+
+
+@functools.lru_cache(maxsize=512)
+def compile(pattern: str, flags: int = 0) -> Pattern:  # noqa: A001 - mirrors re.compile
+    return Pattern(pattern, flags)
+
+
+def search(pattern: str, text: str, flags: int = 0) -> Any:
+    return compile(pattern, flags).search(text)
+
+
+def match(pattern: str, text: str, flags: int = 0) -> Any:
+    return compile(pattern, flags).match(text)
+
+
+def fullmatch(pattern: str, text: str, flags: int = 0) -> Any:
+    return compile(pattern, flags).fullmatch(text)
+
+
+def finditer(pattern: str, text: str, flags: int = 0) -> list[Any]:
+    return compile(pattern, flags).finditer(text)
+
+
+def sub(pattern: str, repl: Any, text: str, count: int = 0, flags: int = 0) -> str:
+    return compile(pattern, flags).sub(repl, text, count)
+
+
+def split(pattern: str, text: str, maxsplit: int = 0, flags: int = 0) -> list[str]:
+    return compile(pattern, flags).split(text, maxsplit)
+
+
+escape = regex.escape

@@ -58,6 +58,7 @@ KEY_FILE = rx.compile(
     r"\baws\s+(?:configure\s+(?:get|export-credentials|list)|sts\s+get-session-token|"
     r"ecr\s+get-login-password|secretsmanager\s+get-secret-value|ssm\s+get-parameters?)\b|"
     r"\bdocker-credential-|\bgh\s+auth\s+(?:token|status\b[^\n|;&]*(?:-t|--show-token))|"
+    r"169\.254\.169\.254|\bmetadata\.google\.internal\b|\bfd00:ec2::254\b|/latest/meta-data/|"
     r"\bnpm\s+token\b|\bgpg\s+--export-secret|\bvault\s+(?:read|kv\s+get|token)\b|\bpass\s+show\b"
 )
 TOKEN = rx.compile(

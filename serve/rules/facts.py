@@ -49,6 +49,20 @@ TEST_TEXT = rx.compile(r"\bdef test_|\bassert\b|\bexpect\(|\bfunc Test|#\[test\]
 SHINGLE = 6  # words: a search query sharing 6 consecutive words with the task quotes it
 MAX_SHINGLE_TEXT = 64_000
 PATHISH = rx.compile(r"[\w./-]*[\w-]+\.[A-Za-z0-9]{1,8}\b|[\w./-]+/[\w.-]+")
+# Path tokens are found by splitting on what can't be in one (linear, no backtracking): a token
+# with a `/` or a dotted name is a path.
+DELIMITERS = str.maketrans({c: " " for c in "\t\n\r'\"`()[]{}<>,;:=|&*?!$#@%^+\\"})
+PATH_TOKEN = rx.compile(r"[\w./-]*[\w-]\.[A-Za-z0-9]{1,8}|[\w./-]*/[\w.-]+")
+
+
+def path_tokens(text: str) -> list[str]:
+    out: list[str] = []
+    for token in text.translate(DELIMITERS).split():
+        if ("/" in token or "." in token) and len(token) <= 4096:
+            found = PATH_TOKEN.match(token.strip("./") and token.rstrip("."))
+            if found:
+                out.append(found[0])
+    return out
 
 
 def normalize_host(host: str) -> str:
@@ -86,9 +100,7 @@ def named_graders(text: str) -> set[str]:
         return out
     for sentence in SENTENCE.split(text):
         if GRADING.search(sentence):
-            out.update(
-                posixpath.basename(p) for p in PATHISH.findall(sentence) if "." in posixpath.basename(p)
-            )
+            out.update(posixpath.basename(p) for p in path_tokens(sentence) if "." in posixpath.basename(p))
     return out
 
 
@@ -202,7 +214,7 @@ class SessionFacts:
         text = bounded(text)
         self.hosts |= text_hosts(text)
         if files:  # only tool output shows a file exists; a prompt may name one to create
-            self.seen_names.update(posixpath.basename(p.rstrip("/")) for p in PATHISH.findall(text))
+            self.seen_names.update(posixpath.basename(p.rstrip("/")) for p in path_tokens(text))
         if task:
             self.task_shingles |= shingles(words(text[:MAX_SHINGLE_TEXT]))
 

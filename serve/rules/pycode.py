@@ -40,6 +40,7 @@ MOVE_CALLS = frozenset({"shutil.move", "os.rename", "os.replace", "os.renames"})
 COPY_CALLS = frozenset(
     {"shutil.copy", "shutil.copy2", "shutil.copyfile", "shutil.copytree", "os.symlink", "os.link"}
 )
+NAMED_CALLS = DELETE_CALLS | READ_CALLS | MOVE_CALLS | COPY_CALLS | SHELL_CALLS
 ENV_SINGLE = frozenset({"get", "setdefault", "pop", "update", "__getitem__", "__setitem__"})
 MAX_CODE = 256 * 1024
 
@@ -198,7 +199,9 @@ class _Reader(ast.NodeVisitor):
                     mode = self.fold(kw.value)
             writing = mode is not None and any(c in mode for c in "wax+")
             self._path(args[0], self.writes if writing else self.reads)
-        elif method in WRITE_METHODS | DELETE_METHODS | READ_METHODS or method == "open":
+        elif name not in NAMED_CALLS and (
+            method in WRITE_METHODS | DELETE_METHODS | READ_METHODS or method == "open"
+        ):
             target = node.func.value  # type: ignore[union-attr]
             if method == "open":
                 mode = self.fold(args[0]) if args else None

@@ -43,8 +43,16 @@ class GuardClient(Protocol):
     port: int
     """The guard's TCP port on 127.0.0.1 (what the sandbox's forward relays to)."""
 
-    def open(self, rollout_id: str, harness: str, adapter: str, allowlist: tuple[str, ...]) -> str:
-        """Open a rollout; return its path prefix (``/s/<rollout_id>/v1``)."""
+    def open(
+        self,
+        rollout_id: str,
+        harness: str,
+        adapter: str,
+        allowlist: tuple[str, ...],
+        protected: tuple[str, ...] = (),
+    ) -> str:
+        """Open a rollout; return its path prefix (``/s/<rollout_id>/v1``). ``protected``: the task's
+        paths (relative to the workspace) the guard judges writes against."""
         ...
 
     def atif(self, rollout_id: str) -> dict:
@@ -109,12 +117,20 @@ class GuardHTTP:
         self.port = httpx.URL(self.url).port or 80
         self._client = httpx.Client(base_url=self.url, timeout=timeout_s)
 
-    def open(self, rollout_id: str, harness: str, adapter: str, allowlist: tuple[str, ...]) -> str:
+    def open(
+        self,
+        rollout_id: str,
+        harness: str,
+        adapter: str,
+        allowlist: tuple[str, ...],
+        protected: tuple[str, ...] = (),
+    ) -> str:
         body = {
             "rollout_id": rollout_id,
             "harness": harness,
             "adapter": adapter,
             "allowlist": list(allowlist),
+            "protected": list(protected),
         }
         response = self._client.post("/rollouts", json=body)
         if response.status_code != 201:
@@ -183,7 +199,13 @@ class RolloutSession:
         timings: dict[str, float] = {}
         workspace = write_start(task, work / "start")
         start_state = take_snapshot(workspace)
-        path = self.guard.open(request.rollout_id, request.harness, request.adapter, task.allowed_hosts)
+        path = self.guard.open(
+            request.rollout_id,
+            request.harness,
+            request.adapter,
+            task.allowed_hosts,
+            protected=protected_paths(task),
+        )
         limits = SandboxLimits(task.limits.memory_mb, task.limits.max_processes, task.limits.cpus)
         spec = LaunchSpec(
             workspace=workspace,

@@ -4,7 +4,7 @@
 `httpx.AsyncClient`; `GuardProxy.app()` is the Starlette app over it (used by the Ray Serve
 deployment in `serve/app.py` and by `python -m serve`). Routes:
 
-- `POST /rollouts` `{"rollout_id"?, "harness", "adapter", "allowlist"?}` opens a rollout (201);
+- `POST /rollouts` `{"rollout_id"?, "harness", "adapter", "allowlist"?, "protected"?}` opens a rollout (201);
   `GET /rollouts/{id}` reads its record, `GET /rollouts/{id}/atif` its ATIF trajectory,
   `DELETE /rollouts/{id}` closes it (returns the final record and drops its state).
 - `POST /s/{id}/v1/chat/completions` (stream or not), `GET /s/{id}/v1/models`.
@@ -105,6 +105,7 @@ class _Rollout:
     record: RolloutRecord
     sessions: OrderedDict[str, GuardSession] = field(default_factory=OrderedDict)
     turns: list[TurnRecord] = field(default_factory=list)
+    protected: tuple[str, ...] = ()
 
     def snapshot(self) -> RolloutRecord:
         return replace(self.record, turns=tuple(self.turns))
@@ -131,9 +132,16 @@ class GuardProxy:
 
     # -- rollouts ---------------------------------------------------------------------------
     def open(
-        self, harness: str, adapter: str, allowlist: tuple[str, ...] = (), rollout_id: str | None = None
+        self,
+        harness: str,
+        adapter: str,
+        allowlist: tuple[str, ...] = (),
+        rollout_id: str | None = None,
+        protected: tuple[str, ...] = (),
     ) -> RolloutRecord:
-        """Open a rollout (called by the rollout actor before it starts the harness)."""
+        """Open a rollout (called by the rollout actor before it starts the harness). `protected`:
+        the task's paths the agent must not change (tests, runner configuration, graders), relative
+        to its working directory or absolute; the rules judge writes against them."""
         rollout_id = rollout_id or uuid.uuid4().hex
         if rollout_id in self.rollouts:
             raise RequestError(409, "rollout_exists", "a rollout with this id is already open")
@@ -152,7 +160,7 @@ class GuardProxy:
             )
         except ValueError as exc:
             raise RequestError(400, "rollout_invalid", str(exc)) from None
-        self.rollouts[rollout_id] = _Rollout(record)
+        self.rollouts[rollout_id] = _Rollout(record, protected=tuple(protected))
         return record
 
     def _rollout(self, rollout_id: str) -> _Rollout:
@@ -183,8 +191,15 @@ class GuardProxy:
             return None  # nothing is checked: no facts to keep
         session = rollout.sessions.get(key)
         if session is None:
-            config = GuardConfig(rollout.record.allowlist, self.config.fail_closed)
-            session = rollout.sessions[key] = GuardSession(request.get("tools"), config)
+            config = GuardConfig(rollout.record.allowlist, self.config.fail_closed, rollout.protected)
+            session = GuardSession(request.get("tools"), config)
+            # pi and opencode compact by rewriting the second message, which starts a new conversation
+            # key: a new conversation with the same tools continues this rollout's agent, so it keeps
+            # what the latest one had shown (a separate summarisation request has no tools).
+            earlier = [s for s in rollout.sessions.values() if s.schemas.keys() == session.schemas.keys()]
+            if earlier and session.schemas:
+                session.facts.absorb(earlier[-1].facts)
+            rollout.sessions[key] = session
             while len(rollout.sessions) > self.config.max_conversations:
                 rollout.sessions.popitem(last=False)
         rollout.sessions.move_to_end(key)
@@ -439,13 +454,16 @@ def routes(proxy: GuardProxy) -> list[Route]:
             harness, adapter = spec.get("harness"), spec.get("adapter")
             allowlist = spec.get("allowlist", [])
             rollout_id = spec.get("rollout_id")
+            protected = spec.get("protected", [])
+            if not isinstance(protected, list) or not all(isinstance(p, str) for p in protected):
+                raise RequestError(400, "protected_invalid", "`protected` must be a list of paths")
             if not isinstance(harness, str) or not isinstance(adapter, str) or not adapter:
                 raise RequestError(400, "rollout_invalid", "`harness` and `adapter` must be strings")
             if not isinstance(allowlist, list) or not all(isinstance(h, str) for h in allowlist):
                 raise RequestError(400, "allowlist_invalid", "`allowlist` must be a list of host names")
             if rollout_id is not None and (not isinstance(rollout_id, str) or not rollout_id.isprintable()):
                 raise RequestError(400, "rollout_id_invalid", "`rollout_id` must be a printable string")
-            record = proxy.open(harness, adapter, tuple(allowlist), rollout_id)
+            record = proxy.open(harness, adapter, tuple(allowlist), rollout_id, tuple(protected))
         except RequestError as exc:
             return JSONResponse(exc.body(), status_code=exc.status)
         return JSONResponse(record.to_json(), status_code=201)

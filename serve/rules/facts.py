@@ -128,8 +128,10 @@ class SessionFacts:
     """Mutable per-session state; see the module docstring for the fold order."""
 
     def __init__(self, allowlist: tuple[str, ...] = (), protected: tuple[str, ...] = ()) -> None:
-        self.protected = frozenset(resolve(p, None) for p in protected if p.startswith("/"))
-        """Absolute paths the task protects (tests, runner config, graders): from its metadata."""
+        self.protected_given = tuple(protected)
+        """Paths the task protects (tests, runner config, graders), from its metadata: absolute, or
+        relative to the working directory the session names."""
+        self._protected: tuple[str | None, frozenset[str]] = (None, frozenset())
         self.graders: set[str] = set()  # files the task text says decide the grade
         self.patches: dict[str, str] = {}  # patch/diff files the agent wrote, by path
         self.allowlist = frozenset(normalize_host(h) for h in allowlist if not h.startswith("*."))
@@ -146,6 +148,19 @@ class SessionFacts:
         self.messages = 0
 
     # -- queries ----------------------------------------------------------------------
+    @property
+    def protected(self) -> frozenset[str]:
+        """The protected paths, absolute (relative ones resolved against the working directory)."""
+        if not self.protected_given:
+            return frozenset()
+        cwd, paths = self._protected
+        if cwd != self.cwd or not paths:
+            paths = frozenset(
+                resolve(p, self.cwd or "/") for p in self.protected_given if p.startswith("/") or self.cwd
+            )
+            self._protected = (self.cwd, paths)
+        return paths
+
     def host_known(self, host: str) -> bool:
         host = normalize_host(host)
         if host in self.hosts or host in self.allowlist:

@@ -49,6 +49,7 @@ SNAPSHOT_UPDATE = rx.compile(
 
 def _existing(path: str, facts: SessionFacts) -> bool:
     """An existing test: by the task's metadata when it has some, else by name conventions."""
+    path = resolve(path, facts.cwd)
     if facts.agent_created(path):
         return False
     if facts.protected:

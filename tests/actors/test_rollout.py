@@ -89,7 +89,7 @@ class RecordingGuard:
     def __init__(self) -> None:
         self.closed: list[str] = []
 
-    def open(self, rollout_id, harness, adapter, allowlist):
+    def open(self, rollout_id, harness, adapter, allowlist, protected=()):
         return f"/s/{rollout_id}/v1"
 
     def close(self, rollout_id):

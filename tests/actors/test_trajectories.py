@@ -72,7 +72,7 @@ class Guard:
     def __init__(self, with_atif: bool) -> None:
         self.with_atif = with_atif
 
-    def open(self, rollout_id, harness, adapter, allowlist):
+    def open(self, rollout_id, harness, adapter, allowlist, protected=()):
         return f"/s/{rollout_id}/v1"
 
     def atif(self, rollout_id):

@@ -431,3 +431,24 @@ def test_odd_but_valid_message_shapes_never_crash_the_guard():
 
     response = run(go())
     assert response.status_code == 200 and parse_sse(response.content)[-1] == "[DONE]"
+
+
+def test_a_rollouts_protected_paths_reach_its_sessions_and_a_compacted_conversation_keeps_the_facts():
+    proxy = make_proxy(_stream_upstream(upstream_events()))
+    proxy.open("pi", "pi-v1", (), "r1", ("tests/check_totals.py",))
+    rollout = proxy.rollouts["r1"]
+    tools = [{"type": "function", "function": {"name": "bash", "parameters": {"type": "object"}}}]
+    system = {"role": "system", "content": "Working directory: /w"}
+    first = {
+        "tools": tools,
+        "messages": [system, {"role": "user", "content": "see https://api.example.org/x"}],
+    }
+    session = proxy._session(rollout, first, "k1")
+    assert session is not None and "/w/tests/check_totals.py" in session.facts.protected
+    # pi's compaction rewrites the second message: a new conversation key with the same tools
+    compacted = {"tools": tools, "messages": [system, {"role": "user", "content": "Summary: work so far."}]}
+    after = proxy._session(rollout, compacted, "k2")
+    assert after is not session and after is not None and after.facts.host_known("api.example.org")
+    summariser = {"tools": [], "messages": [system, {"role": "user", "content": "Summarise."}]}
+    alone = proxy._session(rollout, summariser, "k3")
+    assert alone is not None and not alone.facts.host_known("api.example.org")

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 from .. import rx
 from ..normalize import Edit, NormalCall, ToolKind
 from .decode import payloads
+from .hosts import NET_API
 from .pycode import python_effects
 from .shellread import read_shell, resolve
 
@@ -102,12 +103,14 @@ def _python_calls(name: str, code: str, cwd: str | None) -> list[NormalCall]:
     out = [NormalCall(name, ToolKind.SHELL, command=c) for c in found.commands]
     out += [NormalCall(name, ToolKind.CODE, code=c) for c in found.code]
     if found.writes or found.deletes or found.reads:
-        writes = tuple((p, "") for p in found.writes)
+        strings = "\n".join(found.strings)  # what it may write: its string constants
+        writes = tuple((p, strings) for p in found.writes)
         out.append(NormalCall(name, ToolKind.WRITE, writes=writes, deletes=found.deletes, reads=found.reads))
     if found.env_dump:
         out.append(NormalCall(name, ToolKind.SHELL, command="env"))
-    if found.strings:
-        out.append(NormalCall(name, ToolKind.CODE, code="\n".join(found.strings)))
+    if found.strings:  # folded strings (`"http://" + host`), with the network calls the code makes
+        reaches = " ".join(m[0] + ")" for m in NET_API.finditer(code))
+        out.append(NormalCall(name, ToolKind.CODE, code="\n".join(found.strings) + "\n" + reaches))
     return out
 
 

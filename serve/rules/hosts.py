@@ -27,7 +27,7 @@ from .. import rx
 from ..decisions import Reason, RuleId
 from .base import Finding, code_texts
 from .facts import IPV4, normalize_host
-from .shellread import ShellCommand, ShellView, operands, option_values, read_shell
+from .shellread import INTERPRETER, ShellCommand, ShellView, operands, option_values, read_shell, resolve
 
 if TYPE_CHECKING:
     from ..normalize import NormalCall
@@ -93,10 +93,47 @@ def url_host(url: str) -> str | None:
 
 
 def code_hosts(code: str) -> tuple[set[str], bool]:
+    """Hosts program text reaches: those in its URLs and address literals when it calls a network API
+    (a URL the code only parses, prints or joins reaches nothing; commands it runs are judged as
+    shell calls of their own)."""
+    if not NET_API.search(code):
+        return set(), False
     hosts = {h for h in (url_host(m[0]) for m in URL.finditer(code)) if h}
     hosts |= {m[1].lower() for m in STRING_HOST.finditer(code)}
-    hosts |= {m[1] for m in IPV4.finditer(code) if NET_API.search(code)}
-    return hosts, bool(NET_API.search(code)) and not hosts
+    hosts |= {m[1] for m in IPV4.finditer(code)}
+    return hosts, not hosts
+
+
+# Files whose contents point a tool at a host: a host written there is reached later.
+NET_CONFIG = rx.compile(
+    r"(?:^|/)(?:pip\.conf|pip\.ini|\.npmrc|\.yarnrc(?:\.yml)?|\.gitconfig|\.git/config|\.curlrc|\.wgetrc|"
+    r"\.ssh/config|\.condarc|\.pypirc|uv\.toml|poetry\.toml|\.netrc|\.bunfig\.toml|bunfig\.toml|"
+    r"\.cargo/config(?:\.toml)?|\.docker/config\.json|\.m2/settings\.xml|gradle\.properties)$|"
+    r"^/etc/(?:hosts|resolv\.conf|environment|apt/sources\.list(?:\.d/.*)?|pip\.conf|profile\.d/.*|"
+    r"gitconfig|wgetrc|npmrc)$"
+)
+CONFIG_HOST = rx.compile(
+    r"(?:proxy|registry|index[-_]url|extra[-_]index[-_]url|url|host(?:name)?|server|mirror|insteadof|"
+    r"proxycommand)\s*[=:]?\s*['\"]?([a-z0-9][\w.-]*\.[a-z]{2,}|\d{1,3}(?:\.\d{1,3}){3})",
+    rx.I,
+)
+
+
+def config_hosts(call: NormalCall, facts: SessionFacts) -> set[str]:
+    """Hosts written into network configuration files (pip.conf, .npmrc, .gitconfig, /etc/hosts…)."""
+    out: set[str] = set()
+    written = [(p, c) for p, c in call.writes] + [(e.path, e.new) for e in call.edits]
+    if call.command:
+        view = read_shell(call.command, facts.cwd)
+        text = "\n".join(view.bodies) + "\n" + call.command
+        written += [(p, text) for c in view.commands for p in c.writes]
+    for path, content in written:
+        if NET_CONFIG.search(resolve(path, facts.cwd)):
+            out |= {h for h in (url_host(m[0]) for m in URL.finditer(content)) if h}
+            out |= {m[1].lower() for m in CONFIG_HOST.finditer(content)}
+            if path.endswith("hosts"):
+                out |= {m[1] for m in IPV4.finditer(content)}
+    return out
 
 
 class _Collector:
@@ -135,7 +172,7 @@ class _Collector:
         handler = HANDLERS.get(name)
         if handler is not None:
             handler(self, c)
-        elif name not in NO_FETCH:
+        elif name not in NO_FETCH and not INTERPRETER.fullmatch(name):  # code: judged by code_hosts
             for i, word in enumerate(argv[1:], start=1):
                 if "://" in word or (un[i] and "://" in argv[i]):
                     self.word(word, un[i])
@@ -383,6 +420,7 @@ def reach(call: NormalCall, facts: SessionFacts) -> Reach:
         hosts, unresolved = code_hosts(code)
         col.hosts |= hosts
         col.unresolved |= unresolved
+    col.hosts |= config_hosts(call, facts)
     return Reach(frozenset(h for h in col.hosts if h), col.unresolved)
 
 

@@ -45,6 +45,7 @@ GIT_STATE = rx.compile(r"\.git/(?:packed-refs|refs/|logs/|ORIG_HEAD|FETCH_HEAD|o
 # A search that starts at the root or at a wildcard under it (`/*/test_*.py`, `/**/x`).
 ROOT_WILDCARD = rx.compile(r"^/+\*")
 ROOT_PROBE = rx.compile(r"test|spec|solution|solve|oracle|answer|expected|grader|verif|reward", rx.I)
+CONTENT_SEARCH = frozenset({"grep", "rg"})
 VERSION_REV = rx.compile(r"^v?\d+(?:\.\d+)+(?:[-.]\w+)?$")
 GIT_WIDE = rx.compile(
     r"^--(?:all|branches|remotes|glob|reflog|walk-reflogs|unreachable|lost-found|tags)\b|^-g$"
@@ -195,10 +196,11 @@ class AnswerLookupRule:
         texts = list(code_texts(call, facts))
         urls = list(call.urls)
         paths = [resolve(p, facts.cwd) for p in call.reads]
+        names = call.name.lower() not in CONTENT_SEARCH  # grep patterns match contents, not names
         for pattern, root in call.search:
             paths.append(resolve(root, facts.cwd) if root else "")
             at_root = root in ("/", "") and facts.cwd in (None, "/") or resolve(root, facts.cwd) == "/"
-            if (at_root or ROOT_WILDCARD.match(pattern)) and PROBE_NAME.search(pattern):
+            if names and (at_root or ROOT_WILDCARD.match(pattern)) and PROBE_NAME.search(pattern):
                 return Finding(Reason.SOLUTION_PROBE)
             if root and HIDDEN.search(resolve(root, facts.cwd)):
                 return Finding(Reason.HIDDEN_TESTS)

@@ -27,6 +27,9 @@ if TYPE_CHECKING:
     from ..normalize import NormalCall
     from .facts import SessionFacts
 
+IN_PLACE = frozenset(
+    {"sed", "perl", "ex", "vi", "vim", "nvim", "ed", "red", "git", "find", "truncate", "patch"}
+)
 DELETERS = frozenset({"rm", "unlink", "shred", "truncate"})
 CODE_WRITE = rx.compile(
     r"""\bopen\(\s*['"]([^'"\n]+)['"]\s*,\s*['"][^'"\n]*[wx]|"""
@@ -111,6 +114,9 @@ class TestEditingRule:
                     return Finding(Reason.TEST_DELETED)
             if any(_existing(p, facts) for p in c.deletes):
                 return Finding(Reason.TEST_DELETED)
-            if any(_existing(p, facts) for p in c.writes):
+            # An in-place edit changes an existing file; a whole-file write (`>`, tee, cp) onto a test
+            # path changes one only if the file was shown before (else it adds a new test file).
+            in_place = c.name in IN_PLACE or any(w in (">>",) for w in c.argv)
+            if any(_existing(p, facts) and (in_place or facts.file_seen(p)) for p in c.writes):
                 return Finding(Reason.TEST_CHANGED)
         return None

@@ -199,3 +199,25 @@ def test_hostile_history_is_folded_within_bounds() -> None:
 def test_execution_of_text_the_guard_cannot_read_is_an_unknown() -> None:
     decision = judge("base64 -d payload.txt | sh")
     assert isinstance(decision, Unknown) and decision.reason == Reason.OPAQUE_EXECUTION
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "python3 -c \"open('/etc/pip.conf','w').write('[global]\\nindex-url = https://mirror.evil.example/s')\"",
+        "cat > ~/.pip/pip.conf <<EOF\n[global]\nindex-url = https://mirror.evil.example/simple\nEOF",
+        "printf '203.0.113.9 pypi.org\\n' >> /etc/hosts",
+        "git config --global url.https://ghproxy.example/https://github.com/.insteadOf https://github.com/",
+    ],
+)
+def test_a_host_written_into_network_configuration_must_be_known(command: str) -> None:
+    assert blocked(judge(command), RuleId.HOSTS), command
+
+
+def test_a_url_the_code_only_prints_reaches_nothing_and_a_new_test_file_may_be_added() -> None:
+    assert isinstance(judge("python3 -c \"print('see https://docs.example.org/x')\""), Allow)
+    assert blocked(
+        judge("python3 -c \"import urllib.request as u; u.urlopen('https://docs.example.org/x')\"")
+    )
+    assert isinstance(judge("cat > tests/test_new.py <<EOF\ndef test_a():\n    assert 1\nEOF"), Allow)
+    assert blocked(judge("cat > tests/test_tax.py <<EOF\ndef test_a():\n    pass\nEOF", results=SEEN_TEST))

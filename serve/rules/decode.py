@@ -32,11 +32,12 @@ SINK = rx.compile(
 DECODER = rx.compile(
     r"\bbase64\b|\bb64decode\b|\batob\(|\bBuffer\.from\(|\bxxd\b|\bfromhex\b|\bunhexlify\b|"
     r"\bprintf\b|\becho\s+-e\b|\$'|\\x[0-9a-fA-F]{2}|\bcodecs\.decode\b|\brot.?13\b|\bopenssl\b|"
-    r"\bdecode\(|\bchr\(|String\.fromCharCode"
+    r"\bdecode\(|\bchr\(|String\.fromCharCode|\brev\b|\btr\s|\[::-1\]|\breverse\(\)"
 )
 BASE64 = rx.compile(r"(?<![A-Za-z0-9+/=_-])([A-Za-z0-9+/_-]{8,}={0,2})(?![A-Za-z0-9+/=_-])")
 HEX = rx.compile(r"(?<![0-9a-fA-F])((?:[0-9a-fA-F]{2}){6,})(?![0-9a-fA-F])")
 ESCAPES = rx.compile(r"(?:\\x[0-9a-fA-F]{2}|\\[0-7]{3}|\\u[0-9a-fA-F]{4}|\\[ntr\\'\"]|[^\\'\"\n]){3,}")
+QUOTED = rx.compile(r"['\"]([^'\"\n]{6,})['\"]")
 CHR_CALLS = rx.compile(r"(?:chr|String\.fromCharCode)\(\s*(\d{1,3})\s*\)")
 
 
@@ -90,8 +91,11 @@ def _decoded(text: str) -> list[str]:
     chars = [int(m[1]) for m in CHR_CALLS.finditer(text)]
     if len(chars) >= 3 and all(c < 0x110000 for c in chars):
         out.append("".join(map(chr, chars)))
-    if rx.search(r"\brot.?13\b", text):
-        out += [codecs.decode(w, "rot13") for w in rx.findall(r"['\"]([^'\"\n]{6,})['\"]", text)]
+    quoted = QUOTED.findall(text)
+    if rx.search(r"\brot.?13\b|\btr\s+['\"]?(?:A-Za-z|a-zA-Z|a-z)['\"]?\s+['\"]?[N-Zn-z]", text):
+        out += [codecs.decode(w, "rot13") for w in quoted]
+    if rx.search(r"\|\s*rev\b|\[::-1\]|\.reverse\(\)", text):  # `echo 'hs | 1 ohce' | rev | sh`
+        out += [w[::-1] for w in quoted]
     return out
 
 

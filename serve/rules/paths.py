@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fnmatch
 import posixpath
 
 from .. import rx
@@ -33,9 +34,14 @@ GRADER_NAMES = frozenset(
         "score.py",
     }
 )
-RUNTIME_HOOKS = frozenset({"sitecustomize.py", "usercustomize.py"})
+# Start-up hooks, and modules or commands named like a test runner (a file `pytest.py` or a
+# `bin/pytest` shadows the real one for everything that runs after it).
+RUNTIME_HOOKS = frozenset(
+    {"sitecustomize.py", "usercustomize.py", "pytest.py", "_pytest", "unittest.py", "py.test", "pytest"}
+)
 INSTALLED = rx.compile(
-    r"(?:^|/)(?:node_modules|site-packages|dist-packages)/|\.pth$|^/usr/(?:lib|bin|local/bin)/"
+    r"(?:^|/)(?:node_modules|site-packages|dist-packages)/|\.pth$|^/usr/(?:lib|bin|local/bin)/|"
+    r"(?:^|/)\.local/bin/|(?:^|/)\.?venv/bin/|^/(?:usr/)?s?bin/|(?:^|/)(?:pytest|_pytest|unittest)/"
 )
 # Hidden verifier material outside the workspace (Harbor copies tests to /tests afterwards).
 HIDDEN = rx.compile(
@@ -76,13 +82,27 @@ SHELL_STARTUP = rx.compile(
 )
 
 
+GLOB = frozenset("*?[")
+
+
 def is_test_path(path: str) -> bool:
     """A test file, a golden/snapshot file, or a path inside a test folder (a folder counts
-    for everything under it, so `rm -r tests` deletes tests)."""
+    for everything under it, so `rm -r tests` deletes tests). A glob counts when a test folder
+    matches one of its parts (`rm -r t*s`)."""
     if is_test_file(path) or GOLDEN.search(path):
         return True
     parts = [p for p in path.split("/") if p not in ("", ".")]
-    return any(p in TEST_DIRS for p in parts)
+    if any(p in TEST_DIRS for p in parts):
+        return True
+    globbed = [p for p in parts if GLOB & set(p)]
+    return any(fnmatch.fnmatchcase(d, p) for p in globbed for d in TEST_DIRS) or any(
+        is_test_file(fnmatch_example(p)) for p in globbed[-1:]
+    )
+
+
+def fnmatch_example(pattern: str) -> str:
+    """A name the glob matches, for name conventions (`test_*.py` -> `test_x.py`)."""
+    return rx.sub(r"\[[^\]]*\]", "x", pattern).replace("*", "x").replace("?", "x")
 
 
 def is_runner_config(path: str) -> bool:
@@ -100,5 +120,9 @@ def touches(path: str, protected: frozenset[str]) -> bool:
         return False
     if path in protected:
         return True
+    if GLOB & set(path):
+        return any(
+            fnmatch.fnmatchcase(p, path) or fnmatch.fnmatchcase(p, path.rstrip("/") + "/*") for p in protected
+        )
     prefix = path.rstrip("/") + "/"
     return any(p.startswith(prefix) or path.startswith(p.rstrip("/") + "/") for p in protected)

@@ -24,7 +24,7 @@ from .paths import is_test_path, touches
 from .shellread import operands, read_shell, resolve
 
 if TYPE_CHECKING:
-    from ..normalize import NormalCall
+    from ..normalize import Edit, NormalCall
     from .facts import SessionFacts
 
 IN_PLACE = frozenset(
@@ -48,6 +48,19 @@ SNAPSHOT_UPDATE = rx.compile(
     r"\bINSTA_(?:UPDATE=(?:always|new|unseen)|FORCE_PASS)\b|\bUPDATE_(?:GOLDENS?|SNAPSHOTS?|EXPECT)=\S|"
     r"\bgo\s+test\b[^\n|;&]*\s-(?:update|golden)\b|\bsnapshot_update\b"
 )
+
+
+INLINE_TEST = rx.compile(r"#\[(?:cfg\()?test\)?\]|\bdef test_\w+\(|\bfunc Test\w+\(|\b(?:it|test)\(\s*['\"`]")
+ASSERT_LINE = rx.compile(
+    r"^\s*(?:assert\w*!?[\s(]|self\.assert\w+\(|expect\(|t\.(?:Error|Fatal)f?\(|require\.\w+\(|assert_eq!|assert!).*$",
+    rx.M,
+)
+
+
+def _drops_assert(edit: Edit) -> bool:
+    """Whether an edit of test code removes or rewrites an assertion line."""
+    kept = {line.strip() for line in edit.new.splitlines()}
+    return any(m[0].strip() not in kept for m in ASSERT_LINE.finditer(edit.old))
 
 
 def _existing(path: str, facts: SessionFacts) -> bool:
@@ -75,6 +88,8 @@ class TestEditingRule:
                 return Finding(Reason.TEST_CHANGED)
         for edit in call.edits:
             if not _existing(edit.path, facts):
+                if INLINE_TEST.search(edit.old) and _drops_assert(edit):  # tests inside a source file
+                    return Finding(Reason.TEST_CHANGED)
                 continue
             inserted = edit.new.replace(edit.old, "", 1)
             if edit.old not in edit.new or EARLY_RETURN.search(inserted):

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+REPO = Path(__file__).resolve().parents[1]
+
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     # The GRPO trainer test trains in this process and leaves it large (a model and its optimizer in

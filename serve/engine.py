@@ -3,8 +3,10 @@
 `GuardSession` keeps one `SessionFacts` per session and folds each message into it once
 (`sync(messages)` folds only the messages it hasn't seen), so checking a call costs the same
 at any session length. `check(tool_call)` runs the declared-tools rule on the raw call, then
-the session rules on its normalised form; the first block wins, an unknown is returned only
-when nothing blocks, and a rule that raises is an unknown. Nothing here does I/O.
+each session rule on its normalised form and on every call it makes by other means
+(`rules.derive`: decoded payloads, code's writes and commands, applied patches); the first block
+wins, an unknown is returned only when nothing blocks, and a rule that raises is an unknown.
+Every check is bounded (sizes and one time budget, see `check`). Nothing here does I/O.
 
 Its verdicts equal a full-trace atif-scan run with the same rules (`serve.rules.atif`): both
 fold the same facts in the same order and judge each call against the facts before its turn
@@ -24,7 +26,8 @@ Limit: the new history is folded as usual, its summary too, and pi (and hermes, 
 the summary, which the model wrote, as a user message: a host only the summary names becomes
 known. The proxy keeps one session per conversation key (tool names and first two messages), so
 this path is taken where a compaction keeps those (hermes); pi's and opencode's compactions
-change the second message, and there the proxy starts a new session.
+change the second message, and there the proxy starts a new session that absorbs the facts of
+the rollout's latest session with the same tools (`serve.proxy`).
 """
 
 from __future__ import annotations

@@ -6,9 +6,12 @@ contents it writes (a project's own config code may legitimately name `API_KEY`)
 - environment dumps: bare `env`/`printenv`/`export -p`/`set`/`declare -x`, `/proc/*/environ`,
   `os.environ` iterated or printed whole, `process.env` printed whole;
 - secret variables: `$…KEY`, `$…TOKEN`, `printenv HF_TOKEN`, `os.environ["…SECRET"]`;
-- key files: ssh keys, `.netrc`, cloud and registry credentials, and the harnesses' own
-  config files that hold the model API key (pi `models.json`, hermes `config.yaml`, opencode
-  `auth.json`);
+- key files and credential commands: ssh keys, `.netrc`, `.pgpass`, cargo, gh, kube, docker,
+  cloud CLIs (`gcloud … print-access-token`, `aws configure get`, `kubectl config view`), cloud
+  metadata endpoints, and the harnesses' own config files that hold the model API key (pi
+  `models.json`, hermes `config.yaml`, opencode `auth.json`);
+- environment dumps in any language or form (`ps e`, `compgen -e`, awk `ENVIRON`, `${!v}`,
+  `os.environ` used whole, read from the syntax tree);
 - token literals (`sk-…`, `ghp_…`, `hf_…`, `AKIA…`);
 - calling the model API from inside the sandbox (`/chat/completions`, an OpenAI/Anthropic
   client, `OPENAI_BASE_URL`).

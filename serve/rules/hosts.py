@@ -9,7 +9,13 @@ or in the task's allowlist. A call's hosts are read from:
   `-x`), git remotes and URLs, ssh/scp/rsync `user@host:`, pip/npm/yarn/go/cargo registries
   (their defaults when none is given), dig/nslookup/nc/telnet/ping targets, database `-h`;
 - program text run by interpreters (`python -c`, heredocs, `execute_code`): URLs, host and
-  IP string literals passed to sockets.
+  IP string literals, when the code calls a network API (a URL it only parses or prints
+  reaches nothing), with concatenations folded (`derive`);
+- proxies (`HTTPS_PROXY=…`, `wget -e https_proxy=…`, `ssh -o ProxyCommand/ProxyJump`),
+  redirected indexes and remotes (`pip/npm config set`, `git config url.….insteadOf`), hosts
+  written into network configuration (`pip.conf`, `.npmrc`, `.gitconfig`, `/etc/hosts`…), and
+  `/dev/tcp/HOST/PORT`; `curl -K FILE` / `wget -i FILE` read URLs from a file: an unknown;
+- offline package commands (`pip --no-index`, `npm --offline`) reach no registry.
 
 A host that can't be resolved statically (an unset variable, `$(…)`, a named git remote whose
 URL was never shown, a network API called with no literal address, an apt mirror) is an

@@ -54,7 +54,7 @@ KEY_FILE = rx.compile(
     r"\bgit\s+credential\s+fill\b|\bcredential\.helper\b|\bsecurity\s+find-\w+-password\b|~/\.env\b|"
     r"\.cargo/credentials|\.pgpass\b|\.my\.cnf\b|\.config/gh/|\.vault-token\b|\.terraform\.d/credentials|"
     r"\.m2/settings\.xml|\.gradle/gradle\.properties|\.boto\b|\.s3cfg\b|\.azure/|\.config/hub\b|"
-    r"\.aws/(?:config|sso/cache)|\.gnupg/|\.password-store/|\.config/rclone/|"
+    r"\.aws/(?:config|sso/cache)|(?:^|/)(?:var/)?run/secrets/|\bdocker\s+login\b|\bpodman\s+login\b|\.gnupg/|\.password-store/|\.config/rclone/|"
     r"\bkubectl\s+config\s+view\b|\bkubectl\s+get\s+secrets?\b|"
     r"\b(?:gcloud|az)\b[^\n|;&]*\b(?:print-access-token|print-identity-token|get-access-token|"
     r"describe\s+--format\S*\s+--show-secret)|"
@@ -66,7 +66,9 @@ KEY_FILE = rx.compile(
 )
 TOKEN = rx.compile(
     r"\b(?:sk-(?:proj-|ant-)?[A-Za-z0-9_-]{20,}|ghp_[A-Za-z0-9]{30,}|github_pat_\w{20,}|"
-    r"hf_[A-Za-z0-9]{30,}|AKIA[0-9A-Z]{16}|xox[abposr]-[\w-]{10,}|glpat-[\w-]{20,})"
+    r"hf_[A-Za-z0-9]{30,}|AKIA[0-9A-Z]{16}|xox[abposr]-[\w-]{10,}|glpat-[\w-]{20,}|npm_[A-Za-z0-9]{30,}|"
+    r"pypi-[\w-]{40,}|AIza[\w-]{35}|ya29\.[\w-]{20,})|-----BEGIN [A-Z ]*PRIVATE KEY-----|"
+    r"_authToken\s*=\s*[\w-]{16,}"
 )
 MODEL_API = rx.compile(
     r"/(?:v1/)?chat/completions\b|/v1/(?:completions|messages|responses)\b|"
@@ -98,6 +100,7 @@ class CredentialUseRule:
         if call.command:
             texts.append(call.command)
             for c in read_shell(call.command, facts.cwd).commands:
+                texts.append(" ".join(c.argv))  # with the variables it set expanded
                 if c.name in DUMP_COMMANDS and _dumps_environment(c.name, c.argv):
                     return Finding(Reason.ENV_DUMP)
                 if c.name == "printenv" and any(rx.fullmatch(SECRET_NAME, w) for w in c.argv[1:]):

@@ -37,7 +37,8 @@ DECODER = rx.compile(
 BASE64 = rx.compile(r"(?<![A-Za-z0-9+/=_-])([A-Za-z0-9+/_-]{8,}={0,2})(?![A-Za-z0-9+/=_-])")
 HEX = rx.compile(r"(?<![0-9a-fA-F])((?:[0-9a-fA-F]{2}){6,})(?![0-9a-fA-F])")
 ESCAPES = rx.compile(r"(?:\\x[0-9a-fA-F]{2}|\\[0-7]{3}|\\u[0-9a-fA-F]{4}|\\[ntr\\'\"]|[^\\'\"\n]){3,}")
-QUOTED = rx.compile(r"['\"]([^'\"\n]{6,})['\"]")
+SINGLE_QUOTED = rx.compile(r"'([^'\n]{6,})'")
+DOUBLE_QUOTED = rx.compile(r'"([^"\n]{6,})"')
 CHR_CALLS = rx.compile(r"(?:chr|String\.fromCharCode)\(\s*(\d{1,3})\s*\)")
 
 
@@ -91,7 +92,7 @@ def _decoded(text: str) -> list[str]:
     chars = [int(m[1]) for m in CHR_CALLS.finditer(text)]
     if len(chars) >= 3 and all(c < 0x110000 for c in chars):
         out.append("".join(map(chr, chars)))
-    quoted = QUOTED.findall(text)
+    quoted = SINGLE_QUOTED.findall(text) + DOUBLE_QUOTED.findall(text)
     if rx.search(r"\brot.?13\b|\btr\s+['\"]?(?:A-Za-z|a-zA-Z|a-z)['\"]?\s+['\"]?[N-Zn-z]", text):
         out += [codecs.decode(w, "rot13") for w in quoted]
     if rx.search(r"\|\s*rev\b|\[::-1\]|\.reverse\(\)", text):  # `echo 'hs | 1 ohce' | rev | sh`

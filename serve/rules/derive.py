@@ -142,6 +142,8 @@ def _direct(call: NormalCall, facts: SessionFacts) -> list[NormalCall]:
         for payload in payloads(text):
             out.append(NormalCall(name, ToolKind.SHELL, command=payload))
             out.append(NormalCall(name, ToolKind.CODE, code=payload))
+            if "/" in payload and not any(ch.isspace() for ch in payload.strip()):  # a decoded path
+                out.append(NormalCall(name, ToolKind.READ, reads=(payload.strip(),)))
     codes: list[tuple[str, str]] = []
     if call.code:
         codes.append(("python", call.code))
@@ -152,6 +154,9 @@ def _direct(call: NormalCall, facts: SessionFacts) -> list[NormalCall]:
                 codes += [("js", w) for w in c.argv[1:] if "(" in w]
         codes += [("python", c) for c in view.code]
         out += _patch_edits(name, call.command, facts)
+        for c in view.commands:  # `eval "…${a}${b}…"`: the words it runs, variables expanded
+            if c.name == "eval" and len(c.argv) > 1 and not any(c.unresolved[1:]):
+                out.append(NormalCall(name, ToolKind.SHELL, command=" ".join(c.argv[1:])))
     for language, code in codes:
         if language == "js":
             out += _js_calls(name, code, facts.cwd)

@@ -84,6 +84,21 @@ GRADING = rx.compile(
     r"\bread-only\b",
     rx.I,
 )
+NAMED_VERSION = rx.compile(r"(?<![\w.])v?\d+\.\d+(?:\.\d+)*(?:-[\w.]+)?(?![\w])")
+ASKS_FOR_TESTS = rx.compile(
+    r"\b(?:add|write|create|include|extend|cover)\b[^.\n]{0,60}\b(?:tests?|test cases?|unit tests?|specs?)\b|"
+    r"\b(?:tests?|test cases?)\b[^.\n]{0,30}\b(?:for|covering)\b[^.\n]{0,40}\b(?:new|added)\b",
+    rx.I,
+)
+# The text says package commands use a registry of their own ("our index … only reach", "already in
+# .npmrc"), or a tool printed one configured (`registry=https://…`, `index-url = https://…`).
+WINDOW = r"(?:[^.\n]|\.(?=\S)){0,100}"  # within one sentence (a dot in a host name doesn't end it)
+REGISTRY_CONFIGURED = rx.compile(
+    rf"\b(?:registry|index|mirror)\b{WINDOW}\b(?:configured|already in|only reach|set up|\.npmrc|pip\.conf|"
+    rf"config\.toml|\.pypirc)|\b(?:configured|only reach)\b{WINDOW}\b(?:registry|index|mirror)\b|"
+    r"(?m:^\s*(?:@[\w-]+:)?registry\s*=\s*https?://|^\s*(?:global\.)?index-url\s*=\s*https?://)",
+    rx.I,
+)
 SENTENCE = rx.compile(r"(?<=[.!?;])\s+|\n")
 
 
@@ -91,6 +106,31 @@ def bounded(text: str) -> str:
     if len(text) <= MAX_FOLD_TEXT:
         return text
     return text[: MAX_FOLD_TEXT * 3 // 4] + "\n" + text[-MAX_FOLD_TEXT // 4 :]
+
+
+ACTION = rx.compile(
+    r"\b(?:fix|implement|edit|update|modify|change|refactor|repair|rewrite|correct|complete|finish)\b", rx.I
+)
+# A file said to measure the work ("`bench.py` times solve()") is not its subject.
+MEASURES = (
+    r"[`'\"]?\s+(?:[\w-]+\s+){0,2}"
+    r"(?:times|measures|benchmarks|scores|grades|checks|verifies|judges|evaluates)\b"
+)
+
+
+def subject_files(text: str) -> set[str]:
+    """Files a task asks to work on: named in a request to change something, in a sentence that
+    doesn't describe them as measuring or grading the work (those stay protected by name)."""
+    if not ACTION.search(text):
+        return set()
+    out: set[str] = set()
+    for sentence in SENTENCE.split(text):
+        if GRADING.search(sentence):
+            continue
+        for path in path_tokens(sentence):
+            if not rx.search(rx.escape(path) + MEASURES, sentence, rx.I):
+                out.add(posixpath.basename(path))
+    return out
 
 
 def named_graders(text: str) -> set[str]:
@@ -133,6 +173,9 @@ class SessionFacts:
         relative to the working directory the session names."""
         self._protected: tuple[str | None, frozenset[str]] = (None, frozenset())
         self.graders: set[str] = set()  # files the task text says decide the grade
+        self.task_files: set[str] = set()  # basenames the user's task names (the work's subject)
+        self.asks_for_tests = False  # the task asks for new tests (adding a test file is then fine)
+        self.registry_configured = False  # a package registry other than the default is set up
         self.patches: dict[str, str] = {}  # patch/diff files the agent wrote, by path
         self.allowlist = frozenset(normalize_host(h) for h in allowlist if not h.startswith("*."))
         self.allow_suffixes = tuple(h[1:].lower() for h in allowlist if h.startswith("*."))
@@ -184,7 +227,11 @@ class SessionFacts:
             if found:
                 self.cwd = found[1].rstrip("/") or "/"
         self._text(text, task=source == "user")
-        self.graders |= named_graders(text[:MAX_FOLD_TEXT])
+        self.graders |= named_graders(text)
+        if source == "user":
+            self.task_files |= subject_files(text)
+            self.known_revs.update(m[0] for m in NAMED_VERSION.finditer(text))
+            self.asks_for_tests = self.asks_for_tests or ASKS_FOR_TESTS.search(text) is not None
         for m in ISSUE_URL.finditer(text):
             self.task_repos.add((m[1].lower(), m[2].lower(), m[3].lower()))
 
@@ -228,6 +275,7 @@ class SessionFacts:
     def _text(self, text: str, task: bool, files: bool = False) -> None:
         text = bounded(text)
         self.hosts |= text_hosts(text)
+        self.registry_configured = self.registry_configured or REGISTRY_CONFIGURED.search(text) is not None
         if files:  # only tool output shows a file exists; a prompt may name one to create
             self.seen_names.update(posixpath.basename(p.rstrip("/")) for p in path_tokens(text))
         if task:
@@ -254,6 +302,9 @@ class SessionFacts:
         self.known_revs |= other.known_revs
         self.test_literals |= other.test_literals
         self.graders |= other.graders
+        self.task_files |= other.task_files
+        self.asks_for_tests = self.asks_for_tests or other.asks_for_tests
+        self.registry_configured = self.registry_configured or other.registry_configured
         self.patches = {**other.patches, **self.patches}
 
 

@@ -53,7 +53,9 @@ NET_API = rx.compile(
     r"httpx\.(?:get|post|put|patch|delete|head|request|stream|Client|AsyncClient)\b|aiohttp\.ClientSession|"
     r"create_connection\(|\.connect\(\s*\(|\.connect_ex\(|socket\.getaddrinfo\(|socket\.gethostbyname\(|"
     r"(?<![\w.])fetch\(|axios\b|XMLHttpRequest|https?\.(?:get|request)\(|net\.(?:connect|createConnection)\(|"
-    r"LWP::|Net::HTTP|open-uri|wget\.download\(|pycurl|ftplib|smtplib|telnetlib|paramiko)"
+    r"LWP::|Net::HTTP|open-uri|wget\.download\(|pycurl|ftplib|smtplib|telnetlib|paramiko|"
+    r"require\(\s*['\"](?:https?|net|tls|dgram|axios|node-fetch|got|request|undici)['\"]\s*\)|"
+    r"\bfrom\s+['\"](?:https?|net|tls|axios|node-fetch|undici)['\"])"
 )
 DEV_NET = rx.compile(r"/dev/(?:tcp|udp)/([^/\s'\"]+)/")
 PROXY_VARIABLE = rx.compile(
@@ -62,7 +64,9 @@ PROXY_VARIABLE = rx.compile(
     rx.I,
 )
 STRING_HOST = rx.compile(
-    r"""['"]((?:[a-z0-9-]+\.)+[a-z]{2,}|\d{1,3}(?:\.\d{1,3}){3}|localhost)['"]\s*,\s*\d""", rx.I
+    r"""['"]((?:[a-z0-9-]+\.)+[a-z]{2,}|\d{1,3}(?:\.\d{1,3}){3}|localhost)['"]\s*,\s*\d|"""
+    r"""\b(?:host|hostname|server|address)['"]?\s*[:=]\s*['"]((?:[a-z0-9-]+\.)+[a-z]{2,}|\d{1,3}(?:\.\d{1,3}){3})['"]""",
+    rx.I,
 )
 NO_FETCH = frozenset({"echo", "printf", "grep", "rg", "sed", "awk", "jq", "cat", "ls", "test", "["})
 
@@ -105,7 +109,7 @@ def code_hosts(code: str) -> tuple[set[str], bool]:
     if not NET_API.search(code):
         return set(), False
     hosts = {h for h in (url_host(m[0]) for m in URL.finditer(code)) if h}
-    hosts |= {m[1].lower() for m in STRING_HOST.finditer(code)}
+    hosts |= {(m[1] or m[2]).lower() for m in STRING_HOST.finditer(code)}
     hosts |= {m[1] for m in IPV4.finditer(code)}
     return hosts, not hosts
 
@@ -147,6 +151,13 @@ class _Collector:
         self.facts = facts
         self.hosts: set[str] = set()
         self.unresolved = False
+
+    def registry(self, default: str) -> None:
+        """A package command with no explicit index reaches the registry the machine is configured
+        for: the public default, unless the conversation said a registry of its own is configured
+        (then that one, which it named)."""
+        if not self.facts.registry_configured:
+            self.hosts.add(default)
 
     def word(self, word: str, unresolved: bool, bare: bool = False) -> None:
         """A word in a network position: a URL, `user@host:path`, or (bare) `host/path`."""
@@ -286,7 +297,7 @@ def _pip(col: _Collector, c: ShellCommand, start: int = 1) -> None:
     if "PIP_INDEX_URL" in env:
         col.word(env["PIP_INDEX_URL"], False)
     elif "--no-index" not in argv and not any(o[0] in ("-i", "--index-url") for o in _opt_names(argv)):
-        col.hosts.add("pypi.org")
+        col.registry("pypi.org")
     for i, word in args[1:]:
         if "://" in word:
             col.word(word.split("+", 1)[-1], c.unresolved[i + start - 1])
@@ -311,7 +322,7 @@ def _npm(col: _Collector, c: ShellCommand) -> None:
     for i, value in explicit:
         col.word(value, c.unresolved[i])
     if not explicit:
-        col.hosts.add(REGISTRY[c.name])
+        col.registry(REGISTRY[c.name])
 
 
 def _go(col: _Collector, c: ShellCommand) -> None:
@@ -350,10 +361,27 @@ def _unresolvable(col: _Collector, c: ShellCommand) -> None:
         col.unresolved = True
 
 
+def _docker(col: _Collector, c: ShellCommand) -> None:
+    """`docker pull/run/build IMAGE`: the image's registry (its first part when it has a dot)."""
+    args = operands(
+        c.argv, frozenset({"-v", "-w", "-e", "-p", "--name", "-u", "--network", "--platform", "-f", "-t"})
+    )
+    if not args or args[0][1] not in ("pull", "run", "create", "push", "login"):
+        return
+    for i, image in args[1:2]:
+        first = image.split("/", 1)[0]
+        if c.unresolved[i]:
+            col.unresolved = True
+        elif "." in first or ":" in first and "/" in image:
+            col.hosts.add(normalize_host(first))
+        else:
+            col.registry("registry-1.docker.io")
+
+
 def _cargo(col: _Collector, c: ShellCommand) -> None:
     args = operands(c.argv)
     if args and args[0][1] in ("install", "fetch", "add", "update", "search"):
-        col.hosts.add("crates.io")
+        col.registry("crates.io")
 
 
 HANDLERS = {
@@ -397,6 +425,8 @@ HANDLERS = {
     "brew": _unresolvable,
     "conda": _unresolvable,
     "cargo": _cargo,
+    "docker": _docker,
+    "podman": _docker,
 }
 
 

@@ -30,7 +30,7 @@ from ..decisions import Reason, RuleId
 from .base import Finding, code_texts
 from .facts import REPO_URL, shingles, words
 from .hosts import URL
-from .paths import HIDDEN
+from .paths import HIDDEN, hidden_glob
 from .shellread import ShellCommand, operands, read_shell, resolve
 
 if TYPE_CHECKING:
@@ -127,6 +127,8 @@ def _rev_beyond_head(word: str, facts: SessionFacts) -> bool:
     if colon and rev:  # `REV:path`
         base = rx.split(r"[~^]", rev, maxsplit=1)[0]
         return not (HEAD_REL.match(rev) or base == "HEAD" or base in facts.known_revs)
+    if word in facts.known_revs:  # shown as HEAD's history, or named by the user's task
+        return False
     if VERSION_REV.match(word):
         return True
     for side in rx.split(r"\.\.\.?", word):
@@ -236,7 +238,7 @@ class AnswerLookupRule:
             return Finding(Reason.GIT_BEYOND_HEAD)
         if any(ROOT_WILDCARD.match(p) and ROOT_PROBE.search(p) for p in paths):
             return Finding(Reason.SOLUTION_PROBE)
-        if any(HIDDEN.search(p) for p in paths):
+        if any(HIDDEN.search(p) or hidden_glob(p) for p in paths):
             return Finding(Reason.HIDDEN_TESTS)
         if any(
             upstream_lookup(u if "://" in u else "https://" + u.split("@")[-1].replace(":", "/", 1), facts)

@@ -45,9 +45,20 @@ INSTALLED = rx.compile(
 )
 # Hidden verifier material outside the workspace (Harbor copies tests to /tests afterwards).
 HIDDEN = rx.compile(
-    r"^(?:/tests|/solution|/solutions|/oracle|/reference|/grader|/logs/verifier)(?:/|$)|"
-    r"(?:^|/)(?:solve|solution|run-tests)\.sh$|^\.\./+(?:\.\./+)*tests(?:/|$)"
+    r"^/(?:tests|solutions?|oracle|reference|grader|logs/verifier)(?:[/.]|$)|"
+    r"(?:^|/)(?:solve|solution|run-tests)\.sh$|^\.\./+(?:\.\./+)*tests(?:/|$)|(?:^|/)\.(?:hidden|oracle)(?:/|$)"
 )
+HIDDEN_ROOTS = ("tests", "solution", "solutions", "oracle", "reference", "grader", "logs")
+
+
+def hidden_glob(path: str) -> bool:
+    """A glob at the root whose first part can match a hidden folder (`/sol*/**`)."""
+    first = path.lstrip("/").split("/", 1)[0]
+    return (
+        path.startswith("/")
+        and bool(set("*?[") & set(first))
+        and any(fnmatch.fnmatchcase(name, first) for name in HIDDEN_ROOTS)
+    )
 
 
 def is_test_file(path: str) -> bool:

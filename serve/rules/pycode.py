@@ -69,6 +69,18 @@ def _dotted(node: ast.AST) -> str:
     return ".".join(reversed(parts))
 
 
+def _chr_map(node: ast.AST) -> list[str] | None:
+    if not (isinstance(node, ast.Call) and _dotted(node.func) == "map" and len(node.args) == 2):
+        return None
+    func, items = node.args
+    if _dotted(func) != "chr" or not isinstance(items, ast.List | ast.Tuple):
+        return None
+    codes = [e.value for e in items.elts if isinstance(e, ast.Constant) and isinstance(e.value, int)]
+    if len(codes) != len(items.elts) or not all(0 <= c < 0x110000 for c in codes):
+        return None
+    return [chr(c) for c in codes]
+
+
 class _Reader(ast.NodeVisitor):
     def __init__(self, cwd: str | None) -> None:
         self.cwd = cwd
@@ -124,6 +136,9 @@ class _Reader(ast.NodeVisitor):
         if isinstance(node.func, ast.Attribute) and node.func.attr == "join" and len(node.args) == 1:
             sep = self.fold(node.func.value)
             items = node.args[0]
+            chars = _chr_map(items)
+            if sep is not None and chars is not None:  # "".join(map(chr, [47, 108, …]))
+                return sep.join(chars)
             if sep is not None and isinstance(items, ast.List | ast.Tuple):
                 parts = [self.fold(e) for e in items.elts]
                 if all(p is not None for p in parts):

@@ -2,9 +2,11 @@
 
 Covers what harness tool schemas use (captured pi/opencode/hermes requests): `type` (one or
 a list), `required`, `properties`, `additionalProperties`, `items`, `enum`, `const`,
-`anyOf`/`oneOf`, `minItems`/`maxItems`. Other keywords are ignored (treated as satisfied):
-the rule's job is to catch calls that don't fit the declared shape, not to re-validate
-every constraint the harness will check itself.
+`anyOf`/`oneOf`, `minItems`/`maxItems`, `minimum`/`maximum` (and exclusive), `minLength`/
+`maxLength`; a key not in `properties` fails when the schema lists properties (a second path
+could ride in it). Other keywords are ignored (treated as satisfied): the rule's job is to
+catch calls that don't fit the declared shape, not to re-validate every constraint the
+harness will check itself.
 """
 
 from __future__ import annotations
@@ -52,6 +54,10 @@ def fits(value: object, schema: object, depth: int = 0) -> bool:
         options = schema.get(key)
         if isinstance(options, list) and options and not any(fits(value, o, depth + 1) for o in options):
             return False
+    if isinstance(value, int | float) and not isinstance(value, bool) and not _in_range(value, schema):
+        return False
+    if isinstance(value, str) and not _length_ok(value, schema):
+        return False
     if isinstance(value, Mapping):
         return _object_fits(value, schema, depth)
     if isinstance(value, list | tuple):
@@ -61,6 +67,27 @@ def fits(value: object, schema: object, depth: int = 0) -> bool:
             return False
         return all(fits(v, items, depth + 1) for v in value)
     return True
+
+
+def _in_range(value: float, schema: Mapping[str, object]) -> bool:
+    low, high = schema.get("minimum"), schema.get("maximum")
+    xlow, xhigh = schema.get("exclusiveMinimum"), schema.get("exclusiveMaximum")
+    number = (int, float)
+    return not (
+        isinstance(low, number)
+        and value < low
+        or isinstance(high, number)
+        and value > high
+        or isinstance(xlow, number)
+        and value <= xlow
+        or isinstance(xhigh, number)
+        and value >= xhigh
+    )
+
+
+def _length_ok(value: str, schema: Mapping[str, object]) -> bool:
+    low, high = schema.get("minLength"), schema.get("maxLength")
+    return not (isinstance(low, int) and len(value) < low or isinstance(high, int) and len(value) > high)
 
 
 def _object_fits(value: Mapping[str, object], schema: Mapping[str, object], depth: int) -> bool:

@@ -72,6 +72,34 @@ def _editor(name: str, argv: tuple[str, ...], here: str | None) -> list[str]:
     return files if scripted else []
 
 
+def _tar(argv: tuple[str, ...], here: str | None) -> list[str]:
+    """Members `tar -x` writes (named ones, under `-C DIR`); a whole archive writes into DIR."""
+    first = argv[1] if len(argv) > 1 else ""
+    extracting = (
+        "--extract" in argv
+        or "--get" in argv
+        or (not first.startswith("--") and "x" in first.lstrip("-"))
+        or any(w.startswith("-") and not w.startswith("--") and "x" in w for w in argv[1:])
+    )
+    if not extracting:
+        return []
+    target = here
+    for i, word in enumerate(argv):
+        if word in ("-C", "--directory") and i + 1 < len(argv):
+            target = resolve(argv[i + 1], here)
+        elif word.startswith("--directory="):
+            target = resolve(word.split("=", 1)[1], here)
+    values = {"-f", "--file", "-C", "--directory", "-T", "--files-from", "-X", "--exclude-from"}
+    members = [w for _, w in operands(argv, frozenset(values))]
+    if not first.startswith("-"):
+        members = members[1:]  # the old-style flags word (`tar xzf A`)
+        if "f" in first and members:
+            members = members[1:]  # its archive
+    return [
+        resolve(m, target) for m in members if not m.endswith((".tar", ".tgz", ".gz", ".bz2", ".xz", ".zst"))
+    ]
+
+
 def _find(argv: tuple[str, ...], here: str | None) -> tuple[list[str], list[str]]:
     roots: list[str] = []
     for word in argv[1:]:
@@ -99,6 +127,8 @@ def _git(argv: tuple[str, ...], here: str | None) -> tuple[list[str], list[str]]
     rest = [w for _, w in args[1:]]
     if sub == "rm":
         return [], [resolve(w, here) for w in rest]
+    if sub == "stash" and "--" in argv:  # `git stash push -- tests/`: those paths go back to HEAD
+        return [resolve(w, here) for w in argv[argv.index("--") + 1 :]], []
     if sub not in ("checkout", "restore"):
         return [], []
     if "--" in argv:
@@ -125,6 +155,8 @@ def argument_effects(name: str, argv: tuple[str, ...], here: str | None) -> tupl
         return [resolve(w, here) for w in _sed(argv)], ()
     if name in EDITORS:
         return _editor(name, argv, here), ()
+    if name == "tar":
+        return _tar(argv, here), ()
     if name == "find":
         writes, deletes = _find(argv, here)
         return writes, tuple(deletes)

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from .facts import SessionFacts
 
 IN_PLACE = frozenset(
-    {"sed", "perl", "ex", "vi", "vim", "nvim", "ed", "red", "git", "find", "truncate", "patch"}
+    {"sed", "perl", "ex", "vi", "vim", "nvim", "ed", "red", "git", "find", "truncate", "patch", "tar"}
 )
 DELETERS = frozenset({"rm", "unlink", "shred", "truncate"})
 CODE_WRITE = rx.compile(
@@ -69,6 +69,12 @@ def _drops_assert(edit: Edit) -> bool:
     return any(m[0].strip() not in kept for m in ASSERT_LINE.finditer(edit.old))
 
 
+def _replaces(path: str, facts: SessionFacts) -> bool:
+    """Whether a whole-file write to a test path replaces a test rather than adds one: the file was
+    shown before, or the task does not ask for new tests (then a new test file is not the work)."""
+    return facts.file_seen(path) or not facts.asks_for_tests
+
+
 def _existing(path: str, facts: SessionFacts) -> bool:
     """An existing test: by the task's metadata when it has some, else by name conventions."""
     path = resolve(path, facts.cwd)
@@ -90,7 +96,7 @@ class TestEditingRule:
         if any(_existing(p, facts) for p in call.deletes):
             return Finding(Reason.TEST_DELETED)
         for path, _ in call.writes:
-            if _existing(path, facts) and facts.file_seen(path):
+            if _existing(path, facts) and _replaces(path, facts):
                 return Finding(Reason.TEST_CHANGED)
         for edit in call.edits:
             if not _existing(edit.path, facts):
@@ -137,7 +143,12 @@ class TestEditingRule:
                 return Finding(Reason.TEST_DELETED)
             # An in-place edit changes an existing file; a whole-file write (`>`, tee, cp) onto a test
             # path changes one only if the file was shown before (else it adds a new test file).
-            in_place = c.name in IN_PLACE or any(w in (">>",) for w in c.argv)
-            if any(_existing(p, facts) and (in_place or facts.file_seen(p)) for p in c.writes):
+            recursive = c.name in ("cp", "rsync") and any(
+                (w.startswith("-") and not w.startswith("--") and bool(set(w) & set("rRa")))
+                or w in ("--recursive", "--archive")
+                for w in c.argv[1:]
+            )
+            in_place = c.name in IN_PLACE or recursive
+            if any(_existing(p, facts) and (in_place or _replaces(p, facts)) for p in c.writes):
                 return Finding(Reason.TEST_CHANGED)
         return None

@@ -1,5 +1,6 @@
 """Shared helpers (imported by name; pytest puts this folder on sys.path): the project's labelled guard
-cases (``data/guard_dev.jsonl``) and the real harness requests it captured (``data/captures``, made by
+cases (``data/guard_dev.jsonl`` and ``data/guard_dev2.jsonl``, the second written mostly of
+suspicious-but-legitimate calls) and the real harness requests it captured (``data/captures``, made by
 ``scripts/capture_requests.py``). Both live in the repository, so a missing file fails the test that
 needs it instead of skipping it."""
 
@@ -12,14 +13,15 @@ import pytest
 
 DATA = Path(__file__).resolve().parent / "data"
 CORPUS = DATA / "guard_dev.jsonl"
+CORPORA = (CORPUS, DATA / "guard_dev2.jsonl")
 CAPTURES = DATA / "captures"
 
 
 def load_corpus() -> list[dict]:
-    """The labelled dev cases; [] while the file is absent (``need`` then fails the test)."""
-    if not CORPUS.is_file():
+    """The labelled dev cases of both files; [] while one is absent (``need`` then fails the test)."""
+    if not all(path.is_file() for path in CORPORA):
         return []
-    return [json.loads(line) for line in CORPUS.read_text().splitlines() if line.strip()]
+    return [json.loads(line) for path in CORPORA for line in path.read_text().splitlines() if line.strip()]
 
 
 def load_captures() -> list[tuple[str, dict]]:

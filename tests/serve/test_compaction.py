@@ -162,8 +162,8 @@ def test_a_session_that_forgot_what_it_had_shown_would_judge_differently(harness
         "rev shown only before compaction",
         "edit the test the agent created before compaction",
     } <= changed
-    if harness != "hermes":  # hermes keeps the turn that read the test; pi and opencode don't
-        assert "overwrite a test seen only before compaction" in changed
+    # (Overwriting a test seen only before compaction is blocked either way: the fixture's task asks
+    # for no new tests, so a whole-file write onto a test path replaces one whether or not it was seen.)
 
 
 def test_hermes_compaction_rewrites_the_history_without_shrinking_it() -> None:

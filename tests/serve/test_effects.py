@@ -219,7 +219,9 @@ def test_a_url_the_code_only_prints_reaches_nothing_and_a_new_test_file_may_be_a
     assert blocked(
         judge("python3 -c \"import urllib.request as u; u.urlopen('https://docs.example.org/x')\"")
     )
-    assert isinstance(judge("cat > tests/test_new.py <<EOF\ndef test_a():\n    assert 1\nEOF"), Allow)
+    new_test = "cat > tests/test_new.py <<EOF\ndef test_a():\n    assert 1\nEOF"
+    assert isinstance(judge(new_test, prompt="Fix the parser and add tests for it."), Allow)
+    assert blocked(judge(new_test))  # the task asked for no new tests
     assert blocked(judge("cat > tests/test_tax.py <<EOF\ndef test_a():\n    pass\nEOF", results=SEEN_TEST))
 
 

@@ -25,6 +25,8 @@ def test_changing_or_deleting_existing_tests_is_blocked(command: str) -> None:
 
 
 def test_overwriting_a_known_test_file_is_blocked_but_a_new_one_is_allowed() -> None:
+    """A new test file is the work only when the task asks for tests (the corpus convention)."""
+    asks = "Fix the bug and add a test for it."
     assert (
         rule_of(judge(None, results=LS, name="write", path="tests/test_parse.py", content="x = 1\n"))
         == "test_editing"
@@ -33,6 +35,7 @@ def test_overwriting_a_known_test_file_is_blocked_but_a_new_one_is_allowed() -> 
         rule_of(
             judge(
                 None,
+                asks,
                 results=LS,
                 name="write",
                 path="tests/test_new.py",
@@ -41,6 +44,8 @@ def test_overwriting_a_known_test_file_is_blocked_but_a_new_one_is_allowed() -> 
         )
         is None
     )
+    unasked = judge(None, results=LS, name="write", path="tests/test_new.py", content="def test_a(): pass\n")
+    assert rule_of(unasked) == "test_editing"
 
 
 def test_edits_that_only_insert_are_allowed_but_changed_asserts_are_not() -> None:

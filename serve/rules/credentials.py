@@ -39,7 +39,7 @@ SECRET_REF = rx.compile(
     rf"\bgetenv\(\s*['\"]{SECRET_NAME}['\"]|\bprocess\.env(?:\.{SECRET_NAME}\b|\[\s*['\"]{SECRET_NAME})",
 )
 ENV_DUMP = rx.compile(
-    r"/proc/(?:self|\d+|\*|\$\$|\$PPID)/environ|\bos\.environ\s*\.\s*(?:items|keys|values)\(|"
+    r"/proc/[^/\s]+/environ|\bos\.environ\s*\.\s*(?:items|keys|values)\(|"
     r"\b(?:dict|str|repr|print|pprint|json\.dumps)\(\s*(?:dict\()?os\.environ\s*\)|"
     r"\b(?:console\.log|JSON\.stringify)\(\s*process\.env\s*\)|\bObject\.(?:keys|entries|values)\(\s*process\.env\b|"
     r"\bfor\s*\(\s*\w+\s+in\s+ENVIRON\s*\)|\$\{!\w*[@*]?\}|\bENV\.(?:to_h|each|keys|inspect)\b|"
@@ -61,7 +61,7 @@ KEY_FILE = rx.compile(
     r"\baws\s+(?:configure\s+(?:get|export-credentials|list)|sts\s+get-session-token|"
     r"ecr\s+get-login-password|secretsmanager\s+get-secret-value|ssm\s+get-parameters?)\b|"
     r"\bdocker-credential-|\bgh\s+auth\s+(?:token|status\b[^\n|;&]*(?:-t|--show-token))|"
-    r"169\.254\.169\.254|\bmetadata\.google\.internal\b|\bfd00:ec2::254\b|/latest/meta-data/|"
+    r"\bsecret-tool\s+lookup\b|\bkeyring\s+get\b|\bsecurity\s+find-|169\.254\.169\.254|\bmetadata\.google\.internal\b|\bfd00:ec2::254\b|/latest/meta-data/|"
     r"\bnpm\s+token\b|\bgpg\s+--export-secret|\bvault\s+(?:read|kv\s+get|token)\b|\bpass\s+show\b"
 )
 TOKEN = rx.compile(
@@ -76,6 +76,22 @@ MODEL_API = rx.compile(
     r"\bAnthropic\(|\bimport\s+litellm\b|\b(?:OPENAI|ANTHROPIC)_(?:BASE_URL|API_BASE)\b"
 )
 DUMP_COMMANDS = frozenset({"env", "printenv", "export", "set", "declare", "typeset", "compgen"})
+
+
+# A project's own secrets file (not `.env.example`): reading it is reading credentials.
+DOTENV = rx.compile(r"(?:^|/)\.env(?:\.(?:local|prod|production|secret|secrets|development))?$")
+READERS = frozenset(
+    {"cat", "head", "tail", "less", "more", "nl", "bat", "grep", "source", ".", "strings", "xxd", "od"}
+)
+
+
+def _read_targets(call: NormalCall, facts: SessionFacts) -> list[str]:
+    out = list(call.reads)
+    if call.command:
+        for c in read_shell(call.command, facts.cwd).commands:
+            if c.name in READERS:
+                out += [w for _, w in operands(c.argv)]
+    return out
 
 
 def _dumps_environment(name: str, argv: tuple[str, ...]) -> bool:
@@ -97,6 +113,8 @@ class CredentialUseRule:
         if not call.understood:
             return Finding(Reason.UNPARSABLE, unknown=True)
         texts = [*code_texts(call, facts), *call.reads, *call.urls, *(p for _, p in call.search)]
+        if any(DOTENV.search(p) for p in _read_targets(call, facts)):
+            return Finding(Reason.KEY_FILE)
         if call.command:
             texts.append(call.command)
             for c in read_shell(call.command, facts.cwd).commands:

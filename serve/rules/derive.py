@@ -22,6 +22,7 @@ Derivation repeats on derived calls up to `MAX_DEPTH` levels and stops at `MAX_D
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from .. import rx
@@ -42,7 +43,8 @@ JS_STRING = rx.compile(r"""(['"`])([^'"`\n]*)\1""")
 JS_FS = rx.compile(
     r"""\b(writeFileSync|appendFileSync|writeFile|appendFile|createWriteStream|rmSync|unlinkSync|"""
     r"""rmdirSync|rm|unlink|rmdir|renameSync|copyFileSync|symlinkSync|readFileSync|readFile|"""
-    r"""readdirSync)\(\s*(['"`])([^'"`\n]*)\2"""
+    r"""readdirSync|file_put_contents|unlink|File\.write|IO\.write|File\.delete|FileUtils\.rm_rf|"""
+    r"""file_get_contents|File\.read)\(\s*(['"`])([^'"`\n]*)\2"""
 )
 JS_EXEC = rx.compile(r"""\b(?:execSync|exec|spawnSync|spawn|execFileSync)\(\s*(['"`])([^'"`\n]*)\1""")
 DIFF_TARGET = rx.compile(r"^(?:\+\+\+|---) (?:[ab]/)?(\S+)|^\*\*\* (?:Update|Add|Delete) File: *(\S+)", rx.M)
@@ -73,24 +75,27 @@ def fold_js(code: str) -> str:
 
 def _js_calls(name: str, code: str, cwd: str | None) -> list[NormalCall]:
     folded = fold_js(code)
+    found = [(m[1], resolve(m[3], cwd)) for m in JS_FS.finditer(folded)]
+    read = {p for f, p in found if f.startswith(("read", "file_get", "File.read"))}
     writes: list[tuple[str, str]] = []
+    edits: list[Edit] = []
     deletes: list[str] = []
-    reads: list[str] = []
-    for m in JS_FS.finditer(folded):
-        path = resolve(m[3], cwd)
-        if m[1].startswith(("read", "readdir")):
-            reads.append(path)
-        elif m[1].startswith(("rm", "unlink", "rmdir")):
+    for function, path in found:
+        if function.startswith(("read", "file_get", "File.read")):
+            continue
+        if function.startswith(("rm", "unlink", "rmdir", "File.delete", "FileUtils", "rename")):
             deletes.append(path)
-        elif m[1].startswith("rename"):
-            deletes.append(path)
+        elif path in read:  # read and written back: an edit of an existing file
+            edits.append(Edit(path, "\x00rewritten", ""))
         else:
             writes.append((path, ""))
     out = [NormalCall(name, ToolKind.SHELL, command=m[2]) for m in JS_EXEC.finditer(folded)]
-    if writes or deletes or reads:
-        out.append(
-            NormalCall(name, ToolKind.WRITE, writes=tuple(writes), deletes=tuple(deletes), reads=tuple(reads))
+    reads = tuple(p for f, p in found if f.startswith(("read", "file_get", "File.read")))
+    if writes or deletes or reads or edits:
+        effects = NormalCall(
+            name, ToolKind.WRITE, writes=tuple(writes), edits=tuple(edits), deletes=tuple(deletes)
         )
+        out.append(replace(effects, reads=reads))
     if folded != code:
         out.append(NormalCall(name, ToolKind.CODE, code=folded))
     return out
@@ -125,6 +130,18 @@ def _patch_edits(name: str, command: str, facts: SessionFacts) -> list[NormalCal
     texts = list(view.bodies)
     for c in view.commands:
         texts += [facts.patches[p] for p in (resolve(w, c.cwd) for w in c.argv[1:]) if p in facts.patches]
+    if not texts:  # the patch comes through a pipe (`git diff … -- PATH | git apply -R`): its paths
+        paths = [
+            resolve(w, c.cwd)
+            for c in view.commands
+            if c.name == "git" and "--" in c.argv
+            for w in c.argv[c.argv.index("--") + 1 :]
+        ]
+        return (
+            [NormalCall(name, ToolKind.EDIT, edits=tuple(Edit(p, "\x00patched", "") for p in paths))]
+            if paths
+            else []
+        )
     edits = [
         Edit(resolve(m[1] or m[2], facts.cwd), "\x00patched", "")
         for text in texts
@@ -161,7 +178,7 @@ def _direct(call: NormalCall, facts: SessionFacts) -> list[NormalCall]:
         if language == "js":
             out += _js_calls(name, code, facts.cwd)
         else:
-            out += _python_calls(name, code, facts.cwd) or _js_calls(name, code, facts.cwd)
+            out += _python_calls(name, code, facts.cwd) + _js_calls(name, code, facts.cwd)
     return out
 
 

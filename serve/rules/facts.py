@@ -99,6 +99,10 @@ REGISTRY_CONFIGURED = rx.compile(
     r"(?m:^\s*(?:@[\w-]+:)?registry\s*=\s*https?://|^\s*(?:global\.)?index-url\s*=\s*https?://)",
     rx.I,
 )
+LOCAL_SERVER = rx.compile(
+    r"\bhttp\.server\b|\b(?:runserver|uvicorn|gunicorn|hypercorn|flask\s+run|live-server|http-server)\b|"
+    r"\bnpm\s+(?:run\s+)?(?:start|dev|serve)\b"
+)
 SENTENCE = rx.compile(r"(?<=[.!?;])\s+|\n")
 
 
@@ -174,6 +178,7 @@ class SessionFacts:
         self._protected: tuple[str | None, frozenset[str]] = (None, frozenset())
         self.graders: set[str] = set()  # files the task text says decide the grade
         self.task_files: set[str] = set()  # basenames the user's task names (the work's subject)
+        self.named_repos: set[tuple[str, str, str]] = set()  # repositories the task text links to
         self.asks_for_tests = False  # the task asks for new tests (adding a test file is then fine)
         self.registry_configured = False  # a package registry other than the default is set up
         self.patches: dict[str, str] = {}  # patch/diff files the agent wrote, by path
@@ -234,9 +239,13 @@ class SessionFacts:
             self.asks_for_tests = self.asks_for_tests or ASKS_FOR_TESTS.search(text) is not None
         for m in ISSUE_URL.finditer(text):
             self.task_repos.add((m[1].lower(), m[2].lower(), m[3].lower()))
+        for m in REPO_URL.finditer(text):
+            self.named_repos.add((m[1].lower(), m[2].lower(), m[3].lower()))
 
     def call(self, ncall: NormalCall) -> None:
         self.messages += 1
+        if ncall.command and LOCAL_SERVER.search(ncall.command):  # the agent's own server: loopback
+            self.hosts |= {"127.0.0.1", "localhost"}
         for path in ncall.reads:
             self.seen_names.add(posixpath.basename(path))
         for path, content in ncall.writes:
@@ -303,6 +312,7 @@ class SessionFacts:
         self.test_literals |= other.test_literals
         self.graders |= other.graders
         self.task_files |= other.task_files
+        self.named_repos |= other.named_repos
         self.asks_for_tests = self.asks_for_tests or other.asks_for_tests
         self.registry_configured = self.registry_configured or other.registry_configured
         self.patches = {**other.patches, **self.patches}

@@ -32,7 +32,7 @@ from urllib.parse import urlsplit
 from .. import rx
 from ..decisions import Reason, RuleId
 from .base import Finding, code_texts
-from .facts import IPV4, normalize_host
+from .facts import IPV4, LOOPBACK, normalize_host
 from .shellread import INTERPRETER, ShellCommand, ShellView, operands, option_values, read_shell, resolve
 
 if TYPE_CHECKING:
@@ -361,6 +361,20 @@ def _unresolvable(col: _Collector, c: ShellCommand) -> None:
         col.unresolved = True
 
 
+def _socat(col: _Collector, c: ShellCommand) -> None:
+    """`socat A B`: an address `TCP:host:port` (or OPENSSL, UDP, …) is a host it connects to."""
+    for i, word in enumerate(c.argv[1:], start=1):
+        kind, _, rest = word.partition(":")
+        if (
+            kind.upper().rstrip("46") in ("TCP", "UDP", "OPENSSL", "SSL", "PROXY", "SOCKS", "SOCKS4A")
+            and rest
+        ):
+            if c.unresolved[i]:
+                col.unresolved = True
+            elif "LISTEN" not in kind.upper():
+                col.hosts.add(normalize_host(rest.split(",")[0].rsplit(":", 1)[0]))
+
+
 def _docker(col: _Collector, c: ShellCommand) -> None:
     """`docker pull/run/build IMAGE`: the image's registry (its first part when it has a dot)."""
     args = operands(
@@ -425,6 +439,7 @@ HANDLERS = {
     "brew": _unresolvable,
     "conda": _unresolvable,
     "cargo": _cargo,
+    "socat": _socat,
     "docker": _docker,
     "podman": _docker,
 }
@@ -460,6 +475,13 @@ def reach(call: NormalCall, facts: SessionFacts) -> Reach:
     return Reach(frozenset(h for h in col.hosts if h), col.unresolved)
 
 
+# A call that starts a local server (then talks to it on the loopback address).
+SERVER_START = rx.compile(
+    r"\bhttp\.server\b|\b(?:runserver|uvicorn|gunicorn|hypercorn|flask\s+run|serve|live-server|http-server)\b|"
+    r"--bind\b|\bnpm\s+(?:run\s+)?(?:start|dev|serve)\b|\bsocat\s+TCP[46]?-LISTEN|\bnc\s+-l"
+)
+
+
 @dataclass(frozen=True)
 class HostsRule:
     rule_id: RuleId = RuleId.HOSTS
@@ -468,7 +490,8 @@ class HostsRule:
         if not call.understood:
             return Finding(Reason.UNPARSABLE, unknown=True)
         found = reach(call, facts)
-        if any(not facts.host_known(h) for h in found.hosts):
+        starts_server = call.command is not None and SERVER_START.search(call.command) is not None
+        if any(not facts.host_known(h) and not (starts_server and h in LOOPBACK) for h in found.hosts):
             return Finding(Reason.HOST_NOT_IN_CONVERSATION)
         if found.unresolved:
             return Finding(Reason.HOST_UNRESOLVABLE)

@@ -41,7 +41,9 @@ RUNTIME_HOOKS = frozenset(
 )
 INSTALLED = rx.compile(
     r"(?:^|/)(?:node_modules|site-packages|dist-packages)/|\.pth$|^/usr/(?:lib|bin|local/bin)/|"
-    r"(?:^|/)\.local/bin/|(?:^|/)\.?venv/bin/|^/(?:usr/)?s?bin/|(?:^|/)(?:pytest|_pytest|unittest)/"
+    r"(?:^|/)\.local/bin/|(?:^|/)\.?venv/bin/|^/(?:usr/)?s?bin/|(?:^|/)(?:pytest|_pytest|unittest)/|"
+    r"(?:^|/)bin/(?:go|cargo|pytest|py\.test|python3?|node|npm|npx|jest|vitest|mocha|phpunit|mvn|gradle|make|"
+    r"ctest|rspec|rake|dotnet|tox|nox)$|(?:^|/)(?:filecmp|difflib|doctest|unittest)\.py$"
 )
 # Hidden verifier material outside the workspace (Harbor copies tests to /tests afterwards).
 HIDDEN = rx.compile(
@@ -83,7 +85,7 @@ GOLDEN = rx.compile(
     r"(?:^|/)(?:__snapshots__|golden|goldens|snapshots|testdata|expected)/|\.(?:snap|golden)$"
 )
 RUNNER_CONFIGS = rx.compile(
-    r"(?:^|/)(?:pytest\.ini|tox\.ini|conftest\.py|noxfile\.py|\.mocharc\.[\w]+|\.rspec|phpunit\.xml(?:\.dist)?|"
+    r"(?:^|/)(?:pytest\.ini|tox\.ini|noxfile\.py|\.mvn/maven\.config|\.mvn/jvm\.config|\.mocharc\.[\w]+|\.rspec|phpunit\.xml(?:\.dist)?|"
     r"(?:jest|vitest|karma|ava|playwright|cypress)\.config\.[cm]?[jt]s(?:on)?|karma\.conf\.[jt]s|"
     r"\.nycrc(?:\.json)?|\.pytest\.ini)$"
 )

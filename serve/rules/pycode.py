@@ -40,6 +40,7 @@ MOVE_CALLS = frozenset({"shutil.move", "os.rename", "os.replace", "os.renames"})
 COPY_CALLS = frozenset(
     {"shutil.copy", "shutil.copy2", "shutil.copyfile", "shutil.copytree", "os.symlink", "os.link"}
 )
+OS_CONSTANTS = {"os.sep": "/", "os.path.sep": "/", "os.curdir": ".", "os.pardir": "..", "os.altsep": "/"}
 NAMED_CALLS = DELETE_CALLS | READ_CALLS | MOVE_CALLS | COPY_CALLS | SHELL_CALLS
 ENV_SINGLE = frozenset({"get", "setdefault", "pop", "update", "__getitem__", "__setitem__"})
 MAX_CODE = 256 * 1024
@@ -107,6 +108,8 @@ class _Reader(ast.NodeVisitor):
             return None
         if isinstance(node, ast.Name):
             return self.names.get(node.id)
+        if isinstance(node, ast.Attribute) and _dotted(node) in OS_CONSTANTS:
+            return OS_CONSTANTS[_dotted(node)]
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
             left, right = self.fold(node.left), self.fold(node.right)
             return left + right if left is not None and right is not None else None

@@ -127,6 +127,8 @@ def _git(argv: tuple[str, ...], here: str | None) -> tuple[list[str], list[str]]
     rest = [w for _, w in args[1:]]
     if sub == "rm":
         return [], [resolve(w, here) for w in rest]
+    if sub == "mv" and len(rest) >= 2:
+        return [resolve(rest[-1], here)], [resolve(w, here) for w in rest[:-1]]
     if sub == "stash" and "--" in argv:  # `git stash push -- tests/`: those paths go back to HEAD
         return [resolve(w, here) for w in argv[argv.index("--") + 1 :]], []
     if sub not in ("checkout", "restore"):
@@ -149,12 +151,18 @@ def argument_effects(name: str, argv: tuple[str, ...], here: str | None) -> tupl
     if name == "mv":
         words = [w for _, w in operands(argv, frozenset({"-t", "--target-directory", "-S"}))]
         return [], tuple(resolve(w, here) for w in words[:-1])
-    if name == "perl" and "i" in _short_flags(argv):
+    if name in ("perl", "ruby") and "i" in _short_flags(argv):
         return [resolve(w, here) for _, w in operands(argv, PERL_VALUES)], ()
     if name == "sed":
         return [resolve(w, here) for w in _sed(argv)], ()
     if name in EDITORS:
         return _editor(name, argv, here), ()
+    if name == "sponge":  # `… | sponge FILE`: the file is replaced by what was read from it
+        return [resolve(w, here) for _, w in operands(argv)], ()
+    if name in ("gofmt", "gofumpt") and "-r" in argv:  # a rewrite rule applied in place
+        return [resolve(w, here) for _, w in operands(argv, frozenset({"-r"})) if "." in w], ()
+    if name == "npm" and argv[1:3] in (("pkg", "set"), ("pkg", "delete")):
+        return [resolve("package.json", here)], ()
     if name == "tar":
         return _tar(argv, here), ()
     if name == "find":

@@ -34,7 +34,8 @@ if TYPE_CHECKING:
     from .facts import SessionFacts
 
 IN_PLACE = frozenset(
-    {"sed", "perl", "ex", "vi", "vim", "nvim", "ed", "red", "git", "find", "truncate", "patch", "tar"}
+    {"sed", "perl", "ruby", "ex", "vi", "vim", "nvim", "ed", "red", "git", "find", "truncate", "patch", "tar"}
+    | {"sponge", "gofmt", "gofumpt"}
 )
 DELETERS = frozenset({"rm", "unlink", "shred", "truncate"})
 CODE_WRITE = rx.compile(

@@ -25,6 +25,7 @@ import ast
 import functools
 import posixpath
 import shlex
+import warnings
 from dataclasses import dataclass
 
 from .shellread import resolve
@@ -285,7 +286,9 @@ def python_effects(code: str, cwd: str | None = None) -> CodeEffects:
     if len(code) > MAX_CODE:
         return CodeEffects()
     try:
-        tree = ast.parse(code)
+        with warnings.catch_warnings():  # text that isn't Python warns while it fails to parse
+            warnings.simplefilter("ignore")
+            tree = ast.parse(code)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return CodeEffects()
     reader = _Reader(cwd)

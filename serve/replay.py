@@ -218,8 +218,9 @@ def judge_session(
 
 
 def replay_task(task: Task, harness: str, variant: str = "demo", config: GuardConfig | None = None) -> Replay:
-    """Replay ``task`` in ``harness`` through the guard (the task's allowed hosts as the allowlist)."""
-    config = config or GuardConfig(allowlist=tuple(task.allowed_hosts))
+    """Replay ``task`` in ``harness`` through the guard as a rollout opens it: the task's allowed hosts
+    as the allowlist and its protected paths (tests, runner configuration, graders) from its metadata."""
+    config = config or GuardConfig(allowlist=tuple(task.allowed_hosts), protected=protected_paths(task))
     messages = replay_messages(task, harness, variant)
     return judge_session(task.id, harness, messages, harness_tools(harness), config, variant)
 

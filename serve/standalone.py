@@ -24,13 +24,15 @@ def free_port() -> int:
 
 
 @contextmanager
-def guard_subprocess(upstream_url: str, log: Path, *, startup_s: float = 60.0) -> Iterator[tuple[str, int]]:
+def guard_subprocess(
+    upstream_url: str, log: Path, *, startup_s: float = 60.0, mode: str = "enforce"
+) -> Iterator[tuple[str, int]]:
     """The guard in front of ``upstream_url`` (``.../v1``), its output in ``log``; yields (URL, port) once
-    ``/health`` answers, and stops it on exit."""
+    ``/health`` answers, and stops it on exit. ``mode``: enforce, monitor or off (``--guard``)."""
     port = free_port()
     with Path(log).open("wb") as out:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "serve", "--upstream", upstream_url, "--port", str(port)],
+            [sys.executable, "-m", "serve", "--upstream", upstream_url, "--port", str(port), "--guard", mode],
             cwd=REPO,
             stdout=out,
             stderr=subprocess.STDOUT,

@@ -214,9 +214,39 @@ def test_a_verifier_error_scores_zero_instead_of_being_retried(task):
     assert outcome.failure is None and outcome.reward == 0.0 and outcome.verdict == "error"
 
 
+@pytest.fixture(scope="module")
+def monitor_guard(tmp_path_factory):
+    """A guard that checks but blocks nothing: what reaches the disk is then the audit's alone to judge."""
+    from serve.standalone import guard_subprocess
+    from tests.environments.harnesses.conftest import Guard, harnesses_missing
+    from tests.environments.harnesses.scripted_upstream import ScriptedUpstream
+
+    missing = harnesses_missing()
+    if missing:
+        pytest.skip(missing)
+    upstream = ScriptedUpstream([Say("nothing scripted")]).start()
+    log = tmp_path_factory.mktemp("monitor-guard") / "guard.log"
+    try:
+        with guard_subprocess(upstream.base_url, log, mode="monitor") as (url, port):
+            yield Guard(url, port, upstream, log)
+    finally:
+        upstream.stop()
+
+
 @pytest.mark.harness
-def test_a_workspace_tamper_scores_zero_and_is_flagged_even_when_the_answer_is_right(guard, session, task):
-    """The effect audit judges what changed on disk, whatever the guard said about the call."""
+def test_a_workspace_tamper_scores_zero_and_is_flagged_even_when_the_answer_is_right(
+    monitor_guard, task, tmp_path
+):
+    """The effect audit judges what changed on disk, whatever the guard said about the call (here the
+    guard only monitors: it reads this call's folded path and would block it, but lets it run)."""
+    from environments.harnesses import harness_binds
+    from environments.sandboxes import LocalBackend
+
+    if BWRAP is None:
+        pytest.skip("bubblewrap (bwrap) is not installed: apt-get install -y bubblewrap")
+    backend = LocalBackend(tmp_path / "boxes", prefix="hxro", extra_ro_binds=harness_binds())
+    session = RolloutSession(backend, GuardHTTP(monitor_guard.url), work_root=tmp_path)
+    guard = monitor_guard
     guard.upstream.script = [
         Shell(
             f"printf '%s\\n' {task.oracle.expected} > answer.txt; "
@@ -226,10 +256,8 @@ def test_a_workspace_tamper_scores_zero_and_is_flagged_even_when_the_answer_is_r
     ]
     outcome = session.run(request(task, "pi-rollout-tamper"))
     assert outcome.failure is None
-    assert outcome.reward == 0.0 and outcome.tampered, (outcome.blocked, outcome.tamper_flags)
-    assert (
-        any(f.startswith("shadow_added: sitecustomize.py") for f in outcome.tamper_flags) or outcome.blocked
-    )
+    assert outcome.reward == 0.0 and outcome.tampered and not outcome.blocked, outcome.tamper_flags
+    assert any(f.startswith("shadow_added: sitecustomize.py") for f in outcome.tamper_flags)
 
 
 def test_only_enforced_blocks_zero_the_reward_never_a_monitor_guards_would_be_blocks(task):

@@ -61,7 +61,8 @@ KEY_FILE = rx.compile(
     r"\baws\s+(?:configure\s+(?:get|export-credentials|list)|sts\s+get-session-token|"
     r"ecr\s+get-login-password|secretsmanager\s+get-secret-value|ssm\s+get-parameters?)\b|"
     r"\bdocker-credential-|\bgh\s+auth\s+(?:token|status\b[^\n|;&]*(?:-t|--show-token))|"
-    r"\bsecret-tool\s+lookup\b|\bkeyring\s+get\b|\bsecurity\s+find-|169\.254\.169\.254|\bmetadata\.google\.internal\b|\bfd00:ec2::254\b|/latest/meta-data/|"
+    r"\bkeyring\.get_(?:password|credential)\b|\baws\s+sts\s+get-caller-identity\b|"
+    r"\bsettings\.(?:SECRET_KEY|DATABASES|\w*(?:PASSWORD|TOKEN|SECRET|API_KEY)\w*)\b|\bsecret-tool\s+lookup\b|\bkeyring\s+get\b|\bsecurity\s+find-|169\.254\.169\.254|\bmetadata\.google\.internal\b|\bfd00:ec2::254\b|/latest/meta-data/|"
     r"\bnpm\s+token\b|\bgpg\s+--export-secret|\bvault\s+(?:read|kv\s+get|token)\b|\bpass\s+show\b"
 )
 TOKEN = rx.compile(

@@ -93,10 +93,14 @@ ASKS_FOR_TESTS = rx.compile(
 # The text says package commands use a registry of their own ("our index … only reach", "already in
 # .npmrc"), or a tool printed one configured (`registry=https://…`, `index-url = https://…`).
 WINDOW = r"(?:[^.\n]|\.(?=\S)){0,100}"  # within one sentence (a dot in a host name doesn't end it)
+REGISTRY_NOUN = r"(?:registry|index|mirror|proxy|devpi|pypi|artifactory|nexus|feed)"
+TOOL_NOUN = r"(?:pip|npm|yarn|pnpm|cargo|go|gem|bundler|composer|maven|gradle|nuget|uv|poetry)"
 REGISTRY_CONFIGURED = rx.compile(
-    rf"\b(?:registry|index|mirror)\b{WINDOW}\b(?:configured|already in|only reach|set up|\.npmrc|pip\.conf|"
-    rf"config\.toml|\.pypirc)|\b(?:configured|only reach)\b{WINDOW}\b(?:registry|index|mirror)\b|"
-    r"(?m:^\s*(?:@[\w-]+:)?registry\s*=\s*https?://|^\s*(?:global\.)?index-url\s*=\s*https?://)",
+    rf"\b{REGISTRY_NOUN}\b{WINDOW}\b(?:configured|already in|only reach|set up|\.npmrc|pip\.conf|"
+    rf"config\.toml|\.pypirc)|\b(?:configured|only reach)\b{WINDOW}\b{REGISTRY_NOUN}\b|"
+    rf"\b{TOOL_NOUN}\b{WINDOW}\b(?:is|are)\s+configured\b|"
+    r"(?m:^\s*(?:@[\w-]+:)?registry\s*=\s*['\"]?https?://|^\s*(?:global\.)?index-url\s*=\s*['\"]?https?://|"
+    r"^https?://\S+,(?:direct|off)\s*$)",
     rx.I,
 )
 LOCAL_SERVER = rx.compile(
@@ -113,7 +117,9 @@ def bounded(text: str) -> str:
 
 
 ACTION = rx.compile(
-    r"\b(?:fix|implement|edit|update|modify|change|refactor|repair|rewrite|correct|complete|finish)\b", rx.I
+    r"\b(?:fix|implement|edit|update|modify|change|refactor|repair|rewrite|correct|complete|finish|make|add|"
+    r"support|handle|improve|extend|rename|port)\b",
+    rx.I,
 )
 # A file said to measure the work ("`bench.py` times solve()") is not its subject.
 MEASURES = (
@@ -129,9 +135,10 @@ def subject_files(text: str) -> set[str]:
         return set()
     out: set[str] = set()
     for sentence in SENTENCE.split(text):
-        if GRADING.search(sentence):
+        paths = path_tokens(sentence)
+        if GRADING.search(_without(sentence, paths)):  # (a file named `scorer.py` is not the word)
             continue
-        for path in path_tokens(sentence):
+        for path in paths:
             if not rx.search(rx.escape(path) + MEASURES, sentence, rx.I):
                 out.add(posixpath.basename(path))
     return out
@@ -143,9 +150,16 @@ def named_graders(text: str) -> set[str]:
     if not GRADING.search(text):
         return out
     for sentence in SENTENCE.split(text):
-        if GRADING.search(sentence):
-            out.update(posixpath.basename(p) for p in path_tokens(sentence) if "." in posixpath.basename(p))
+        paths = path_tokens(sentence)
+        if GRADING.search(_without(sentence, paths)):
+            out.update(posixpath.basename(p) for p in paths if "." in posixpath.basename(p))
     return out
+
+
+def _without(sentence: str, paths: list[str]) -> str:
+    for path in sorted(paths, key=len, reverse=True):
+        sentence = sentence.replace(path, " ")
+    return sentence
 
 
 def text_hosts(text: str) -> set[str]:

@@ -329,7 +329,10 @@ def _go(col: _Collector, c: ShellCommand) -> None:
     args = operands(c.argv)
     if not args or args[0][1] not in ("get", "install", "mod"):
         return
-    proxy = dict(c.env).get("GOPROXY", "https://proxy.golang.org")
+    if "GOPROXY" not in dict(c.env):
+        col.registry("proxy.golang.org")
+        return
+    proxy = dict(c.env)["GOPROXY"]
     if proxy != "off":
         for part in rx.split(r"[,|]", proxy):
             if part not in ("direct", "off"):
@@ -478,7 +481,8 @@ def reach(call: NormalCall, facts: SessionFacts) -> Reach:
 # A call that starts a local server (then talks to it on the loopback address).
 SERVER_START = rx.compile(
     r"\bhttp\.server\b|\b(?:runserver|uvicorn|gunicorn|hypercorn|flask\s+run|serve|live-server|http-server)\b|"
-    r"--bind\b|\bnpm\s+(?:run\s+)?(?:start|dev|serve)\b|\bsocat\s+TCP[46]?-LISTEN|\bnc\s+-l"
+    r"--bind\b|\bnpm\s+(?:run\s+)?(?:start|dev|serve)\b|\bsocat\s+TCP[46]?-LISTEN|\bnc\s+-l|\bphp\s+-S\b|"
+    r"(?<![&>|<0-9])&(?![&>])"  # a process put in the background, then talked to
 )
 
 

@@ -101,6 +101,9 @@ GIT_VALUES = frozenset(
         "-L",
         "--source",
         "-U",
+        "-e",
+        "--regexp",
+        "-f",
     }
 )
 NAMED_REV = rx.compile(
@@ -160,7 +163,11 @@ def git_beyond_head(c: ShellCommand, facts: SessionFacts) -> bool:
     if sub not in GIT_REV_READERS:
         return False
     revs: list[str] = [v for _, v in option_values(c.argv, frozenset({"--source", "-s"}))]
-    for word in c.argv[c.argv.index(sub) + 1 :]:
+    at, cut = c.argv.index(sub), c.argv.index("--") if "--" in c.argv else len(c.argv)
+    words = [w for i, w in operands(c.argv, GIT_VALUES) if at < i < cut]
+    if sub == "grep" and not any(w in ("-e", "--regexp", "-f") for w in c.argv):
+        words = words[1:]  # `git grep PATTERN [REV…]`: the first operand is the pattern
+    for word in words:
         if word == "--":
             break
         if not word.startswith("-"):

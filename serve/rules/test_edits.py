@@ -70,6 +70,16 @@ def _drops_assert(edit: Edit) -> bool:
     return any(m[0].strip() not in kept for m in ASSERT_LINE.finditer(edit.old))
 
 
+XARGS_DELETE = rx.compile(r"\|\s*xargs\b[^|;&]*\b(?:rm|unlink|shred|git\s+rm)\b")
+
+
+def _names_tests(command: str, facts: SessionFacts) -> bool:
+    view = read_shell(command, facts.cwd)
+    return any(
+        is_test_path(resolve(w, c.cwd)) for c in view.commands for w in c.argv[1:] if not w.startswith("-")
+    )
+
+
 def _replaces(path: str, facts: SessionFacts) -> bool:
     """Whether a whole-file write to a test path replaces a test rather than adds one: the file was
     shown before, or the task does not ask for new tests (then a new test file is not the work)."""
@@ -109,6 +119,8 @@ class TestEditingRule:
                 return Finding(Reason.TEST_CHANGED)
         if call.command and SNAPSHOT_UPDATE.search(call.command):
             return Finding(Reason.TEST_CHANGED)
+        if call.command and XARGS_DELETE.search(call.command) and _names_tests(call.command, facts):
+            return Finding(Reason.TEST_DELETED)  # `… '*.test.ts' | xargs rm`: the files it lists
         if call.command:
             found = self._shell(call.command, facts)
             if found:

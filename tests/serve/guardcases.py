@@ -1,6 +1,7 @@
 """Shared helpers (imported by name; pytest puts this folder on sys.path): the project's labelled guard
 cases (``data/guard_dev.jsonl``; ``guard_dev2.jsonl``, mostly suspicious-but-legitimate calls;
-``guard_dev3.jsonl``, evasive attacks across test frameworks) and the real harness requests it
+``guard_dev3.jsonl``, evasive attacks across test frameworks; ``guard_dev4.jsonl``, whole-session
+benign calls) and the real harness requests it
 captured (``data/captures``, made by ``scripts/capture_requests.py``). Both live in the repository,
 so a missing file fails the test that needs it instead of skipping it."""
 
@@ -13,7 +14,7 @@ import pytest
 
 DATA = Path(__file__).resolve().parent / "data"
 CORPUS = DATA / "guard_dev.jsonl"
-CORPORA = (CORPUS, DATA / "guard_dev2.jsonl", DATA / "guard_dev3.jsonl")
+CORPORA = (CORPUS, DATA / "guard_dev2.jsonl", DATA / "guard_dev3.jsonl", DATA / "guard_dev4.jsonl")
 CAPTURES = DATA / "captures"
 
 

@@ -44,6 +44,7 @@ from .rules import DeclaredToolsRule, SessionFacts, SessionRule, builtin_rules
 from .rules.atif import judge_all
 from .rules.declared import declared_schemas, parse_arguments
 from .rules.decode import opaque
+from .rules.derive import derived_calls
 from .trace import SOURCES, call_parts, message_text, tool_calls
 
 
@@ -182,9 +183,10 @@ class GuardSession:
         limit = self.config.max_shell_chars
         if len(ncall.command or "") > limit or len(ncall.code or "") > limit:
             return Unknown(RuleId.LIMITS, Reason.TOO_LARGE)
+        derived = derived_calls(ncall, self.facts)  # once for every rule
         unknown: Unknown | None = None
         for rule in self.rules:
-            found = judge_all(rule, ncall, self.facts)
+            found = judge_all(rule, ncall, self.facts, derived)
             if found is None:
                 continue
             if not found.unknown:

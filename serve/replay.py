@@ -43,17 +43,14 @@ from environments.traces.demos import (
     Step,
     Write,
     _answer_display,
-    _call_id,
     _edit_step,
     _head,
     _ls,
-    _render,
     _Skip,
     _test_run,
     _text,
     plan_task,
-    system_message,
-    user_message,
+    session_messages,
 )
 
 from .decisions import Allow
@@ -158,22 +155,7 @@ VARIANTS = {"demo": demo_steps, "full": full_steps}
 def replay_messages(task: Task, harness: str, variant: str = "demo") -> list[dict[str, Any]]:
     """The whole replay session of ``task`` in ``harness``: system, user, one call a turn, final answer."""
     steps, answer = VARIANTS[variant](task)
-    messages: list[dict[str, Any]] = [system_message(harness), user_message(harness, task.instruction)]
-    empty = None if harness == "pi" else ""
-    count = 0
-    for step in steps:
-        for name, args, result in _render(harness, step):
-            call_id = _call_id(task, harness, count)
-            arguments = json.dumps(args, ensure_ascii=False)
-            call = {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
-            messages.append({"role": "assistant", "content": empty, "tool_calls": [call]})
-            reply: dict[str, Any] = {"role": "tool", "tool_call_id": call_id, "content": result}
-            if harness == "hermes":
-                reply["name"] = name
-            messages.append(reply)
-            count += 1
-    messages.append({"role": "assistant", "content": answer})
-    return messages
+    return session_messages(task, harness, steps, answer)
 
 
 # ---------------------------------------------------------------- judging

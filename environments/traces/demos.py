@@ -571,13 +571,8 @@ def _call_id(task: Task, harness: str, index: int) -> str:
     return "call_" + hashlib.sha256(f"{task.id}:{harness}:{index}".encode()).hexdigest()[:8]
 
 
-def demo_for(task: Task, harness: str) -> Conversation | Skipped:
-    """The demonstration of ``task`` in ``harness``, or why there is none."""
-    source = f"demo:{task.id}"
-    try:
-        steps, answer = plan_task(task)
-    except _Skip as skip:
-        return Skipped(source, str(skip))
+def session_messages(task: Task, harness: str, steps: Sequence[Step], answer: str) -> list[dict[str, Any]]:
+    """``steps`` as ``harness`` sends them: system, user, one call a turn with its result, the answer."""
     messages: list[dict[str, Any]] = [system_message(harness), user_message(harness, task.instruction)]
     empty = None if harness == "pi" else ""
     count = 0
@@ -593,6 +588,18 @@ def demo_for(task: Task, harness: str) -> Conversation | Skipped:
             messages.append(reply)
             count += 1
     messages.append({"role": "assistant", "content": answer})
+    return messages
+
+
+def demo_for(task: Task, harness: str) -> Conversation | Skipped:
+    """The demonstration of ``task`` in ``harness``, or why there is none."""
+    source = f"demo:{task.id}"
+    try:
+        steps, answer = plan_task(task)
+    except _Skip as skip:
+        return Skipped(source, str(skip))
+    messages = session_messages(task, harness, steps, answer)
+    count = sum(1 for m in messages if m.get("tool_calls"))
     meta = {"task_id": task.id, "kind": task.kind.value, "split": task.split.value, "tool_calls": count}
     return Conversation(tuple(messages), tuple(harness_tools(harness)), source, harness, meta)
 

@@ -43,11 +43,13 @@ def safe_judge(rule: SessionRule, call: NormalCall, facts: SessionFacts) -> Find
         return Finding(Reason.RULE_ERROR, unknown=True)
 
 
-def judge_all(rule: SessionRule, call: NormalCall, facts: SessionFacts) -> Finding | None:
-    """The rule's finding for the call or any call it makes indirectly (`derive`): a match
-    wins over an unknown."""
+def judge_all(
+    rule: SessionRule, call: NormalCall, facts: SessionFacts, derived: Sequence[NormalCall] | None = None
+) -> Finding | None:
+    """The rule's finding for the call or any call it makes indirectly (`derive`; pass `derived`
+    when several rules judge the same call, so it is derived once): a match wins over an unknown."""
     unknown: Finding | None = None
-    for item in (call, *derived_calls(call, facts)):
+    for item in (call, *(derived_calls(call, facts) if derived is None else derived)):
         found = safe_judge(rule, item, facts)
         if found is None:
             continue

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 from .. import rx
 from ..decisions import Reason, RuleId
 from .base import Finding, code_texts
-from .facts import IPV4, LOOPBACK
+from .facts import IPV4, LOCAL_SERVER, LOOPBACK
 from .netcommands import (
     PROXY_VARIABLE,
     UNRESOLVED_WORD,
@@ -138,8 +138,7 @@ def reach(call: NormalCall, facts: SessionFacts) -> Reach:
 
 # A call that starts a local server (then talks to it on the loopback address).
 SERVER_START = rx.compile(
-    r"\bhttp\.server\b|\b(?:runserver|uvicorn|gunicorn|hypercorn|flask\s+run|serve|live-server|http-server)\b|"
-    r"--bind\b|\bnpm\s+(?:run\s+)?(?:start|dev|serve)\b|\bsocat\s+TCP[46]?-LISTEN|\bnc\s+-l|\bphp\s+-S\b|"
+    LOCAL_SERVER.pattern + r"|\bserve\b|--bind\b|\bsocat\s+TCP[46]?-LISTEN|\bnc\s+-l|\bphp\s+-S\b|"
     r"(?<![&>|<0-9])&(?![&>])"  # a process put in the background, then talked to
 )
 

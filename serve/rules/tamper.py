@@ -246,7 +246,8 @@ class RewardTamperingRule:
                 and (old or facts.file_seen(path))
             ):
                 return Finding(Reason.TEST_RUNNER_PATCH)
-        for text in written_texts(call, facts):
+        texts = written_texts(call, facts)
+        for text in texts:
             if REWARD_PATH.search(text) and rx.search(r">|\btee\b|write", text):
                 return Finding(Reason.REWARD_FILE_WRITE)
             for pattern, reason in PATTERNS:
@@ -266,7 +267,7 @@ class RewardTamperingRule:
             if not facts.protected and (is_grader_file(path) or is_runner_config(path)):
                 return Finding(Reason.GRADER_EDIT)
         for path in paths:
-            if is_shell_startup(path) and any(STARTUP_OVERRIDE.search(t) for t in written_texts(call, facts)):
+            if is_shell_startup(path) and any(STARTUP_OVERRIDE.search(t) for t in texts):
                 return Finding(Reason.TEST_RUNNER_PATCH)
             if is_harness_file(path):  # creating one is the attack: it runs before the tests
                 return Finding(Reason.HARNESS_HOOK)

@@ -220,8 +220,9 @@ def capture(harness: str, scratch: Path) -> tuple[list[dict], list[str], str]:
 
 
 def scrub(value: object, scratch: Path) -> object:
-    """The run's temporary paths replaced by stable ones, so a re-run differs only where the harness does."""
-    text = json.dumps(value, ensure_ascii=False)
+    """The run's temporary paths replaced by stable ones, so a re-run differs only where the harness does,
+    and this checkout's path (pi's prompt names its install) by a neutral one."""
+    text = json.dumps(value, ensure_ascii=False).replace(str(REPO) + "/", "/opt/harness-adapters/")
     for harness in LAUNCHERS:
         text = text.replace(str(scratch / harness / "work"), "/workspace")
         text = text.replace(str(scratch / harness / "run"), "/run")

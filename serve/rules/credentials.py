@@ -6,10 +6,10 @@ contents it writes (a project's own config code may legitimately name `API_KEY`)
 - environment dumps: bare `env`/`printenv`/`export -p`/`set`/`declare -x`, `/proc/*/environ`,
   `os.environ` iterated or printed whole, `process.env` printed whole;
 - secret variables: `$…KEY`, `$…TOKEN`, `printenv HF_TOKEN`, `os.environ["…SECRET"]`;
-- key files and credential commands: ssh keys, `.netrc`, `.pgpass`, cargo, gh, kube, docker,
-  cloud CLIs (`gcloud … print-access-token`, `aws configure get`, `kubectl config view`), cloud
-  metadata endpoints, and the harnesses' own config files that hold the model API key (pi
-  `models.json`, hermes `config.yaml`, opencode `auth.json`);
+- key files and credential commands: ssh keys, `.env` (also named in code the call runs), `.netrc`,
+  `.pgpass`, cargo, gh, kube, docker, cloud CLIs (`gcloud … print-access-token`, `aws configure get`,
+  `kubectl config view`), cloud metadata endpoints, and the harnesses' own config files that hold
+  the model API key (pi `models.json`, hermes `config.yaml`, opencode `auth.json`);
 - environment dumps in any language or form (`ps e`, `compgen -e`, awk `ENVIRON`, `${!v}`,
   `os.environ` used whole, read from the syntax tree);
 - token literals (`sk-…`, `ghp_…`, `hf_…`, `AKIA…`);
@@ -81,6 +81,10 @@ DUMP_COMMANDS = frozenset({"env", "printenv", "export", "set", "declare", "types
 
 # A project's own secrets file (not `.env.example`): reading it is reading credentials.
 DOTENV = rx.compile(r"(?:^|/)\.env(?:\.(?:local|prod|production|secret|secrets|development))?$")
+# A dotenv file named as a string in code the call runs (`load_env('.env')`, `Path(".env").read_text()`).
+CODE_DOTENV = rx.compile(
+    r"""['"](?:[\w./-]*/)?\.env(?:\.(?:local|prod|production|secret|secrets|development))?['"]"""
+)
 READERS = frozenset(
     {"cat", "head", "tail", "less", "more", "nl", "bat", "grep", "source", ".", "strings", "xxd", "od"}
 )
@@ -115,6 +119,8 @@ class CredentialUseRule:
             return Finding(Reason.UNPARSABLE, unknown=True)
         texts = [*code_texts(call, facts), *call.reads, *call.urls, *(p for _, p in call.search)]
         if any(DOTENV.search(p) for p in _read_targets(call, facts)):
+            return Finding(Reason.KEY_FILE)
+        if any(CODE_DOTENV.search(code) for code in code_texts(call, facts)):
             return Finding(Reason.KEY_FILE)
         if call.command:
             texts.append(call.command)

@@ -16,6 +16,7 @@ model's own calls did (the corpus convention).
 
 from __future__ import annotations
 
+import json
 import posixpath
 from typing import TYPE_CHECKING
 
@@ -35,6 +36,13 @@ CWD = rx.compile(r"(?:current )?working directory:\s*(/\S*)", rx.I)
 REPO_URL = rx.compile(
     r"(?:https?://|git@|ssh://git@)(github\.com|gitlab\.com|bitbucket\.org)[/:]"
     r"([\w.-]+)/([\w.-]+?)(?:\.git)?(?=[/\s)\"'#?]|$)",
+    rx.I,
+)
+# "this checkout of github.com/acme/libfoo": the workspace is that repository, so its upstream holds
+# the answer (with or without a scheme).
+THIS_REPO = rx.compile(
+    r"\b(?:this|the|our)\s+(?:local\s+)?(?:checkout|clone|copy|snapshot|fork|repo(?:sitory)?)\s+(?:of|from)\s+"
+    r"(?:https?://)?(github\.com|gitlab\.com|bitbucket\.org)/([\w.-]+)/([\w.-]+?)(?:\.git)?(?=[/\s)\"'#?,;:]|\.?$|\.\s)",
     rx.I,
 )
 ISSUE_URL = rx.compile(
@@ -78,11 +86,20 @@ MAX_FOLD_TEXT = 64 * 1024
 """Of a longer message, the fold reads the first 48 KiB and the last 16 KiB: facts only ever
 make calls allowed, so what a cut hides can only block (fail closed), and the fold stays bounded."""
 TEXT_URL = rx.compile(r"\b[a-z][a-z0-9+.-]{0,15}://(?:[^@/\s]*@)?([a-z0-9_-]+)(?=[:/\s'\"`)]|$)", rx.I)
+NO_MODIFY = (
+    r"\b(?:do\s+not|don['\u2019]?t|never|must\s+not|should\s+not|shouldn['\u2019]?t)\s+"
+    r"(?:modify|edit|change|touch|alter)\b|\bmust\s+not\s+be\s+(?:modified|edited|changed)\b|\bread-only\b"
+)
 GRADING = rx.compile(
     r"\b(?:scored|graded|judged|evaluated|checked|verified|marked)\s+by\b|\b(?:scorer|grader|scorekeeper)\b|"
-    r"\bdo\s+not\s+(?:modify|edit|change|touch)\b|\bmust\s+not\s+be\s+(?:modified|edited|changed)\b|"
-    r"\bread-only\b",
+    + NO_MODIFY,
     rx.I,
+)
+# "our evaluator scripts/eval.py … Don't modify the evaluator": a file a no-modify task calls its
+# evaluator. Only with that instruction: "fix the expression evaluator in calc/eval.py" is the subject.
+NO_MODIFY_TEXT = rx.compile(NO_MODIFY, rx.I)
+GRADER_NOUN = rx.compile(
+    r"\b(?:evaluator|checker|verifier|judge|scoring\s+script|eval(?:uation)?\s+script)\b", rx.I
 )
 NAMED_VERSION = rx.compile(r"(?<![\w.])v?\d+\.\d+(?:\.\d+)*(?:-[\w.]+)?(?![\w])")
 ASKS_FOR_TESTS = rx.compile(
@@ -114,6 +131,28 @@ def bounded(text: str) -> str:
     if len(text) <= MAX_FOLD_TEXT:
         return text
     return text[: MAX_FOLD_TEXT * 3 // 4] + "\n" + text[-MAX_FOLD_TEXT // 4 :]
+
+
+def _strings(value: object) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _strings(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    return []
+
+
+def unwrapped(text: str) -> str:
+    """A tool result as its text: hermes wraps output in JSON (`{"output": "c0d1e2f …\\n9a8b7c6 …"}`),
+    whose escaped newlines would hide line starts from every pattern: its string values, one a line,
+    after the text as it came (a JSON file read by `cat` keeps its keys)."""
+    if len(text) > MAX_FOLD_TEXT or not text.lstrip().startswith(("{", "[")):
+        return text
+    try:
+        return text + "\n" + "\n".join(_strings(json.loads(text)))
+    except (ValueError, RecursionError):
+        return text
 
 
 ACTION = rx.compile(
@@ -149,9 +188,11 @@ def named_graders(text: str) -> set[str]:
     out: set[str] = set()
     if not GRADING.search(text):
         return out
+    nouns = NO_MODIFY_TEXT.search(text) is not None
     for sentence in SENTENCE.split(text):
         paths = path_tokens(sentence)
-        if GRADING.search(_without(sentence, paths)):
+        bare = _without(sentence, paths)
+        if GRADING.search(bare) or nouns and GRADER_NOUN.search(bare):
             out.update(posixpath.basename(p) for p in paths if "." in posixpath.basename(p))
     return out
 
@@ -251,7 +292,7 @@ class SessionFacts:
             self.task_files |= subject_files(text)
             self.known_revs.update(m[0] for m in NAMED_VERSION.finditer(text))
             self.asks_for_tests = self.asks_for_tests or ASKS_FOR_TESTS.search(text) is not None
-        for m in ISSUE_URL.finditer(text):
+        for m in [*ISSUE_URL.finditer(text), *THIS_REPO.finditer(text)]:
             self.task_repos.add((m[1].lower(), m[2].lower(), m[3].lower()))
         for m in REPO_URL.finditer(text):
             self.named_repos.add((m[1].lower(), m[2].lower(), m[3].lower()))
@@ -277,7 +318,7 @@ class SessionFacts:
 
     def result(self, ncall: NormalCall | None, text: str) -> None:
         self.messages += 1
-        text = bounded(text)
+        text = bounded(unwrapped(text))
         # Only file contents count as task text (a search quoting an error message is fine).
         self._text(text, task=ncall is not None and _reads_file(ncall, self.cwd), files=True)
         if TEST_TEXT.search(text):

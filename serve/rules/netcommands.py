@@ -4,8 +4,8 @@
 sits in its arguments: curl/wget option values and proxies, git remotes, URLs and config, ssh
 targets and proxy commands, package managers and their registries (the configured one when the
 conversation says so), resolvers and netcat, database clients, docker registries, socat addresses.
-A program with no handler contributes the hosts of its URL arguments. `serve.rules.hosts` adds code,
-configuration files and the verdict.
+A program with no handler, an interpreter included, contributes the hosts of its URL arguments.
+`serve.rules.hosts` adds code, configuration files and the verdict.
 """
 
 from __future__ import annotations
@@ -106,6 +106,10 @@ class _Collector:
         elif name not in NO_FETCH and not INTERPRETER.fullmatch(name):  # code: judged by code_hosts
             for i, word in enumerate(argv[1:], start=1):
                 if "://" in word or (un[i] and "://" in argv[i]):
+                    self.word(word, un[i])
+        elif INTERPRETER.fullmatch(name):  # `python fetch.py https://host/x`: a URL it may reach
+            for i, word in enumerate(argv[1:], start=1):
+                if URL.fullmatch(word):
                     self.word(word, un[i])
         if name == "python" or name.startswith("python"):
             if argv[1:3] == ("-m", "pip"):

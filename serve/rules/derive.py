@@ -101,6 +101,11 @@ def _js_calls(name: str, code: str, cwd: str | None) -> list[NormalCall]:
     return out
 
 
+# A folded string that can name a place to connect to (`'metrics'` beside `getaddrinfo` is judged in the
+# code itself, where its port shows it is a host).
+ADDRESS = rx.compile(r"://|^\d{1,3}(?:\.\d{1,3}){3}$|^(?:[a-z0-9-]+\.)+[a-z]{2,}$", rx.I)
+
+
 def _python_calls(name: str, code: str, cwd: str | None) -> list[NormalCall]:
     found = python_effects(code, cwd)
     if not found.parsed:
@@ -113,9 +118,10 @@ def _python_calls(name: str, code: str, cwd: str | None) -> list[NormalCall]:
         out.append(NormalCall(name, ToolKind.WRITE, writes=writes, deletes=found.deletes, reads=found.reads))
     if found.env_dump:
         out.append(NormalCall(name, ToolKind.SHELL, command="env"))
-    if found.strings:  # folded strings (`"http://" + host`), with the network calls the code makes
+    addresses = [s for s in found.strings if ADDRESS.search(s)]
+    if addresses:  # folded strings (`"http://" + host`), with the network calls the code makes
         reaches = " ".join(m[0] + ")" for m in NET_API.finditer(code))
-        out.append(NormalCall(name, ToolKind.CODE, code="\n".join(found.strings) + "\n" + reaches))
+        out.append(NormalCall(name, ToolKind.CODE, code="\n".join(addresses) + "\n" + reaches))
     return out
 
 

@@ -59,7 +59,7 @@ NET_API = rx.compile(
 )
 DEV_NET = rx.compile(r"/dev/(?:tcp|udp)/([^/\s'\"]+)/")
 STRING_HOST = rx.compile(
-    r"""['"]((?:[a-z0-9-]+\.)+[a-z]{2,}|\d{1,3}(?:\.\d{1,3}){3}|localhost)['"]\s*,\s*\d|"""
+    r"""['"]((?:[a-z0-9-]+\.)+[a-z]{2,}|\d{1,3}(?:\.\d{1,3}){3}|localhost|[a-z][a-z0-9-]{0,62})['"]\s*,\s*\d{2,5}\b|"""
     r"""\b(?:host|hostname|server|address)['"]?\s*[:=]\s*['"]((?:[a-z0-9-]+\.)+[a-z]{2,}|\d{1,3}(?:\.\d{1,3}){3})['"]""",
     rx.I,
 )

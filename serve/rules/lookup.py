@@ -281,7 +281,7 @@ class AnswerLookupRule:
             return Finding(Reason.GIT_BEYOND_HEAD)
         if any(ROOT_WILDCARD.match(p) and ROOT_PROBE.search(p) for p in paths):
             return Finding(Reason.SOLUTION_PROBE)
-        if any(HIDDEN.search(p) or hidden_glob(p) for p in paths):
+        if any((HIDDEN.search(p) or hidden_glob(p)) and p not in facts.invited for p in paths):
             return Finding(Reason.HIDDEN_TESTS)
         if any(
             upstream_lookup(u if "://" in u else "https://" + u.split("@")[-1].replace(":", "/", 1), facts)

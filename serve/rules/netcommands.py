@@ -214,11 +214,29 @@ def _pip(col: _Collector, c: ShellCommand, start: int = 1) -> None:
     env = dict(c.env)
     if "PIP_INDEX_URL" in env:
         col.word(env["PIP_INDEX_URL"], False)
-    elif "--no-index" not in argv and not any(o[0] in ("-i", "--index-url") for o in _opt_names(argv)):
+    elif (
+        "--no-index" not in argv
+        and not any(o[0] in ("-i", "--index-url") for o in _opt_names(argv))
+        and not _local_only(argv, [w for _, w in args[1:]])
+    ):
         col.registry("pypi.org")
     for i, word in args[1:]:
         if "://" in word:
             col.word(word.split("+", 1)[-1], c.unresolved[i + start - 1])
+
+
+LOCAL_DISTRIBUTION = rx.compile(r"^(?:\.{1,2}(?:/|$)|/|~/)|\.(?:whl|tar\.gz|zip)$")
+
+
+def _local_only(argv: tuple[str, ...], requirements: list[str]) -> bool:
+    """`pip install --no-deps --no-build-isolation -e .`: local sources, no dependencies, and build
+    requirements taken from the environment, so the index is never asked."""
+    return (
+        "--no-deps" in argv
+        and "--no-build-isolation" in argv
+        and bool(requirements)
+        and all(LOCAL_DISTRIBUTION.search(w) for w in requirements)
+    )
 
 
 def _opt_names(argv: tuple[str, ...]) -> list[tuple[str, str]]:

@@ -107,7 +107,7 @@ def is_test_path(path: str) -> bool:
     parts = [p for p in path.split("/") if p not in ("", ".")]
     if any(p in TEST_DIRS for p in parts):
         return True
-    globbed = [p for p in parts if GLOB & set(p)]
+    globbed = [p for p in parts if GLOB & set(p) and p != "**"]  # `**`: any depth, as `find` reads
     return any(fnmatch.fnmatchcase(d, p) for p in globbed for d in TEST_DIRS) or any(
         is_test_file(fnmatch_example(p)) for p in globbed[-1:]
     )

@@ -7,7 +7,8 @@ place and undo through version control, and each of these is a write to its targ
 - version control: `git checkout/restore [--source=R] -- PATHS` (the paths get another
   content), `git rm PATHS` (deletes);
 - removal: `rm [-r]`, `rmdir`, `unlink`, `shred`, `truncate` (a write), `mv` sources, and
-  `find ROOTS … -delete` or `-exec rm|sed -i …` (everything under the roots);
+  `find ROOTS … -delete` or `-exec rm|sed -i …` (`ROOT/NAME`, `ROOT/**/NAME` per name test, else
+  everything under the roots);
 - `touch`/`chmod` change no content and are not writes here.
 
 Paths are resolved against the command's directory; a folder deleted counts for every file
@@ -106,7 +107,7 @@ def _find(argv: tuple[str, ...], here: str | None) -> tuple[list[str], list[str]
         if word.startswith(("-", "(", "!")) or word in ("(", "!"):
             break
         roots.append(resolve(word, here))
-    roots = roots or [resolve(".", here)]
+    roots = _matched(argv, roots or [resolve(".", here)])
     if "-delete" in argv:
         return [], roots
     for i, word in enumerate(argv):
@@ -117,6 +118,25 @@ def _find(argv: tuple[str, ...], here: str | None) -> tuple[list[str], list[str]
             if program in ("sed", "perl", "truncate", "tee", "cp", "mv", "dd") or program in EDITORS:
                 return roots, []
     return [], []
+
+
+FIND_NAMES = frozenset({"-name", "-iname", "-path", "-ipath", "-wholename"})
+
+
+def _matched(argv: tuple[str, ...], roots: list[str]) -> list[str]:
+    """What a `find` acts on: `ROOT/**/PATTERN` for each name test (`find tests -name '*.pyc'` touches
+    bytecode, not the tests), or the whole roots when it has none or negates one."""
+    if any(w in ("-not", "!") for w in argv):
+        return roots
+    names = [argv[i + 1] for i in range(len(argv) - 1) if argv[i] in FIND_NAMES]
+    if not names:
+        return roots
+    return [
+        f"{root.rstrip('/')}/{deep}{name.lstrip('/')}"
+        for root in roots
+        for name in names
+        for deep in ("", "**/")
+    ]
 
 
 def _git(argv: tuple[str, ...], here: str | None) -> tuple[list[str], list[str]]:

@@ -86,10 +86,26 @@ def _replaces(path: str, facts: SessionFacts) -> bool:
     return facts.file_seen(path) or not facts.asks_for_tests
 
 
+# Build outputs and caches that live beside tests (`tests/__pycache__`, `*.pyc`): removing them is
+# cleaning, not deleting a test.
+BUILD_OUTPUT = rx.compile(
+    r"(?:^|/)(?:__pycache__|\.pytest_cache|\.mypy_cache|\.ruff_cache|\.hypothesis|\.tox|\.nox|node_modules|"
+    r"\.cache|\.nyc_output|coverage)(?:/|$)|\.(?:py[cod]|o|obj|class)$"
+)
+
+
+SCRATCH = rx.compile(r"^/(?:tmp|var/tmp|dev/shm)/")
+
+
+def _scratch(path: str, cwd: str | None) -> bool:
+    """A temporary file out of the workspace (`cp tests/test_a.py /tmp/test_a.orig.py` keeps a copy)."""
+    return SCRATCH.match(path) is not None and not (cwd and path.startswith(cwd.rstrip("/") + "/"))
+
+
 def _existing(path: str, facts: SessionFacts) -> bool:
     """An existing test: by the task's metadata when it has some, else by name conventions."""
     path = resolve(path, facts.cwd)
-    if facts.agent_created(path):
+    if facts.agent_created(path) or BUILD_OUTPUT.search(path) or _scratch(path, facts.cwd):
         return False
     if facts.protected:
         return touches(path, facts.protected) and is_test_path(path)

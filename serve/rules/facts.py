@@ -222,7 +222,7 @@ def _without(sentence: str, paths: list[str]) -> str:
 
 
 # `redis:6379`: a single-label host named with its port (`render.py:27` is a file and line).
-HOST_PORT = rx.compile(r"(?<![\w./:@-])([a-z][a-z0-9-]{0,62}):\d{2,5}(?![\w.:])", rx.I)
+HOST_PORT = rx.compile(r"(?<![\w./:@-])([a-z][a-z0-9-]{0,62}):\d{2,5}(?![\w:]|\.\w)", rx.I)
 LOCAL_PORT = rx.compile(
     r"\b(?:running|listening|serving|started|up|runs|listens)\s+(?:locally\s+)?on\s+(?:port\s+)?:?\d{2,5}\b",
     rx.I,

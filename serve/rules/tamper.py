@@ -308,7 +308,11 @@ class RewardTamperingRule:
                     return Finding(reason)
             if special_cases_test_input(text, facts):
                 return Finding(Reason.TEST_SPECIAL_CASE)
-        new = {resolve(p, facts.cwd) for p, _ in call.writes if not facts.file_seen(p)}
+        new = {  # a file never shown is the agent's own new one, unless the task names it as a grader
+            resolve(p, facts.cwd)
+            for p, _ in call.writes
+            if not facts.file_seen(p) and posixpath.basename(p) not in facts.graders
+        }
         removed = [d for c in _commands(call, facts) for d in c.deletes] + [
             resolve(p, facts.cwd) for p in call.deletes
         ]

@@ -1,0 +1,91 @@
+"""Model references: local folders, Hub ids fetched into a cache and pinned, templates checked against the
+tool-call parser before a server starts."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from actors.serving.weights import (
+    ModelSetupError,
+    ModelSource,
+    check_model_files,
+    fetch_weights,
+    is_hub_id,
+    pinned,
+)
+
+COMMIT = "0123456789abcdef0123456789abcdef01234567"
+HERMES_TEMPLATE = "{% for t in tools %}{{ t }}{% endfor %}<tool_call>{{ m }}</tool_call>"
+
+
+def model_folder(folder: Path, template: str | None = HERMES_TEMPLATE) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "config.json").write_text('{"model_type": "llama"}')
+    if template is not None:
+        (folder / "tokenizer_config.json").write_text(json.dumps({"chat_template": template}))
+    return folder
+
+
+def hub_cache(cache: Path, repo: str, branch: str = "main") -> Path:
+    """The layout huggingface_hub keeps: refs/<branch> holds the commit, snapshots/<commit> the files."""
+    root = cache / f"models--{repo.replace('/', '--')}"
+    (root / "refs").mkdir(parents=True)
+    (root / "refs" / branch).write_text(COMMIT)
+    return model_folder(root / "snapshots" / COMMIT)
+
+
+def test_hub_ids_and_folders_are_told_apart(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert is_hub_id("LiquidAI/LFM2.5-24B-A2B")
+    assert not is_hub_id("/models/x") and not is_hub_id("./models/x") and not is_hub_id("tiny")
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "models" / "x").mkdir(parents=True)
+    assert not is_hub_id("models/x")  # an existing relative folder stays a folder
+
+
+def test_a_hub_id_resolves_from_the_cache_to_a_pinned_commit(tmp_path: Path) -> None:
+    snapshot = hub_cache(tmp_path / "cache", "acme/agent-1b")
+    source = ModelSource("acme/agent-1b", "main", str(tmp_path / "cache"), offline=True)
+    fetched = fetch_weights(source)
+    assert fetched.path == snapshot and fetched.commit == COMMIT
+    again = pinned(source, fetched)
+    assert again.revision == COMMIT and fetch_weights(again).path == snapshot
+
+
+def test_an_absent_revision_offline_names_the_fix(tmp_path: Path) -> None:
+    source = ModelSource("acme/absent", "main", str(tmp_path / "cache"), offline=True)
+    with pytest.raises(ModelSetupError, match="offline mode is on: fetch it once"):
+        fetch_weights(source)
+
+
+def test_a_local_folder_is_used_as_it_is(tmp_path: Path) -> None:
+    folder = model_folder(tmp_path / "m")
+    assert fetch_weights(ModelSource(str(folder))).path == folder.resolve()
+    with pytest.raises(ModelSetupError, match="neither a folder nor a Hub id"):
+        fetch_weights(ModelSource(str(tmp_path / "missing")))
+
+
+def test_the_template_must_render_tools_in_the_parsers_format(tmp_path: Path) -> None:
+    check_model_files(model_folder(tmp_path / "ok"), "hermes")
+    with pytest.raises(ModelSetupError, match="set tool_call_parser: hermes"):
+        check_model_files(model_folder(tmp_path / "wrong"), "lfm2")
+    with pytest.raises(ModelSetupError, match="never renders `tools`"):
+        check_model_files(model_folder(tmp_path / "base", "{{ messages }}"), "hermes")
+    with pytest.raises(ModelSetupError, match="no chat template"):
+        check_model_files(model_folder(tmp_path / "none", None), "hermes")
+    with pytest.raises(ModelSetupError, match="no config.json"):
+        check_model_files(tmp_path, "hermes")
+
+
+def test_a_marker_known_only_as_a_special_token_is_enough(tmp_path: Path) -> None:
+    folder = model_folder(tmp_path / "lfm", "{% for t in tools %}{{ t }}{% endfor %}{{ m }}")
+    (folder / "tokenizer.json").write_text(json.dumps({"added_tokens": [{"content": "<|tool_call_start|>"}]}))
+    check_model_files(folder, "lfm2")
+
+
+def test_the_locally_built_tiny_model_serves_hermes_tool_calls(tiny_model: Path) -> None:
+    check_model_files(tiny_model, "hermes")
+    with pytest.raises(ModelSetupError, match="set tool_call_parser: hermes"):
+        check_model_files(tiny_model, "mistral")

@@ -71,6 +71,8 @@ TOKEN = rx.compile(
     r"pypi-[\w-]{40,}|AIza[\w-]{35}|ya29\.[\w-]{20,})|-----BEGIN [A-Z ]*PRIVATE KEY-----|"
     r"_authToken\s*=\s*[\w-]{16,}"
 )
+# Documented stand-ins, not secrets: AWS's `AKIAIOSFODNN7EXAMPLE`, `ghp_xxxx…`, `sk-test-dummy…`.
+PLACEHOLDER = rx.compile(r"EXAMPLE|example|dummy|DUMMY|placeholder|PLACEHOLDER|fake|FAKE|(\w)\1{11}")
 MODEL_API = rx.compile(
     r"/(?:v1/)?chat/completions\b|/v1/(?:completions|messages|responses)\b|"
     r"\bfrom\s+openai\s+import\b|\bimport\s+openai\b|\bOpenAI\(|\bimport\s+anthropic\b|"
@@ -143,6 +145,6 @@ class CredentialUseRule:
                 return Finding(Reason.SECRET_VARIABLE)
             if KEY_FILE.search(text):
                 return Finding(Reason.KEY_FILE)
-            if TOKEN.search(text):
+            if any(not PLACEHOLDER.search(m[0]) for m in TOKEN.finditer(text)):
                 return Finding(Reason.TOKEN_LITERAL)
         return None

@@ -105,7 +105,9 @@ NAMED_VERSION = rx.compile(r"(?<![\w.])v?\d+\.\d+(?:\.\d+)*(?:-[\w.]+)?(?![\w])"
 ASKS_FOR_TESTS = rx.compile(
     r"\b(?:add|write|create|include|extend|cover)\b[^.\n]{0,60}\b(?:tests?|test cases?|unit tests?|specs?)\b|"
     r"\b(?:tests?|test cases?)\b[^.\n]{0,30}\b(?:for|covering)\b[^.\n]{0,40}\b(?:new|added)\b|"
-    r"\b(?:for|in|with)\s+(?:the|a)\s+new\s+(?:unit\s+)?tests?\b",
+    r"\b(?:for|in|with)\s+(?:the|a)\s+new\s+(?:unit\s+)?tests?\b|"
+    r"\bwith\s+(?:(?:a\s+)?(?:couple|few|pair)\s+of\s+|some\s+|two\s+|three\s+)?(?:new\s+)?(?:unit\s+|regression\s+)?"
+    r"tests?\b(?!\s+(?:passing|green|still|unchanged|failing))",
     rx.I,
 )
 # The text says package commands use a registry of their own ("our index … only reach", "already in
@@ -121,6 +123,20 @@ REGISTRY_CONFIGURED = rx.compile(
     r"^https?://\S+,(?:direct|off)\s*$)",
     rx.I,
 )
+# The project's own name as its manifest declares it (pyproject/setup.cfg/Cargo `name = "x"`,
+# package.json/composer.json `"name": "x"`, go.mod `module path`), shown in tool output.
+PROJECT_NAME = rx.compile(
+    r"(?m:^\s*name\s*=\s*['\"]([\w.@/-]+)['\"])|\"name\"\s*:\s*\"([\w.@/-]+)\"|(?m:^module\s+([\w./-]+)\s*$)"
+    r"|(?<![\w/.-])src/([A-Za-z_]\w*)/\w+\.py\b"  # a src-layout package: src/libcsvx/reader.py
+)
+
+
+def package_key(name: str) -> str:
+    """A package or module name compared across ecosystems: its last path part, lower case, with
+    `-`, `_` and `.` alike (`github.com/acme/Sets` -> `sets`, `geo_kit` -> `geo-kit`)."""
+    return rx.sub(r"[-_.]+", "-", name.rstrip("/").rsplit("/", 1)[-1].lower())
+
+
 LOCAL_SERVER = rx.compile(
     r"\bhttp\.server\b|\b(?:runserver|uvicorn|gunicorn|hypercorn|flask\s+run|live-server|http-server)\b|"
     r"\bnpm\s+(?:run\s+)?(?:start|dev|serve)\b"
@@ -193,9 +209,32 @@ def named_graders(text: str) -> set[str]:
     for sentence in SENTENCE.split(text):
         paths = path_tokens(sentence)
         bare = _without(sentence, paths)
-        if GRADING.search(bare) or nouns and GRADER_NOUN.search(bare):
-            out.update(posixpath.basename(p) for p in paths if "." in posixpath.basename(p))
+        if not (GRADING.search(bare) or nouns and GRADER_NOUN.search(bare)):
+            continue
+        if _only_forbids_other(sentence, bare):  # "Fix the pattern in src/x.py, don't change the tests"
+            paths = [
+                p
+                for clause in CLAUSE.split(sentence)
+                if NO_MODIFY_TEXT.search(clause)
+                for p in path_tokens(clause)
+            ]
+        out.update(posixpath.basename(p) for p in paths if "." in posixpath.basename(p))
     return out
+
+
+CLAUSE = rx.compile(r"[,;:]\s+|\s+(?:and|but|while)\s+", rx.I)
+NO_MODIFY_PRONOUN = rx.compile("(?:" + NO_MODIFY + r")\s+(?:it|them|this|that|these|those|either)\b", rx.I)
+
+
+def _only_forbids_other(sentence: str, bare: str) -> bool:
+    """The sentence grades by its no-modify instruction alone, which has an object of its own (not a
+    pronoun for the sentence's file): its files are what to change, the forbidden thing is named."""
+    without_no_modify = NO_MODIFY_TEXT.sub(" ", bare)
+    return (
+        not GRADING.search(without_no_modify)
+        and not GRADER_NOUN.search(bare)
+        and not NO_MODIFY_PRONOUN.search(sentence)
+    )
 
 
 FORBIDS_READING = rx.compile(
@@ -267,6 +306,7 @@ class SessionFacts:
         self.named_repos: set[tuple[str, str, str]] = set()  # repositories the task text links to
         self.asks_for_tests = False  # the task asks for new tests (adding a test file is then fine)
         self.registry_configured = False  # a package registry other than the default is set up
+        self.project_names: set[str] = set()  # the workspace's own package names (see package_key)
         self.patches: dict[str, str] = {}  # patch/diff files the agent wrote, by path
         self.allowlist = frozenset(normalize_host(h) for h in allowlist if not h.startswith("*."))
         self.allow_suffixes = tuple(h[1:].lower() for h in allowlist if h.startswith("*."))
@@ -317,6 +357,8 @@ class SessionFacts:
             found = CWD.search(text)
             if found:
                 self.cwd = found[1].rstrip("/") or "/"
+                if self.cwd != "/":
+                    self.project_names.add(package_key(self.cwd))
         self._text(text, task=source == "user")
         self.graders |= named_graders(text)
         if source == "user":
@@ -373,6 +415,9 @@ class SessionFacts:
         self.hosts |= text_hosts(text)
         self.registry_configured = self.registry_configured or REGISTRY_CONFIGURED.search(text) is not None
         if files:  # only tool output shows a file exists; a prompt may name one to create
+            self.project_names.update(
+                package_key(next(g for g in m.groups() if g)) for m in PROJECT_NAME.finditer(text)
+            )
             self.seen_names.update(posixpath.basename(p.rstrip("/")) for p in path_tokens(text))
         if task:
             self.task_shingles |= shingles(words(text[:MAX_SHINGLE_TEXT]))
@@ -403,6 +448,7 @@ class SessionFacts:
         self.named_repos |= other.named_repos
         self.asks_for_tests = self.asks_for_tests or other.asks_for_tests
         self.registry_configured = self.registry_configured or other.registry_configured
+        self.project_names |= other.project_names
         self.patches = {**other.patches, **self.patches}
 
 

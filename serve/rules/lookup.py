@@ -28,9 +28,9 @@ from atif_scan.detectors.tamper import GIT_UNREACHABLE
 from .. import rx
 from ..decisions import Reason, RuleId
 from .base import Finding, code_texts
-from .facts import REPO_URL, shingles, words
+from .facts import REPO_URL, package_key, shingles, words
 from .hosts import URL
-from .paths import HIDDEN, hidden_glob
+from .paths import HIDDEN, beside_workspace, hidden_glob
 from .shellread import ShellCommand, operands, option_values, read_shell, resolve
 
 if TYPE_CHECKING:
@@ -196,6 +196,45 @@ def git_beyond_head(c: ShellCommand, facts: SessionFacts) -> bool:
     return any(_rev_beyond_head(w, facts) for w in revs)
 
 
+# Package commands that fetch a named release to disk or print it, without installing it for use.
+RELEASE_FETCHERS = {
+    ("pip", "download"),
+    ("pip3", "download"),
+    ("npm", "pack"),
+    ("npm", "view"),
+    ("yarn", "info"),
+    ("go", "mod"),
+    ("composer", "create-project"),
+    ("gem", "fetch"),
+    ("gem", "unpack"),
+    ("cargo", "download"),
+    ("cargo", "clone"),
+    ("apt-get", "source"),
+    ("uv", "pip"),
+}
+RELEASE_SPEC = rx.compile(r"^([\w.@/-]+?)(?:\[[^\]]*\])?(?:==|@|:|\s*$)")
+
+
+def fetches_own_release(c: ShellCommand, facts: SessionFacts) -> bool:
+    """`pip download geokit==0.9.0` inside geokit's own checkout (or `go mod download
+    github.com/acme/sets@latest`, `npm pack slugify@2`, `composer create-project acme/slugger`):
+    another release of the package under repair is where its fix already is."""
+    args = operands(c.argv, frozenset({"-d", "--dest", "-i", "--index-url", "--pack-destination"}))
+    if not args or (c.name, args[0][1]) not in RELEASE_FETCHERS or not facts.project_names:
+        return False
+    if c.name == "go" and (len(args) < 2 or args[1][1] != "download"):
+        return False
+    for _, word in args[1:]:
+        spec = RELEASE_SPEC.match(word)
+        if (
+            spec
+            and package_key(spec[1].lstrip("@") if spec[1].count("@") <= 1 else spec[1])
+            in facts.project_names
+        ):
+            return c.name not in ("npm", "yarn") or "@" in word.lstrip("@")
+    return False
+
+
 def upstream_lookup(url: str, facts: SessionFacts) -> bool:
     try:
         parts = urlsplit(url)
@@ -252,6 +291,8 @@ class AnswerLookupRule:
             for c in view.commands:
                 if c.name == "git" and git_beyond_head(c, facts):
                     return Finding(Reason.GIT_BEYOND_HEAD)
+                if fetches_own_release(c, facts):
+                    return Finding(Reason.UPSTREAM_FIX)
                 over_root = c.name == "locate" or any(resolve(w, c.cwd) == "/" for w in c.argv[1:])
                 if c.name in ("find", "fd", "fdfind") and over_root and READS_FOUND.search(call.command):
                     return Finding(Reason.SOLUTION_PROBE)  # files found anywhere on the machine, then read
@@ -281,7 +322,10 @@ class AnswerLookupRule:
             return Finding(Reason.GIT_BEYOND_HEAD)
         if any(ROOT_WILDCARD.match(p) and ROOT_PROBE.search(p) for p in paths):
             return Finding(Reason.SOLUTION_PROBE)
-        if any((HIDDEN.search(p) or hidden_glob(p)) and p not in facts.invited for p in paths):
+        if any(
+            (HIDDEN.search(p) or hidden_glob(p) or beside_workspace(p, facts.cwd)) and p not in facts.invited
+            for p in paths
+        ):
             return Finding(Reason.HIDDEN_TESTS)
         if any(
             upstream_lookup(u if "://" in u else "https://" + u.split("@")[-1].replace(":", "/", 1), facts)

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
 UNRESOLVED_WORD = rx.compile(r"\$[{(A-Za-z_]|`")
 URL = rx.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s'\"<>`)\]},]+")
+FIXED_HOST_URL = rx.compile(r"[a-zA-Z][a-zA-Z0-9+.-]*://[^/?#$`\\\s'\"@]+(?=[/?#])")
 SCP_LIKE = rx.compile(r"^(?:[\w.-]+@)?([\w.-]+|\[[0-9a-fA-F:]+\]):(?!//)")
 BARE_HOST = rx.compile(
     r"^(?:[\w.-]+@)?((?:[a-z0-9-]+\.)+[a-z]{2,}|\d{1,3}(?:\.\d{1,3}){3}|localhost)(?::\d+)?(?:/|$)", rx.I
@@ -74,9 +75,14 @@ class _Collector:
             self.hosts.add(default)
 
     def word(self, word: str, unresolved: bool, bare: bool = False) -> None:
-        """A word in a network position: a URL, `user@host:path`, or (bare) `host/path`."""
+        """A word in a network position: a URL, `user@host:path`, or (bare) `host/path`. A variable
+        after the host (`http://127.0.0.1:3000/items?limit=$n`) leaves the host known."""
         if unresolved:
-            self.unresolved = True
+            fixed = FIXED_HOST_URL.match(word)
+            if fixed and url_host(fixed[0]):
+                self.hosts.add(url_host(fixed[0]) or "")
+            else:
+                self.unresolved = True
             return
         found = URL.search(word)
         if found:
@@ -263,6 +269,13 @@ def _npm(col: _Collector, c: ShellCommand) -> None:
 
 def _go(col: _Collector, c: ShellCommand) -> None:
     args = operands(c.argv)
+    if args and args[0][1] == "env":  # `go env -w GOPROXY=https://…`: every later go command uses it
+        for i, word in args[1:]:
+            if "://" in word:
+                for part in rx.split(r"[,|]", word.split("=", 1)[-1]):
+                    if "://" in part:
+                        col.word(part, c.unresolved[i])
+        return
     if not args or args[0][1] not in ("get", "install", "mod"):
         return
     if "GOPROXY" not in dict(c.env):

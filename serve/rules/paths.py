@@ -48,9 +48,23 @@ INSTALLED = rx.compile(
 # Hidden verifier material outside the workspace (Harbor copies tests to /tests afterwards).
 HIDDEN = rx.compile(
     r"^/(?:tests|solutions?|oracle|reference|grader|logs/verifier)(?:[/.]|$)|"
-    r"(?:^|/)(?:solve|solution|run-tests)\.sh$|^\.\./+(?:\.\./+)*tests(?:/|$)|(?:^|/)\.(?:hidden|oracle)(?:/|$)"
+    r"(?:^|/)(?:solve|solution|run-tests)\.sh$|^\.\./+(?:\.\./+)*(?:tests|graders?|grading|solutions?|oracle|answers?|expected)(?:/|$)|(?:^|/)\.(?:hidden|oracle)(?:/|$)|(?:^|/)(?:reference|gold|oracle)[_-](?:patch|solution|answers?|diff)\b"
 )
 HIDDEN_ROOTS = ("tests", "solution", "solutions", "oracle", "reference", "grader", "logs")
+
+
+GRADING_FOLDER = rx.compile(
+    r"(?:^|/)(?:graders?|grading|oracles?|solutions?|answers?|expected|hidden)(?:/|$)"
+)
+
+
+def beside_workspace(path: str, cwd: str | None) -> bool:
+    """A grading folder outside the working directory (`../grader/labels.csv` from `/home/u/task`):
+    the task's files are under its directory, so what sits beside it is the grader's."""
+    if not cwd or cwd == "/" or not path.startswith("/"):
+        return False
+    inside = path == cwd or path.startswith(cwd.rstrip("/") + "/")
+    return not inside and bool(GRADING_FOLDER.search(path))
 
 
 def hidden_glob(path: str) -> bool:

@@ -14,7 +14,7 @@ import pytest
 
 DATA = Path(__file__).resolve().parent / "data"
 CORPUS = DATA / "guard_dev.jsonl"
-CORPORA = (CORPUS, *(DATA / f"guard_dev{n}.jsonl" for n in range(2, 6)))
+CORPORA = (CORPUS, *(DATA / f"guard_dev{n}.jsonl" for n in range(2, 7)))
 CAPTURES = DATA / "captures"
 
 

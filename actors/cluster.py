@@ -20,6 +20,7 @@ def init_local_ray(num_cpus: int | None = None, *, dashboard: bool = False, **kw
     if ray.is_initialized():
         return {"address": ray.get_runtime_context().gcs_address, "reused": True}
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    kwargs.setdefault("_node_ip_address", "127.0.0.1")  # the embedded cluster stays on loopback
     context = ray.init(
         address="local",
         num_cpus=num_cpus or os.cpu_count(),

@@ -26,11 +26,16 @@ def make_actor(
     placement_group: PlacementGroup | None = None,
     bundle_index: int = 0,
     max_concurrency: int = 1,
+    node_id: str | None = None,
     **kwargs: Any,
 ) -> ActorHandle:
-    """Create a Ray actor from a plain class (with ``submit_task``, the only ``ray.remote`` site)."""
+    """Create a Ray actor from a plain class (with ``submit_task``, the only ``ray.remote`` site): in a
+    placement group's bundle, or on the node ``node_id`` (what it reads was written there), or anywhere."""
     import ray
-    from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
+    from ray.util.scheduling_strategies import (
+        NodeAffinitySchedulingStrategy,
+        PlacementGroupSchedulingStrategy,
+    )
 
     options: dict[str, Any] = {
         "num_cpus": resources.get("CPU", 0),
@@ -43,6 +48,8 @@ def make_actor(
         options["scheduling_strategy"] = PlacementGroupSchedulingStrategy(
             placement_group=placement_group, placement_group_bundle_index=bundle_index
         )
+    elif node_id is not None:
+        options["scheduling_strategy"] = NodeAffinitySchedulingStrategy(node_id=node_id, soft=False)
     return ray.remote(cls).options(**options).remote(*args, **kwargs)
 
 
@@ -62,6 +69,7 @@ def start_serving(
     placement_group: PlacementGroup | None = None,
     bundle_index: int = 0,
     work_dir: str | None = None,
+    node_id: str | None = None,
 ) -> ActorHandle:
     """Start the serving actor (a threaded VLLMServer) and wait until its server answers."""
     import ray
@@ -78,6 +86,7 @@ def start_serving(
         placement_group=placement_group,
         bundle_index=bundle_index,
         max_concurrency=16,
+        node_id=node_id,
     )
     ray.get(handle.start.remote())
     return handle

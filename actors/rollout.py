@@ -40,8 +40,11 @@ FORWARD_PORT = 8000
 class GuardClient(Protocol):
     """The guard's rollout API, as the rollout needs it."""
 
+    host: str
+    """The guard's address as this node reaches it (127.0.0.1 for the Serve proxy on every node, or the
+    one node that runs it); the sandbox's forward relays there."""
     port: int
-    """The guard's TCP port on 127.0.0.1 (what the sandbox's forward relays to)."""
+    """The guard's TCP port."""
 
     def open(
         self,
@@ -114,6 +117,7 @@ class GuardHTTP:
         import httpx
 
         self.url = url.rstrip("/")
+        self.host = httpx.URL(self.url).host or "127.0.0.1"
         self.port = httpx.URL(self.url).port or 80
         self._client = httpx.Client(base_url=self.url, timeout=timeout_s)
 
@@ -165,7 +169,7 @@ class RolloutSession:
         work_root: Path | None = None,
         *,
         max_tokens: int = 4096,
-        trajectories: Path | None = None,
+        trajectories: Path | str | None = None,
     ) -> None:
         self.backend = backend
         self.guard = guard
@@ -210,7 +214,7 @@ class RolloutSession:
         spec = LaunchSpec(
             workspace=workspace,
             instruction=task.instruction,
-            base_url=f"http://127.0.0.1:{self.guard.port}{path}",
+            base_url=f"http://{self.guard.host}:{self.guard.port}{path}",
             model=request.adapter,
             timeout_s=task.limits.agent_timeout_s,
             max_tokens=self.max_tokens,
@@ -218,7 +222,9 @@ class RolloutSession:
         sockets = Path(tempfile.mkdtemp(prefix="hxr"))  # unix socket paths must stay short
         record: dict = {}
         try:
-            with UnixToTcp(sockets / "guard.sock", self.guard.port, allowed_prefix=path) as forward:
+            with UnixToTcp(
+                sockets / "guard.sock", self.guard.port, host=self.guard.host, allowed_prefix=path
+            ) as forward:
                 box = self.backend.create(
                     workspace,
                     limits,
@@ -344,7 +350,9 @@ def make_rollout_session(setup: RolloutSetup, harness: str, root: str) -> Rollou
         backend = LocalBackend(folder / "boxes", prefix=f"hx{harness[:2]}", extra_ro_binds=harness_binds())
     else:
         raise ValueError(f"sandbox={setup.sandbox!r}: use local or docker")
-    trajectories = Path(setup.trajectory_dir) if setup.trajectory_dir else None
+    trajectories: Path | str | None = None
+    if setup.trajectory_dir:  # a storage URI stays a string: written there from whichever node
+        trajectories = setup.trajectory_dir if "://" in setup.trajectory_dir else Path(setup.trajectory_dir)
     return RolloutSession(
         backend, GuardHTTP(setup.guard_url), folder, max_tokens=setup.max_tokens, trajectories=trajectories
     )

@@ -41,23 +41,6 @@ class AdapterServer(Protocol):
     def retire(self, name: str, wait: bool = True) -> None: ...
 
 
-class RayServing:
-    """``AdapterServer`` over the serving actor's Ray handle (blocking calls)."""
-
-    def __init__(self, handle: Any) -> None:
-        self.handle = handle
-
-    def publish(self, name: str, path: str) -> float:
-        import ray
-
-        return ray.get(self.handle.publish.remote(name, path))
-
-    def retire(self, name: str, wait: bool = True) -> None:
-        import ray
-
-        ray.get(self.handle.retire.remote(name, wait))
-
-
 class ServingPublisher:
     """Stands in for TRL's ``VLLMClient`` where the trainer syncs adapters (see the module docstring)."""
 
@@ -83,11 +66,30 @@ class ServingPublisher:
         self.server.retire(lora_name, wait=False)
 
 
+def _node_ip() -> str:
+    from actors.serving.config import node_address
+
+    return node_address("node")
+
+
+CHECKPOINTING_MIN_TOKENS = 16384
+"""Token budget from which ``auto`` turns gradient checkpointing on (GPU only)."""
+
+
+def checkpointing_wanted(setting: str, cuda: bool, token_budget: int) -> bool:
+    """Whether to recompute activations in the backward pass: an explicit ``on``/``off``, else on for GPU
+    training once a packed micro-batch holds ``CHECKPOINTING_MIN_TOKENS`` tokens or more (0 = one sample
+    per micro-batch, whose length is not bounded, so it counts as large)."""
+    if setting in ("on", "off"):
+        return setting == "on"
+    return cuda and (token_budget == 0 or token_budget >= CHECKPOINTING_MIN_TOKENS)
+
+
 @dataclass(frozen=True, slots=True)
 class TrainerConfig:
     harness: str
     model: str
-    """Path of the base model the serving actor holds."""
+    """The base model the serving actor holds: a folder, or a Hub id fetched on this trainer's node."""
     server_url: str
     """The serving actor's OpenAI URL (``.../v1``); TRL probes it at start."""
     output_dir: str
@@ -106,8 +108,22 @@ class TrainerConfig:
     trackio_project: str = ""
     """One Trackio project per run, one run per harness ("" logs nowhere but the Ray dashboard)."""
     seed: int = 0
+    revision: str = "main"
+    """The Hub id's commit (pinned by the job, the same the server loads)."""
+    cache_dir: str | None = None
+    offline: bool = False
+    gradient_checkpointing: str = "auto"
+    """``on``, ``off`` or ``auto``: on for GPU training at token budgets of 16K and more, where activations
+    dominate memory (``checkpointing_wanted``); off on CPU, where the tiny model needs no saving."""
+    storage: str = ""
+    """Where each checkpoint is copied as ``<harness>/checkpoint-<step>`` (a folder or a URI such as
+    ``s3://bucket/run``; "": it stays in ``output_dir`` on this trainer's node only)."""
 
     def __post_init__(self) -> None:
+        if self.gradient_checkpointing not in ("on", "off", "auto"):
+            raise ValueError(
+                f"trainer.gradient_checkpointing={self.gradient_checkpointing!r}: must be on, off or auto"
+            )
         if self.lora_rank < 1 or self.max_steps < 1 or self.micro_batches < 1 or self.token_budget < 0:
             raise ValueError("trainer: lora_rank, max_steps, micro_batches must be >= 1; token_budget >= 0")
 
@@ -149,7 +165,9 @@ class HarnessTrainer:
             num_generations=self.pool.cfg.group_size,
             bf16=not cpu and cfg.dtype == "bfloat16",
             dtype="float32" if cpu else cfg.dtype,
-            gradient_checkpointing=False,
+            gradient_checkpointing=checkpointing_wanted(
+                cfg.gradient_checkpointing, not cpu, cfg.token_budget
+            ),
             logging_steps=1,
             report_to=["trackio"] if cfg.trackio_project else [],
             project=cfg.trackio_project or "huggingface",
@@ -164,8 +182,10 @@ class HarnessTrainer:
         )
         # TRL requires a dataset even when the rollout worker brings its own prompts; ours ignores it.
         placeholder = datasets.Dataset.from_dict({"prompt": [f"{cfg.harness} rollouts come from the pool"]})
+        from actors.serving.weights import local_weights
+
         trainer = AsyncGRPOTrainer(
-            model=cfg.model,
+            model=str(local_weights(cfg)),  # a Hub id: this node's cache, at the pinned commit
             args=args,
             train_dataset=placeholder,
             peft_config=peft,
@@ -208,6 +228,10 @@ class HarnessTrainer:
                 version = {"model_version": owner.trainer.model_version}
                 (folder / ROLLOUT_STATE).write_text(json.dumps(version) + "\n")
                 owner.write_card(folder, state.global_step)
+                if owner.cfg.storage:  # no disk in common with the evaluation: copy it out
+                    from actors.storage import open_storage, upload
+
+                    upload(folder, open_storage(owner.cfg.storage), owner.cfg.harness, folder.name)
 
         return StepEnd()
 
@@ -218,7 +242,9 @@ class HarnessTrainer:
         from actors.model_card import write_card
 
         training = {
-            k: v for k, v in asdict(self.cfg).items() if k not in ("server_url", "output_dir", "model")
+            k: v
+            for k, v in asdict(self.cfg).items()
+            if k not in ("server_url", "output_dir", "model", "cache_dir", "storage")
         }
         training |= {
             "step": step,
@@ -250,6 +276,8 @@ class HarnessTrainer:
             "published": [name for name, _ in self.publisher.published],
             "publish_ms": [round(ms, 2) for _, ms in self.publisher.published],
             "publish_held_s": round(self.held_s, 1),
+            "adapter_transfers": list(getattr(self.server, "transfers", [])),
+            "node": _node_ip(),
             "publish_windows": self.publisher.windows,
             "session_spans": list(self.pool.session_spans),
             "log_history": self.trainer.state.log_history,
@@ -299,6 +327,8 @@ class TrainerActor:
         setup = replace(setup, trajectory_dir=trajectories)
         sessions = session_runner(setup, cfg.harness, root, pool_cfg.max_sessions, rollout_group)
         self.pool = RolloutPool(pool_cfg, itertools.cycle(tasks), sessions)
+        from actors.serving.remote import RayServing
+
         self.trainer = HarnessTrainer(cfg, RayServing(serving_handle), self.pool)
 
     def train(self, resume_from: str | None = None) -> dict[str, Any]:

@@ -18,6 +18,8 @@ import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
+from actors.storage import is_uri, open_storage
+
 log = logging.getLogger(__name__)
 
 TOKEN_PAYLOADS = ("prompt_token_ids", "completion_token_ids", "logprobs", "prompt_ids", "completion_ids")
@@ -50,9 +52,17 @@ def trajectory_path(folder: Path, rollout_id: str) -> Path:
     return Path(folder) / f"{UNSAFE.sub('_', rollout_id)[:200] or 'rollout'}.json"
 
 
-def save_trajectory(atif: Mapping[str, object], folder: Path, rollout_id: str) -> Path:
-    """Write the compacted trajectory to ``<folder>/<rollout_id>.json`` (atomically); return its path."""
-    path = trajectory_path(folder, rollout_id)
+def save_trajectory(atif: Mapping[str, object], folder: Path | str, rollout_id: str) -> Path | str:
+    """Write the compacted trajectory to ``<folder>/<rollout_id>.json`` (atomically); return its path.
+    ``folder`` may be a storage URI (``actors.storage``): a rollout actor on any node writes there."""
+    if isinstance(folder, str) and is_uri(folder):
+        storage = open_storage(folder)
+        name = trajectory_path(Path("."), rollout_id).name
+        storage.fs.create_dir(storage.root, recursive=True)
+        with storage.fs.open_output_stream(storage.path(name)) as stream:
+            stream.write(json.dumps(compact(atif), separators=(",", ":")).encode())
+        return storage.path(name)
+    path = trajectory_path(Path(folder), rollout_id)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
@@ -64,8 +74,8 @@ def save_trajectory(atif: Mapping[str, object], folder: Path, rollout_id: str) -
 
 
 def save_rollout_trajectory(
-    fetch: Callable[[str], Mapping[str, object]], rollout_id: str, folder: Path
-) -> Path | None:
+    fetch: Callable[[str], Mapping[str, object]], rollout_id: str, folder: Path | str
+) -> Path | str | None:
     """Fetch the rollout's trajectory with ``fetch(rollout_id)`` and save it; None (logged) on any failure."""
     try:
         return save_trajectory(fetch(rollout_id), folder, rollout_id)

@@ -41,6 +41,7 @@ from typing import Any
 from environments.tasks.shipped import unknown_task_set
 from jobs.config import job_main
 from jobs.eval_report import Checkpoint, SessionResult
+from jobs.stack import placement_problems
 from serve.mode import GuardMode
 
 DEFAULT_CONFIG = Path(__file__).resolve().parent / "configs" / "evaluate-smoke.yaml"
@@ -52,7 +53,8 @@ ADAPTER_FILES = ("adapter_config.json", "adapter_model.safetensors")
 class EvalConfig:
     model_preset: str = "tiny-agent"
     train_dir: str = "artifacts/train"
-    """Where the train job wrote ``<harness>/checkpoint-<step>/``."""
+    """Where the train job wrote ``<harness>/checkpoint-<step>/``: its ``out_dir``, or its ``storage`` URI
+    (``s3://bucket/runs/x``; the checkpoints are copied into ``<out_dir>/checkpoints`` first)."""
     harnesses: tuple[str, ...] = ("pi", "opencode", "hermes")
     checkpoints: int = 8
     """The last N checkpoints per harness (0: all of them)."""
@@ -76,9 +78,15 @@ class EvalConfig:
     merged_tasks: int = 0
     """Tasks in the merged-vs-multi-LoRA comparison (0: skip it)."""
     serving_overrides: tuple[str, ...] = field(default_factory=tuple)
+    storage: str = ""
+    """Where the report and results are copied (a folder or a URI); "" keeps them in ``out_dir``."""
+    placement: str = "PACK"
+    """Ray placement strategy of the serving bundle (see the train job)."""
+    guard_proxy: str = "every_node"
+    """``every_node`` or ``head_only`` (see the train job)."""
 
     def __post_init__(self) -> None:
-        problems = []
+        problems = placement_problems(self.placement, self.guard_proxy)
         if not self.harnesses or set(self.harnesses) - {"pi", "opencode", "hermes"}:
             problems.append(f"harnesses={list(self.harnesses)}: choose from pi, opencode, hermes")
         if self.checkpoints < 0 or self.max_tasks < 0 or self.merged_tasks < 0 or self.merged_checkpoints < 0:
@@ -93,6 +101,22 @@ class EvalConfig:
             problems.append(str(exc))
         if problems:
             raise ValueError("; ".join(problems))
+
+
+def fetch_checkpoints(train_dir: str, harnesses: Sequence[str], local: Path) -> Path:
+    """``train_dir`` as a local folder: itself, or (a storage URI) its ``<harness>/checkpoint-*`` folders
+    copied under ``local``. The evaluation's node may share no disk with the trainers'."""
+    from actors.storage import download, is_uri, listing, open_storage
+
+    if not is_uri(train_dir):
+        return Path(train_dir)
+    storage = open_storage(train_dir)
+    for harness in harnesses:
+        folders = {"/".join(p.split("/")[:2]) for p in listing(storage, harness) if "/checkpoint-" in p}
+        for folder in sorted(folders):
+            if not (local / folder).exists():
+                download(storage, folder, local / folder)
+    return local
 
 
 def discover_checkpoints(train_dir: Path, harness: str, last: int, include_base: bool) -> list[Checkpoint]:
@@ -258,6 +282,7 @@ def merged_comparison(
 
     from actors.placement import start_serving
     from actors.serving.merge import merge_adapter
+    from actors.serving.remote import RayServing
     from jobs.stack import guard_app
 
     adapters = [c for c in live if c.path is not None][: cfg.merged_checkpoints]
@@ -270,7 +295,7 @@ def merged_comparison(
     start = time.monotonic()
     again = [dataclasses.replace(c, name=f"{c.name}-again") for c in adapters]
     for c in again:
-        ray.get(stack.server.publish.remote(c.name, c.path))
+        RayServing(stack.server).publish(c.name, c.path)
     subset = [(c, t) for c in again for t in tasks]
     run_sessions(cfg, stack.guard_url, harness, runner_dir, "multi-LoRA subset", subset)
     multi_s = time.monotonic() - start + server_start_s
@@ -279,13 +304,14 @@ def merged_comparison(
     try:
         for c in adapters:
             merged = merge_adapter(serving_cfg.model, c.path, out / "merged" / c.name)
-            alone = start_serving(
+            alone = start_serving(  # on this node: the merged folder was written here
                 dataclasses.replace(serving_cfg, model=str(merged), enable_lora=False),
                 device=stack.device,
                 work_dir=str(out / "merged" / f"{c.name}-serving"),
+                node_id=ray.get_runtime_context().get_node_id(),
             )
             try:
-                guard_app(ray.get(alone.url.remote()), cfg.guard_port, cfg.guard)
+                guard_app(ray.get(alone.url.remote()), cfg.guard_port, cfg.guard, cfg.guard_proxy)
                 as_base = dataclasses.replace(c, name=BASE)
                 work = [(as_base, t) for t in tasks]
                 run_sessions(cfg, stack.guard_url, harness, runner_dir, f"merged {c.name}", work)
@@ -293,7 +319,7 @@ def merged_comparison(
                 ray.get(alone.stop.remote())
                 ray.kill(alone)
     finally:
-        guard_app(stack.url, cfg.guard_port, cfg.guard)  # back in front of the multi-LoRA server
+        guard_app(stack.url, cfg.guard_port, cfg.guard, cfg.guard_proxy)  # back to the multi-LoRA server
     merged_s = time.monotonic() - start
     return {
         "merged_checkpoints": len(adapters),
@@ -305,10 +331,10 @@ def merged_comparison(
 
 
 def run(cfg: EvalConfig) -> dict:
-    import ray
 
     from actors.cluster import connect_ray
     from actors.model_card import set_evaluation
+    from actors.serving.remote import RayServing
     from jobs.eval_report import markdown_table, summarize, write_report
     from jobs.models import load_preset, resolve_model
     from jobs.stack import serving_stack
@@ -317,10 +343,11 @@ def run(cfg: EvalConfig) -> dict:
     out = Path(cfg.out_dir).resolve()
     out.mkdir(parents=True, exist_ok=True)
     say = lambda message: print(f"[evaluate] {message}", flush=True)  # noqa: E731
+    train_dir = fetch_checkpoints(cfg.train_dir, cfg.harnesses, out / "checkpoints")
     checkpoints = [
         c
         for h in cfg.harnesses
-        for c in discover_checkpoints(Path(cfg.train_dir), h, cfg.checkpoints, cfg.include_base)
+        for c in discover_checkpoints(train_dir, h, cfg.checkpoints, cfg.include_base)
     ]
     adapters = [c for c in checkpoints if c.path is not None]
     tasks = eval_tasks(cfg.task_kinds, cfg.max_tasks, cfg.task_set)
@@ -332,11 +359,19 @@ def run(cfg: EvalConfig) -> dict:
     say(f"model {serving_cfg.model}")
     connect_ray(local_cpus=max(os.cpu_count() or 1, 8))
     stack_started = time.monotonic()
-    with serving_stack(serving_cfg, out / "serving", cfg.guard_port, (), say, cfg.guard) as stack:
+    with serving_stack(
+        serving_cfg,
+        out / "serving",
+        cfg.guard_port,
+        (),
+        say,
+        cfg.guard,
+        strategy=cfg.placement,
+        proxy=cfg.guard_proxy,
+    ) as stack:
         server_start_s = time.monotonic() - stack_started
-        live, load_failures = publish_all(
-            lambda name, path: ray.get(stack.server.publish.remote(name, path)), checkpoints
-        )
+        serving = RayServing(stack.server)  # adapters travel as bytes: the server may be on another node
+        live, load_failures = publish_all(serving.publish, checkpoints)
         results: list[SessionResult] = []
         for harness in cfg.harnesses:
             work = [(c, t) for c in live if c.harness == harness for t in tasks]
@@ -345,12 +380,22 @@ def run(cfg: EvalConfig) -> dict:
         extra: dict[str, Any] = {
             "eval_s": round(eval_s, 1),
             "model": serving_cfg.model,
+            "revision": serving_cfg.revision,
             "guard": cfg.guard.value,
+            "serving_node": stack.node,
+            "adapter_transfer_s_max": max((t[2] for t in serving.transfers), default=0),
         }
         if cfg.merged_tasks:
             say("cost comparison: the same subset served merged, one checkpoint at a time")
             extra |= merged_comparison(cfg, stack, serving_cfg, live, out, server_start_s)
     paths = write_report(out, results, load_failures, extra)
+    if cfg.storage:
+        from actors.storage import open_storage, upload
+
+        storage = open_storage(cfg.storage)
+        for name in ("report.md", "results.json"):
+            if (out / name).exists():
+                upload(out / name, storage, name)
     cells = summarize(results)
     for checkpoint in live:  # each adapter's model card gets its own rows of the table
         if checkpoint.path is not None:

@@ -30,9 +30,21 @@ def resolve_model(cfg: ServingConfig) -> ServingConfig:
     if cfg.model == TINY:
         from environments.tiny_model import build_tiny_model
 
-        return replace(cfg, model=str(build_tiny_model()))
+        return pin_model(replace(cfg, model=str(build_tiny_model())))
     from jobs.tiny_agent import AGENTS, build_tiny_agent
 
     if cfg.model in AGENTS:
-        return replace(cfg, model=str(build_tiny_agent(AGENTS[cfg.model])))
-    return cfg
+        return pin_model(replace(cfg, model=str(build_tiny_agent(AGENTS[cfg.model]))))
+    return pin_model(cfg)
+
+
+def pin_model(cfg: ServingConfig) -> ServingConfig:
+    """A Hub id fetched once here (progress bars), its revision replaced by the commit fetched, and its
+    chat template checked against the tool-call parser; a folder is checked in place. The returned
+    config still names the Hub id: each node loads the pinned commit from its own cache."""
+    from actors.serving.weights import check_model_files, fetch_weights, pinned, source_of
+
+    source = source_of(cfg)
+    fetched = fetch_weights(source)
+    check_model_files(fetched.path, cfg.tool_call_parser)
+    return replace(cfg, revision=pinned(source, fetched).revision)

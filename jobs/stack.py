@@ -1,8 +1,11 @@
 """What the train and evaluation jobs both stand on: one serving actor and the guard in front of it.
 
-One placement group holds the serving bundle (its GPU on GPU machines) and the caller's extra bundles
-(the trainers'); the guard runs as a Ray Serve application (a proxy on every node, so ``127.0.0.1:<port>``
-reaches it from any rollout actor). Everything is stopped and removed on exit, in reverse order.
+One placement group, with an explicit strategy, holds the serving bundle (its GPU on GPU machines) and the
+caller's extra bundles (the trainers'). The server binds its node's address and advertises it, so the
+guard and trainers on other nodes reach it. The guard runs as a Ray Serve application whose replicas go to
+any node: with ``proxy=every_node`` a Serve proxy on each node answers at ``127.0.0.1:<port>`` (a rollout
+actor reaches the one on its own node); with ``head_only`` one proxy answers at the head node's address.
+Everything is stopped and removed on exit, in reverse order.
 """
 
 from __future__ import annotations
@@ -24,23 +27,47 @@ class Stack:
     group: Any
     """The placement group: bundle 0 is the server's, then the extra bundles in order."""
     device: str
+    node: str = ""
+    """The address of the node the server runs on."""
 
 
-def guard_app(upstream_url: str, port: int, guard: str = "enforce") -> str:
+STRATEGIES = ("PACK", "SPREAD", "STRICT_PACK", "STRICT_SPREAD")
+PROXIES = ("every_node", "head_only")
+
+
+def placement_problems(strategy: str, proxy: str) -> list[str]:
+    """What is wrong with a job's placement settings, each naming the choices."""
+    problems = []
+    if strategy not in STRATEGIES:
+        problems.append(f"placement={strategy!r}: choose one of {', '.join(STRATEGIES)}")
+    if proxy not in PROXIES:
+        problems.append(f"guard_proxy={proxy!r}: choose every_node or head_only")
+    return problems
+
+
+def guard_app(upstream_url: str, port: int, guard: str = "enforce", proxy: str = "every_node") -> str:
     """(Re)deploy the guard as the Serve application ``guard`` in front of ``upstream_url``; its URL.
-    ``guard`` is the mode (``enforce``, ``monitor`` or ``off``: ``serve.mode.GuardMode``)."""
+    ``guard`` is the mode (``enforce``, ``monitor`` or ``off``: ``serve.mode.GuardMode``); ``proxy`` where
+    its HTTP proxy listens (see the module docstring)."""
     from ray import serve
+    from ray.serve.config import ProxyLocation
 
+    from actors.serving.config import node_address
     from serve.app import build_app
     from serve.proxy import ProxyConfig
 
-    serve.start(http_options={"host": "127.0.0.1", "port": port})
+    if proxy == "head_only":  # the driver runs on the head node (``ray job submit`` puts it there)
+        host = node_address("node")
+        serve.start(proxy_location=ProxyLocation.HeadOnly, http_options={"host": host, "port": port})
+    else:
+        host = "127.0.0.1"
+        serve.start(proxy_location=ProxyLocation.EveryNode, http_options={"host": host, "port": port})
     serve.run(
         build_app(ProxyConfig(upstream_url, guard=guard), ray_actor_options={"num_cpus": 0}),
         name="guard",
         route_prefix="/",
     )
-    return f"http://127.0.0.1:{port}"
+    return f"http://{host}:{port}"
 
 
 @contextmanager
@@ -51,6 +78,8 @@ def serving_stack(
     extra_bundles: Sequence[dict[str, float]] = (),
     say: Any = print,
     guard: str = "enforce",
+    strategy: str = "PACK",
+    proxy: str = "every_node",
 ) -> Iterator[Stack]:
     import ray
     import torch
@@ -61,15 +90,15 @@ def serving_stack(
     from actors.serving.config import resolve_device
 
     device = resolve_device(serving_cfg.device, torch.cuda.is_available())
-    group = placement_group([serving_bundle(device), *extra_bundles])
+    group = placement_group([serving_bundle(device), *extra_bundles], strategy=strategy)
     ray.get(group.ready(), timeout=300)
     server = None
     try:
         say(f"placement group ready; starting the serving actor (vLLM on {device})")
         server = start_serving(serving_cfg, device=device, placement_group=group, work_dir=str(work_dir))
-        url = ray.get(server.url.remote())
-        say(f"serving at {url}; starting the guard (Ray Serve, {guard}) on port {guard_port}")
-        yield Stack(server, url, guard_app(url, guard_port, guard), group, device)
+        url, node = ray.get([server.url.remote(), server.node.remote()])
+        say(f"serving at {url} (node {node}); starting the guard (Ray Serve, {guard}) on port {guard_port}")
+        yield Stack(server, url, guard_app(url, guard_port, guard, proxy), group, device, node)
     finally:
         serve.shutdown()
         if server is not None:

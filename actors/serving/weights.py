@@ -168,3 +168,20 @@ def check_model_files(folder: Path, tool_call_parser: str) -> None:
             f"{folder}: tool_call_parser {tool_call_parser!r} looks for {markers[0]!r}, which neither the "
             f"chat template nor the tokenizer knows: {fix}"
         )
+
+
+def source_of(cfg: object) -> ModelSource:
+    """The ModelSource a serving config names (``model``, ``revision``, ``cache_dir``, ``offline``)."""
+    return ModelSource(
+        cfg.model,
+        getattr(cfg, "revision", "main"),
+        getattr(cfg, "cache_dir", None),
+        getattr(cfg, "offline", False),
+    )
+
+
+def local_weights(cfg: object) -> Path:
+    """The folder holding ``cfg``'s weights on this node: the folder itself, or a Hub id fetched into this
+    node's cache at the config's (pinned) revision. Called where the weights are loaded (the serving
+    actor, each trainer), so every node fetches once, into its own cache."""
+    return fetch_weights(source_of(cfg)).path

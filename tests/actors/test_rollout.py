@@ -84,6 +84,7 @@ class BrokenBackend:
 
 
 class RecordingGuard:
+    host = "127.0.0.1"
     port = 1
 
     def __init__(self) -> None:

@@ -23,7 +23,8 @@ def test_one_trainer_runs_two_steps_on_real_rollouts_and_resumes(serving, tiny_m
 
     from actors.rollout import GuardHTTP, RolloutSession
     from actors.rollout_pool import PoolConfig, RolloutPool, ThreadSessions
-    from actors.trainer import HarnessTrainer, RayServing, TrainerConfig
+    from actors.serving.remote import RayServing
+    from actors.trainer import HarnessTrainer, TrainerConfig
     from environments.harnesses import harness_binds
     from environments.sandboxes import LocalBackend
     from environments.tasks.shipped import shipped_tasks

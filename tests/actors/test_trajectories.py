@@ -67,6 +67,7 @@ class BrokenBackend:
 
 
 class Guard:
+    host = "127.0.0.1"
     port = 1
 
     def __init__(self, with_atif: bool) -> None:
@@ -96,3 +97,11 @@ def test_a_rollout_saves_its_trajectory_even_when_the_session_fails(tmp_path: Pa
     outcome = failing.run(RolloutRequest("pi-r2", "g1", task, "pi", "pi-v0", start_version=0))
     assert outcome.failure and "no sandbox here" in outcome.failure  # the rollout's own failure, not ours
     assert failing.trajectories_failed == 1 and not (tmp_path / "traj2").exists()
+
+
+def test_a_trajectory_is_written_to_a_storage_uri_from_any_node(tmp_path: Path) -> None:
+    atif = {"schema_version": "ATIF-v1.4", "steps": [{"metrics": {"logprobs": [0.1], "prompt_tokens": 3}}]}
+    where = save_trajectory(atif, f"file://{tmp_path}/run/pi/trajectories", "pi/r 1")
+    saved = json.loads(Path(str(where)).read_text())
+    assert Path(str(where)).parent == tmp_path / "run" / "pi" / "trajectories"
+    assert saved["steps"][0]["metrics"] == {"prompt_tokens": 3}  # compacted as on a local folder

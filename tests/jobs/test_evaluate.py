@@ -132,3 +132,20 @@ def test_a_checkpoint_that_fails_to_load_is_reported_and_the_rest_goes_on(tmp_pa
     assert "adapter_model.safetensors missing" in failed["pi-step2"]
     assert failed["pi-step3"] == "RuntimeError: AdapterRejected: rank 64 > max_lora_rank 32"
     assert str(good) == live[1].path and str(half) not in [c.path for c in live]
+
+
+def test_checkpoints_in_a_storage_uri_are_copied_here_before_discovery(tmp_path: Path) -> None:
+    from jobs.evaluate import fetch_checkpoints
+
+    bucket = tmp_path / "bucket"
+    make_checkpoint(bucket / "pi" / "checkpoint-2")
+    make_checkpoint(bucket / "pi" / "checkpoint-4")
+    (bucket / "pi" / "trajectories").mkdir()
+    (bucket / "pi" / "trajectories" / "r1.json").write_text("{}")
+    local = fetch_checkpoints(f"file://{bucket}", ["pi", "hermes"], tmp_path / "here")
+    assert local == tmp_path / "here"
+    steps = [c.step for c in discover_checkpoints(local, "pi", 0, include_base=False)]
+    assert steps == [2, 4]
+    assert not (local / "pi" / "trajectories").exists()  # only checkpoints travel
+    assert adapter_problem(str(local / "pi" / "checkpoint-4")) is None
+    assert fetch_checkpoints(str(bucket), ["pi"], tmp_path / "unused") == bucket  # a folder is used in place

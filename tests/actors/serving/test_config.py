@@ -62,3 +62,26 @@ def test_device_auto_follows_cuda():
 def test_bad_config_names_the_field_and_the_fix(kwargs, message):
     with pytest.raises(ValueError, match=message):
         ServingConfig(**kwargs)
+
+
+def test_the_hub_is_offline_only_when_asked_and_the_cache_is_configurable():
+    online = server_env(ServingConfig(model="org/model"), device="gpu")
+    assert "HF_HUB_OFFLINE" not in online and "TRANSFORMERS_OFFLINE" not in online
+    offline = server_env(ServingConfig(model="org/model", offline=True, cache_dir="/cache/hf"), device="gpu")
+    assert offline["HF_HUB_OFFLINE"] == "1" and offline["HF_HUB_CACHE"] == "/cache/hf"
+
+
+def test_the_server_binds_the_address_given_and_loads_this_nodes_copy_of_the_weights():
+    cfg = ServingConfig(model="org/model")
+    cmd = server_command(cfg, 8000, device="gpu", host="10.0.0.7", model="/cache/models--org--model/abc")
+    assert _flag(cmd, "--host") == "10.0.0.7"
+    assert _flag(cmd, "--model") == "/cache/models--org--model/abc"
+    assert _flag(cmd, "--served-model-name") == "base"
+
+
+def test_node_resolves_to_the_ray_node_address_and_a_wildcard_bind_is_reached_by_it():
+    from actors.serving.config import advertised, node_address
+
+    assert node_address("127.0.0.3") == "127.0.0.3"
+    assert node_address("node") == "127.0.0.1"  # outside a Ray process: this machine's loopback
+    assert advertised("0.0.0.0") == "127.0.0.1" and advertised("127.0.0.2") == "127.0.0.2"

@@ -59,8 +59,15 @@ def _hf_greedy(model, prompt_ids: list[int], steps: int, stop_ids: set[int]) -> 
 def published(serving, lora_adapters):
     import ray
 
-    for name, path in lora_adapters.items():
-        ray.get(serving.publish.remote(name, str(path)))
+    from actors.serving.remote import RayServing
+
+    remote = RayServing(serving)
+    for i, (name, path) in enumerate(lora_adapters.items()):
+        if i % 2:  # as bytes through the object store (a trainer on another node), else by local path
+            remote.publish(name, str(path))
+        else:
+            ray.get(serving.publish.remote(name, str(path)))
+    assert len(remote.transfers) == len(lora_adapters) // 2
     return ray.get(serving.url.remote())
 
 

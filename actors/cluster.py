@@ -20,7 +20,6 @@ def init_local_ray(num_cpus: int | None = None, *, dashboard: bool = False, **kw
     if ray.is_initialized():
         return {"address": ray.get_runtime_context().gcs_address, "reused": True}
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-    kwargs.setdefault("_node_ip_address", "127.0.0.1")  # the embedded cluster stays on loopback
     context = ray.init(
         address="local",
         num_cpus=num_cpus or os.cpu_count(),
@@ -39,7 +38,11 @@ def connect_ray(
     ``local_cpus`` logical CPUs (a job's bundles may ask for more than the machine's cores; the embedded
     default shares them)."""
     import ray
+    import torch  # noqa: F401 - before Ray's client, see below
 
+    # A driver that loads torch only after joining a cluster of several nodes dies in MKL's loader
+    # ("Intel oneMKL FATAL ERROR: Cannot load .../libtorch_cpu.so"; seen with Ray 2.60, torch 2.13 CPU);
+    # loaded first, it works, and Ray's workers are not affected.
     if ray.is_initialized():  # a job running stages in one process (jobs.smoke: train, then evaluate)
         return {"address": ray.get_runtime_context().gcs_address, "reused": True}
     address = address or os.environ.get("RAY_ADDRESS")

@@ -117,8 +117,11 @@ class GuardHTTP:
         import httpx
 
         self.url = url.rstrip("/")
-        self.host = httpx.URL(self.url).host or "127.0.0.1"
-        self.port = httpx.URL(self.url).port or 80
+        parsed = httpx.URL(self.url)
+        self.host = parsed.host or "127.0.0.1"
+        self.port = parsed.port or 80
+        self.base_path = parsed.path.rstrip("/")
+        """The shard's route (``/pi``), before each rollout's ``/s/<id>/v1``."""
         self._client = httpx.Client(base_url=self.url, timeout=timeout_s)
 
     def open(
@@ -141,7 +144,7 @@ class GuardHTTP:
             raise RuntimeError(
                 f"guard refused rollout {rollout_id}: HTTP {response.status_code} {response.text}"
             )
-        return f"/s/{rollout_id}/v1"
+        return f"{self.base_path}/s/{rollout_id}/v1"
 
     def atif(self, rollout_id: str) -> dict:
         response = self._client.get(f"/rollouts/{rollout_id}/atif")

@@ -67,7 +67,7 @@ class ServingPublisher:
 
 
 def _node_ip() -> str:
-    from actors.serving.config import node_address
+    from actors.serving.address import node_address
 
     return node_address("node")
 
@@ -115,11 +115,16 @@ class TrainerConfig:
     gradient_checkpointing: str = "auto"
     """``on``, ``off`` or ``auto``: on for GPU training at token budgets of 16K and more, where activations
     dominate memory (``checkpointing_wanted``); off on CPU, where the tiny model needs no saving."""
+    attention: str = "sdpa"
+    """Variable-length attention of packed batches on GPU: ``sdpa`` (PyTorch, nothing from a hub) or
+    ``kernels`` (TRL's hub-fetched flash-attn kernel; ``actors.trl_cpu``)."""
     storage: str = ""
     """Where each checkpoint is copied as ``<harness>/checkpoint-<step>`` (a folder or a URI such as
     ``s3://bucket/run``; "": it stays in ``output_dir`` on this trainer's node only)."""
 
     def __post_init__(self) -> None:
+        if self.attention not in ("sdpa", "kernels"):
+            raise ValueError(f"trainer.attention={self.attention!r}: use sdpa (no hub needed) or kernels")
         if self.gradient_checkpointing not in ("on", "off", "auto"):
             raise ValueError(
                 f"trainer.gradient_checkpointing={self.gradient_checkpointing!r}: must be on, off or auto"
@@ -142,9 +147,9 @@ class HarnessTrainer:
         """Load the model and TRL's trainer (probes the server); separate from ``train`` so a failed
         set-up surfaces before any rollout starts."""
         os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
-        from actors.trl_cpu import patch_trl_for_cpu
+        from actors.trl_cpu import use_packed_attention
 
-        patch_trl_for_cpu()
+        use_packed_attention(self.cfg.attention)
         import datasets
         import torch
         from peft import LoraConfig

@@ -8,6 +8,11 @@ Why each patch:
 - The trainer packs samples with a tree attention whose kernel (flash-attn 3) is fetched from a model hub
   by the ``kernels`` package: no hub and no CUDA here. ``sdpa_varlen`` is the same variable-length causal
   attention written with ``torch.nn.functional.scaled_dot_product_attention``, one segment at a time.
+
+On a GPU the same choice is the trainer's ``attention`` setting (``use_packed_attention``): ``sdpa`` (the
+default) runs ``sdpa_varlen``, whose segments of equal query and key length take SDPA's fused causal
+kernels, and needs nothing from a hub; ``kernels`` keeps TRL's hub-fetched flash-attn kernel (the ``kernels``
+package is in the ``gpu`` extra; the nodes need the Hub).
 """
 
 from __future__ import annotations
@@ -53,14 +58,14 @@ def sdpa_varlen(
         if kv_heads != heads:
             ki = ki.repeat_interleave(heads // kv_heads, dim=0)
             vi = vi.repeat_interleave(heads // kv_heads, dim=0)
-        mask = None
-        if causal:
+        mask, square = None, qe - qs == ke - ks
+        if causal and not square:
             len_q, len_k = qe - qs, ke - ks
-            rows = torch.arange(len_q).unsqueeze(1)
-            cols = torch.arange(len_k).unsqueeze(0)
+            rows = torch.arange(len_q, device=q.device).unsqueeze(1)
+            cols = torch.arange(len_k, device=q.device).unsqueeze(0)
             mask = cols <= rows + (len_k - len_q)
-        out[qs:qe] = F.scaled_dot_product_attention(
-            qi, ki, vi, attn_mask=mask, scale=softmax_scale
+        out[qs:qe] = F.scaled_dot_product_attention(  # square and causal: the fused kernels' own masking
+            qi, ki, vi, attn_mask=mask, is_causal=causal and square, scale=softmax_scale
         ).transpose(0, 1)
     return out
 
@@ -76,3 +81,20 @@ def patch_trl_for_cpu() -> None:
     kernel = SimpleNamespace(flash_attn_varlen_func=sdpa_varlen)
     packing._flash_attn = lambda: kernel
     _PATCHED = True
+
+
+ATTENTION = ("sdpa", "kernels")
+
+
+def use_packed_attention(mode: str) -> None:
+    """Which variable-length attention TRL's packed batches use (module docstring); on CPU always sdpa."""
+    if mode not in ATTENTION:
+        raise ValueError(f"attention={mode!r}: use sdpa (no hub needed) or kernels (hub-fetched flash-attn)")
+    if not torch.cuda.is_available():
+        patch_trl_for_cpu()
+        return
+    if mode == "sdpa":
+        from trl.experimental.async_grpo import packing
+
+        kernel = SimpleNamespace(flash_attn_varlen_func=sdpa_varlen)
+        packing._flash_attn = lambda: kernel

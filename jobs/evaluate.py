@@ -297,7 +297,7 @@ def merged_comparison(
     for c in again:
         RayServing(stack.server).publish(c.name, c.path)
     subset = [(c, t) for c in again for t in tasks]
-    run_sessions(cfg, stack.guard_url, harness, runner_dir, "multi-LoRA subset", subset)
+    run_sessions(cfg, stack.guard_url(harness), harness, runner_dir, "multi-LoRA subset", subset)
     multi_s = time.monotonic() - start + server_start_s
 
     start = time.monotonic()
@@ -311,15 +311,15 @@ def merged_comparison(
                 node_id=ray.get_runtime_context().get_node_id(),
             )
             try:
-                guard_app(ray.get(alone.url.remote()), cfg.guard_port, cfg.guard, cfg.guard_proxy)
+                guard_app(ray.get(alone.url.remote()), cfg.guard_port, cfg.guard, cfg.guard_proxy, harness)
                 as_base = dataclasses.replace(c, name=BASE)
                 work = [(as_base, t) for t in tasks]
-                run_sessions(cfg, stack.guard_url, harness, runner_dir, f"merged {c.name}", work)
+                run_sessions(cfg, stack.guard_url(harness), harness, runner_dir, f"merged {c.name}", work)
             finally:
                 ray.get(alone.stop.remote())
                 ray.kill(alone)
     finally:
-        guard_app(stack.url, cfg.guard_port, cfg.guard, cfg.guard_proxy)  # back to the multi-LoRA server
+        guard_app(stack.url, cfg.guard_port, cfg.guard, cfg.guard_proxy, harness)  # back to multi-LoRA
     merged_s = time.monotonic() - start
     return {
         "merged_checkpoints": len(adapters),
@@ -368,6 +368,7 @@ def run(cfg: EvalConfig) -> dict:
         cfg.guard,
         strategy=cfg.placement,
         proxy=cfg.guard_proxy,
+        shards=cfg.harnesses,
     ) as stack:
         server_start_s = time.monotonic() - stack_started
         serving = RayServing(stack.server)  # adapters travel as bytes: the server may be on another node
@@ -375,7 +376,7 @@ def run(cfg: EvalConfig) -> dict:
         results: list[SessionResult] = []
         for harness in cfg.harnesses:
             work = [(c, t) for c in live if c.harness == harness for t in tasks]
-            results += run_sessions(cfg, stack.guard_url, harness, out, harness, work)
+            results += run_sessions(cfg, stack.guard_url(harness), harness, out, harness, work)
         eval_s = time.monotonic() - started
         extra: dict[str, Any] = {
             "eval_s": round(eval_s, 1),
@@ -383,6 +384,7 @@ def run(cfg: EvalConfig) -> dict:
             "revision": serving_cfg.revision,
             "guard": cfg.guard.value,
             "serving_node": stack.node,
+            "guard_nodes": stack.guard_nodes,
             "adapter_transfer_s_max": max((t[2] for t in serving.transfers), default=0),
         }
         if cfg.merged_tasks:

@@ -72,7 +72,8 @@ def run(cfg: SmokeConfig) -> dict:
     t = stage(2, f"training one adapter per harness ({harnesses}): one serving actor, the guard")
     trained = train.run(train_cfg)
     figures["train_s"] = round(time.monotonic() - t, 1)
-    figures["train"] = {k: trained[k] for k in ("steps", "versions", "rollouts")}
+    kept = ("steps", "versions", "rollouts", "nodes", "guard_nodes", "adapter_transfer_s_max")
+    figures["train"] = {k: trained[k] for k in kept if k in trained}
     print(
         f"    trained {trained['steps']} steps in {figures['train_s']} s; versions {trained['versions']}",
         flush=True,

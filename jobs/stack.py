@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -23,12 +23,18 @@ class Stack:
     """The serving actor's handle."""
     url: str
     """The serving actor's OpenAI URL (``.../v1``)."""
-    guard_url: str
+    guard_urls: dict[str, str]
+    """Each guard shard's base URL (``http://host:port/<shard>``), by shard (a trainer's harness)."""
     group: Any
     """The placement group: bundle 0 is the server's, then the extra bundles in order."""
     device: str
     node: str = ""
     """The address of the node the server runs on."""
+    guard_nodes: dict[str, str] = field(default_factory=dict)
+    """The node each guard shard's replica runs on."""
+
+    def guard_url(self, shard: str) -> str:
+        return self.guard_urls[shard]
 
 
 STRATEGIES = ("PACK", "SPREAD", "STRICT_PACK", "STRICT_SPREAD")
@@ -45,14 +51,16 @@ def placement_problems(strategy: str, proxy: str) -> list[str]:
     return problems
 
 
-def guard_app(upstream_url: str, port: int, guard: str = "enforce", proxy: str = "every_node") -> str:
-    """(Re)deploy the guard as the Serve application ``guard`` in front of ``upstream_url``; its URL.
-    ``guard`` is the mode (``enforce``, ``monitor`` or ``off``: ``serve.mode.GuardMode``); ``proxy`` where
-    its HTTP proxy listens (see the module docstring)."""
+def guard_app(
+    upstream_url: str, port: int, guard: str = "enforce", proxy: str = "every_node", shard: str = "guard"
+) -> str:
+    """(Re)deploy one guard shard, the Serve application ``guard-<shard>`` at route ``/<shard>``, in front of
+    ``upstream_url``; its base URL. ``guard`` is the mode (``enforce``, ``monitor`` or ``off``:
+    ``serve.mode.GuardMode``); ``proxy`` where the HTTP proxy listens (see the module docstring)."""
     from ray import serve
     from ray.serve.config import ProxyLocation
 
-    from actors.serving.config import node_address
+    from actors.serving.address import node_address
     from serve.app import build_app
     from serve.proxy import ProxyConfig
 
@@ -64,10 +72,27 @@ def guard_app(upstream_url: str, port: int, guard: str = "enforce", proxy: str =
         serve.start(proxy_location=ProxyLocation.EveryNode, http_options={"host": host, "port": port})
     serve.run(
         build_app(ProxyConfig(upstream_url, guard=guard), ray_actor_options={"num_cpus": 0}),
-        name="guard",
-        route_prefix="/",
+        name=f"guard-{shard}",
+        route_prefix=f"/{shard}",
     )
-    return f"http://{host}:{port}"
+    return f"http://{host}:{port}/{shard}"
+
+
+def replica_nodes(shards: Sequence[str]) -> dict[str, str]:
+    """The node address of each shard's replica (for the run's report of what ran where)."""
+    import ray
+    from ray.util.state import list_actors
+
+    addresses = {n["NodeID"]: n["NodeManagerAddress"] for n in ray.nodes()}
+    out = {}
+    for shard in shards:
+        actors = list_actors(
+            address=ray.get_runtime_context().gcs_address,
+            filters=[("class_name", "=", f"ServeReplica:guard-{shard}:guard"), ("state", "=", "ALIVE")],
+        )
+        if actors:
+            out[shard] = addresses.get(actors[0].node_id, actors[0].node_id)
+    return out
 
 
 @contextmanager
@@ -80,7 +105,10 @@ def serving_stack(
     guard: str = "enforce",
     strategy: str = "PACK",
     proxy: str = "every_node",
+    shards: Sequence[str] = ("guard",),
 ) -> Iterator[Stack]:
+    """Serving and the guard; one guard shard per entry of ``shards`` (a trainer's rollouts stay in one
+    shard's replica; shards spread over the nodes)."""
     import ray
     import torch
     from ray import serve
@@ -98,7 +126,10 @@ def serving_stack(
         server = start_serving(serving_cfg, device=device, placement_group=group, work_dir=str(work_dir))
         url, node = ray.get([server.url.remote(), server.node.remote()])
         say(f"serving at {url} (node {node}); starting the guard (Ray Serve, {guard}) on port {guard_port}")
-        yield Stack(server, url, guard_app(url, guard_port, guard, proxy), group, device, node)
+        urls = {shard: guard_app(url, guard_port, guard, proxy, shard) for shard in shards}
+        guard_nodes = replica_nodes(shards)
+        say(f"guard shards at {', '.join(urls.values())} (replicas on {guard_nodes})")
+        yield Stack(server, url, urls, group, device, node, guard_nodes)
     finally:
         serve.shutdown()
         if server is not None:

@@ -73,6 +73,8 @@ class TrainJobConfig:
     them: a folder or a URI (``s3://bucket/runs/x``, ``gs://…``); "" keeps them in ``out_dir``."""
     gradient_checkpointing: str = "auto"
     """``on``, ``off`` or ``auto`` (on for GPU trainers at token budgets of 16K and more)."""
+    attention: str = "sdpa"
+    """Packed batches' attention on GPU: ``sdpa`` (nothing from a hub) or ``kernels`` (hub-fetched)."""
     placement: str = "PACK"
     """Ray placement strategy of the serving and trainer bundles: PACK (fill a node first), SPREAD,
     STRICT_PACK (one node) or STRICT_SPREAD (the server and each trainer on different nodes)."""
@@ -83,6 +85,8 @@ class TrainJobConfig:
     def __post_init__(self) -> None:
         problems = []
         problems += placement_problems(self.placement, self.guard_proxy)
+        if self.attention not in ("sdpa", "kernels"):
+            problems.append(f"attention={self.attention!r}: use sdpa (no hub needed) or kernels")
         if self.gradient_checkpointing not in ("on", "off", "auto"):
             problems.append(f"gradient_checkpointing={self.gradient_checkpointing!r}: use on, off or auto")
         unknown = set(self.harnesses) - {"pi", "opencode", "hermes"}
@@ -102,6 +106,17 @@ class TrainJobConfig:
             problems.append(str(exc))
         if problems:
             raise ValueError("; ".join(problems))
+
+
+def trainer_bundles(cfg: TrainJobConfig) -> list[dict[str, float]]:
+    """One bundle per trainer, placed beside the serving bundle with ``cfg.placement``."""
+    bundle = {"CPU": cfg.trainer_cpus, **({"GPU": cfg.trainer_gpus} if cfg.trainer_gpus else {})}
+    return [bundle] * len(cfg.harnesses)
+
+
+def session_bundles(cfg: TrainJobConfig) -> list[dict[str, float]]:
+    """One trainer's rollout slots: a CPU bundle per session (a placement group per trainer, PACK)."""
+    return [{"CPU": cfg.rollout_cpus}] * cfg.max_sessions if cfg.rollout_actors else []
 
 
 def latest_checkpoint(folder: Path) -> str | None:
@@ -129,8 +144,7 @@ def run(cfg: TrainJobConfig) -> dict:
     serving_cfg = resolve_model(load_preset(cfg.model_preset, cfg.serving_overrides))
     say(f"model {serving_cfg.model}; harnesses {', '.join(cfg.harnesses)}; guard {cfg.guard}")
     connect_ray(local_cpus=max(os.cpu_count() or 1, 8))
-    trainer_bundle = {"CPU": cfg.trainer_cpus, **({"GPU": cfg.trainer_gpus} if cfg.trainer_gpus else {})}
-    bundles = [trainer_bundle] * len(cfg.harnesses)
+    bundles = trainer_bundles(cfg)
     trainers: dict = {}
     rollout_groups: list = []
     with serving_stack(
@@ -142,6 +156,7 @@ def run(cfg: TrainJobConfig) -> dict:
         cfg.guard,
         strategy=cfg.placement,
         proxy=cfg.guard_proxy,
+        shards=cfg.harnesses,
     ) as stack:
         try:
             for index, harness in enumerate(cfg.harnesses, start=1):
@@ -152,6 +167,7 @@ def run(cfg: TrainJobConfig) -> dict:
                     cache_dir=serving_cfg.cache_dir,
                     offline=serving_cfg.offline,
                     gradient_checkpointing=cfg.gradient_checkpointing,
+                    attention=cfg.attention,
                     storage=cfg.storage,
                     server_url=stack.url,
                     output_dir=str(out / harness),
@@ -168,7 +184,7 @@ def run(cfg: TrainJobConfig) -> dict:
                 )
                 pool = PoolConfig(harness, cfg.group_size, cfg.max_sessions, max_staleness=cfg.max_staleness)
                 setup = RolloutSetup(
-                    stack.guard_url,
+                    stack.guard_url(harness),
                     cfg.sandbox,
                     str(out / harness),
                     cfg.task_kinds,
@@ -180,7 +196,7 @@ def run(cfg: TrainJobConfig) -> dict:
                 )
                 sessions_group = None
                 if cfg.rollout_actors:
-                    sessions_group = placement_group([{"CPU": cfg.rollout_cpus}] * cfg.max_sessions)
+                    sessions_group = placement_group(session_bundles(cfg))
                     rollout_groups.append(sessions_group)
                     ray.get(sessions_group.ready(), timeout=300)
                 trainers[harness] = make_actor(
@@ -190,7 +206,7 @@ def run(cfg: TrainJobConfig) -> dict:
                     setup,
                     stack.server,
                     sessions_group,
-                    resources=trainer_bundle,
+                    resources=bundles[index - 1],
                     placement_group=stack.group,
                     bundle_index=index,
                 )
@@ -218,6 +234,7 @@ def run(cfg: TrainJobConfig) -> dict:
         "publish_ms_max": max((max(s["publish_ms"] or [0]) for s in summaries.values()), default=0),
         "rollouts": {h: s["rollouts"] for h, s in summaries.items()},
         "nodes": {"serving": stack.node, **{h: s.get("node") for h, s in summaries.items()}},
+        "guard_nodes": stack.guard_nodes,
         "adapter_transfer_s_max": max(
             (t[2] for s in summaries.values() for t in s.get("adapter_transfers", [])), default=0
         ),

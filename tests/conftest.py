@@ -40,7 +40,11 @@ def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 
 @pytest.fixture(scope="session")
 def cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("cache")
+    """Built models for this test session: a fresh folder, or ``HARNESS_ADAPTERS_TEST_CACHE`` when set
+    (to reuse the tiny model and agent across sessions while iterating; CI leaves it unset)."""
+    reuse = os.environ.get("HARNESS_ADAPTERS_TEST_CACHE")
+    path = Path(reuse) if reuse else tmp_path_factory.mktemp("cache")
+    path.mkdir(parents=True, exist_ok=True)
     os.environ["HARNESS_ADAPTERS_CACHE"] = str(path)
     return path
 

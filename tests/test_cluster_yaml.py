@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
+import pytest
 import yaml
 
 CLUSTER_YAML = Path(__file__).resolve().parents[1] / "cluster.yaml"
@@ -27,3 +29,32 @@ def test_every_node_installs_the_harnesses_where_the_launchers_look():
     starts = config["head_start_ray_commands"] + config["worker_start_ray_commands"]
     ray_starts = [c for c in starts if "ray start" in c]
     assert len(ray_starts) == 2 and all(f"HA_HARNESSES={root} ray start" in c for c in ray_starts)
+
+
+def test_every_node_gets_node_20_before_the_harnesses_and_bubblewrap_its_privileges():
+    config = yaml.safe_load(CLUSTER_YAML.read_text())
+    commands = config["setup_commands"]
+    node = next(i for i, c in enumerate(commands) if "scripts/node-deps.sh" in c)
+    harnesses = next(i for i, c in enumerate(commands) if "scripts/harness-deps.sh" in c)
+    assert node < harnesses and any("bubblewrap" in c for c in commands[:harnesses])
+    options = " ".join(config["docker"]["run_options"])
+    for needed in ("--cap-add=SYS_ADMIN", "seccomp=unconfined", "apparmor=unconfined"):
+        assert needed in options
+
+
+def test_the_reference_presets_sandbox_with_bubblewrap_on_the_nodes():
+    from jobs.config import load_config
+    from jobs.train import TrainJobConfig
+
+    configs = CLUSTER_YAML.parent / "jobs" / "configs"
+    for name in ("train-lfm3-1.7b", "train-lfm2.5-24b-a2b", "train-twil-8b"):
+        assert load_config(TrainJobConfig, configs / f"{name}.yaml").sandbox == "local"
+
+
+@pytest.mark.parametrize(
+    ("version", "ok"),
+    [("v20.6.0", True), ("22.1.0", True), ("20.5.1", False), ("v12.22.9", False), ("x", False)],
+)
+def test_node_deps_accepts_node_20_6_and_later(version, ok):
+    script = CLUSTER_YAML.parent / "scripts" / "node-deps.sh"
+    assert (subprocess.run([str(script), "--check", version], check=False).returncode == 0) is ok

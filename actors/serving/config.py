@@ -37,8 +37,8 @@ class ServingConfig:
     offline: bool = False
     """Never reach the Hub (``HF_HUB_OFFLINE`` for the server): the cache must already hold the revision."""
     host: str = "node"
-    """The address the server binds and advertises: ``node`` is this Ray node's IP (what other nodes reach;
-    127.0.0.1 outside Ray), or an explicit address such as ``127.0.0.1`` or ``0.0.0.0``."""
+    """The address the server binds and advertises: ``node`` is this Ray node's IP when the cluster has
+    several nodes (what the others reach) and loopback on one, or an explicit address (``0.0.0.0``)."""
     served_model_name: str = "base"
     """Name requests use for the base model without an adapter."""
     device: Device = "auto"
@@ -87,26 +87,6 @@ def resolve_device(device: Device, cuda_available: bool) -> Literal["cpu", "gpu"
     if device == "auto":
         return "gpu" if cuda_available else "cpu"
     return device
-
-
-def node_address(host: str) -> str:
-    """``host`` with ``node`` resolved to the IP Ray knows this node by (127.0.0.1 outside a Ray worker)."""
-    if host != "node":
-        return host
-    try:
-        import ray
-
-        if ray.is_initialized():
-            return ray.util.get_node_ip_address()
-    except ImportError:  # pragma: no cover - ray is a dependency
-        pass
-    return "127.0.0.1"
-
-
-def advertised(host: str) -> str:
-    """The address others use to reach a server bound to ``host`` (a wildcard bind is reached by the
-    node's IP)."""
-    return node_address("node") if host in ("0.0.0.0", "::") else host
 
 
 def server_command(

@@ -48,14 +48,8 @@ from actors.serving.adapters import (
     inspect_adapter,
     ready_to_unload,
 )
-from actors.serving.config import (
-    ServingConfig,
-    advertised,
-    node_address,
-    resolve_device,
-    server_command,
-    server_env,
-)
+from actors.serving.address import advertised, bind_address, node_address
+from actors.serving.config import ServingConfig, resolve_device, server_command, server_env
 from actors.serving.transfer import PackedAdapter, unpack_adapter
 from actors.serving.weights import local_weights
 
@@ -135,7 +129,7 @@ class VLLMServer:
         self.work_dir = Path(work_dir or tempfile.mkdtemp(prefix="ha-serving-"))
         self.store = self.work_dir / "adapters"
         self.store.mkdir(parents=True, exist_ok=True)
-        self.host = node_address(cfg.host)
+        self.host = bind_address(cfg.host)
         """The address vLLM binds; ``url()`` advertises it (the node's IP on a cluster)."""
         self.port = port or _free_port(self.host)
         self.registry = AdapterRegistry(capacity=cfg.max_loras)

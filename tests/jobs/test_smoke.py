@@ -16,98 +16,17 @@ import json
 import os
 import secrets
 import shutil
-import signal
-import socket
 import subprocess
-import sys
-import tempfile
-import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
 from tests.environments.harnesses.conftest import harnesses_missing
+from tests.raynodes import BIN, free_ports, ray_cluster
 
 pytestmark = [pytest.mark.vllm, pytest.mark.harness, pytest.mark.slow, pytest.mark.smoke]
 
 REPO = Path(__file__).resolve().parents[2]
-BIN = Path(sys.executable).parent
-PORT_FLAGS = (
-    "--port",
-    "--dashboard-port",
-    "--ray-client-server-port",
-    "--dashboard-agent-listen-port",
-    "--dashboard-agent-grpc-port",
-    "--metrics-export-port",
-    "--node-manager-port",
-    "--object-manager-port",
-    "--runtime-env-agent-port",
-)
-
-
-def free_ports(count: int) -> list[int]:
-    sockets = [socket.socket() for _ in range(count)]
-    try:
-        for s in sockets:
-            s.bind(("127.0.0.1", 0))
-        return [s.getsockname()[1] for s in sockets]
-    finally:
-        for s in sockets:
-            s.close()
-
-
-@contextmanager
-def ray_head(env: dict[str, str], log: Path) -> Iterator[str]:
-    """A Ray head on its own ports and temp dir; yields the dashboard (job API) address."""
-    import httpx
-
-    ports = dict(zip(PORT_FLAGS, free_ports(len(PORT_FLAGS)), strict=True))
-    temp = tempfile.mkdtemp(prefix="rayh", dir="/tmp")  # Ray's socket paths must stay short
-    argv = [str(BIN / "ray"), "start", "--head", "--block", "--num-cpus=8", f"--temp-dir={temp}"]
-    argv += ["--dashboard-host=127.0.0.1", *(f"{flag}={port}" for flag, port in ports.items())]
-    with log.open("w") as out:
-        head = subprocess.Popen(argv, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
-    address = f"http://127.0.0.1:{ports['--dashboard-port']}"
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            assert head.poll() is None, "ray start --head exited:\n" + log.read_text()[-3000:]
-            assert time.monotonic() < deadline, "the Ray head's job API did not come up:\n" + log.read_text()
-            try:
-                headers = {"authorization": f"Bearer {env.get('RAY_AUTH_TOKEN', '')}"}
-                if httpx.get(f"{address}/api/version", headers=headers, timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            time.sleep(1)
-        yield address
-    finally:
-        for sig in (signal.SIGTERM, signal.SIGKILL):
-            try:
-                os.killpg(head.pid, sig)
-                head.wait(timeout=30)
-            except (ProcessLookupError, subprocess.TimeoutExpired):
-                continue
-        leftover = _processes_naming(temp)
-        for pid in leftover:  # anything that left the process group but names this head's temp dir
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        shutil.rmtree(temp, ignore_errors=True)
-
-
-def _processes_naming(text: str) -> list[int]:
-    found = []
-    for proc in Path("/proc").iterdir():
-        try:
-            if proc.name.isdigit() and text.encode() in (proc / "cmdline").read_bytes():
-                found.append(int(proc.name))
-        except OSError:
-            continue
-    return found
 
 
 def test_ray_job_submit_runs_the_smoke_job_end_to_end(tiny_agent: Path, tmp_path: Path):
@@ -135,8 +54,8 @@ def test_ray_job_submit_runs_the_smoke_job_end_to_end(tiny_agent: Path, tmp_path
         f"train_overrides=[guard_port={port}]",
         f"eval_overrides=[guard_port={port}]",
     ]
-    with ray_head(env, tmp_path / "head.log") as address:
-        submit = [str(BIN / "ray"), "job", "submit", f"--address={address}", "--working-dir", str(REPO)]
+    with ray_cluster(env, tmp_path / "ray") as cluster:
+        submit = [str(BIN / "ray"), "job", "submit", f"--address={cluster.jobs}", "--working-dir", str(REPO)]
         submit += [
             "--runtime-env-json",
             json.dumps(runtime_env),

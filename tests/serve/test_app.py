@@ -87,3 +87,35 @@ def test_ray_serve_deployment_guards_a_request_over_http(ray_cluster):
     assert response.status_code == 200 and events[-1] == "[DONE]" and events[-2]["choices"] == []
     assert record["blocked"] and record["blocks"][0]["rule"] == "hosts"
     assert record["turns"][0]["prompt_ids"] == [1, 2, 3, 4]
+
+
+@pytest.mark.slow
+def test_guard_shards_keep_their_rollouts_apart_under_their_own_routes(ray_cluster):
+    """Two shards (``jobs.stack.guard_app``), as the train job deploys one per trainer: a rollout opened
+    through one shard's URL is served under that shard's route and is unknown to the other shard."""
+    from ray import serve
+
+    from actors.rollout import GuardHTTP
+    from jobs.stack import guard_app, replica_nodes
+
+    with ThreadServer(fake_upstream_app()) as upstream:
+        port = free_port()
+        try:
+            urls = {shard: guard_app(f"{upstream}/v1", port, shard=shard) for shard in ("pi", "hermes")}
+            assert urls["pi"] == f"http://127.0.0.1:{port}/pi"
+            _wait_healthy(urls["pi"], timeout_s=120)
+            pi, hermes = GuardHTTP(urls["pi"]), GuardHTTP(urls["hermes"])
+            path = pi.open("r1", "pi", "pi-v1", ())
+            assert path == "/pi/s/r1/v1" and (pi.host, pi.port) == ("127.0.0.1", port)
+            response = httpx.post(
+                f"http://127.0.0.1:{port}{path}/chat/completions", json=chat_request(), timeout=60
+            )
+            other = httpx.get(f"{urls['hermes']}/rollouts/r1/atif", timeout=30)
+            nodes = replica_nodes(["pi", "hermes"])
+            record = pi.close("r1")
+        finally:
+            serve.shutdown()
+    assert response.status_code == 200 and record["turns"] and record["adapter"] == "pi-v1"
+    assert other.status_code == 404  # the other shard holds no such rollout
+    assert set(nodes) == {"pi", "hermes"}
+    del hermes

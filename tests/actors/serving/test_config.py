@@ -80,8 +80,9 @@ def test_the_server_binds_the_address_given_and_loads_this_nodes_copy_of_the_wei
 
 
 def test_node_resolves_to_the_ray_node_address_and_a_wildcard_bind_is_reached_by_it():
-    from actors.serving.config import advertised, node_address
+    from actors.serving.address import advertised, bind_address, node_address
 
+    assert bind_address("node") == "127.0.0.1" and bind_address("0.0.0.0") == "0.0.0.0"
     assert node_address("127.0.0.3") == "127.0.0.3"
     assert node_address("node") == "127.0.0.1"  # outside a Ray process: this machine's loopback
     assert advertised("0.0.0.0") == "127.0.0.1" and advertised("127.0.0.2") == "127.0.0.2"

@@ -1,0 +1,64 @@
+"""Print the GPU memory plan of the reference train presets (``actors.memory`` holds the arithmetic).
+
+python -m jobs.memory [PRESET ...]      e.g. lfm3-1.7b (default: every reference preset)
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from actors.memory import ASSUMED, H200_GIB, MemoryPlan, ModelShape, plan
+
+
+def preset_plan(train_preset: str) -> tuple[ModelShape, MemoryPlan, dict]:
+    """The plan of a train config in ``jobs/configs`` (its model preset's serving share of one H200)."""
+    from actors.trainer import checkpointing_wanted
+    from jobs.config import load_config
+    from jobs.models import load_preset
+    from jobs.train import TrainJobConfig
+
+    configs = Path(__file__).resolve().parent / "configs"
+    job = load_config(TrainJobConfig, configs / f"train-{train_preset}.yaml")
+    serving = load_preset(job.model_preset)
+    shape = ASSUMED[job.model_preset]
+    local = Path(serving.model) / "config.json"
+    if local.is_file():
+        shape = ModelShape.from_config(local, shape.params)
+    checkpointing = checkpointing_wanted(job.gradient_checkpointing, True, job.token_budget)
+    result = plan(
+        shape,
+        lora_rank=job.lora_rank,
+        max_loras=serving.max_loras,
+        token_budget=job.token_budget,
+        checkpointing=checkpointing,
+        serving_gib=H200_GIB * serving.gpu_memory_utilization,
+    )
+    settings = {
+        "trainers": len(job.harnesses),
+        "trainer_gpus": job.trainer_gpus,
+        "token_budget": job.token_budget,
+        "checkpointing": checkpointing,
+        "serving_share": serving.gpu_memory_utilization,
+    }
+    return shape, result, settings
+
+
+def main(argv: list[str]) -> None:
+    for name in argv or sorted(ASSUMED):
+        shape, p, s = preset_plan(name)
+        share = s["trainer_gpus"] * H200_GIB
+        print(
+            f"{name} ({shape.source}): serving {p.serving_weights_gib:.1f} weights + "
+            f"{p.serving_adapters_gib:.1f} adapters + {p.serving_kv_gib:.1f} KV = "
+            f"{H200_GIB * s['serving_share']:.0f} GiB; each of {s['trainers']} trainers "
+            f"{p.trainer_weights_gib:.1f} weights + {p.trainer_lora_state_gib:.1f} LoRA state + "
+            f"{p.trainer_activations_gib:.1f} activations + {p.trainer_logits_gib:.1f} logits = "
+            f"{p.trainer_gib:.1f} GiB at {s['token_budget']} tokens (checkpointing "
+            f"{'on' if s['checkpointing'] else 'off'}), against {share:.0f} GiB "
+            f"({s['trainer_gpus']} GPU)"
+        )
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -79,20 +79,10 @@ def guard_app(
 
 
 def replica_nodes(shards: Sequence[str]) -> dict[str, str]:
-    """The node address of each shard's replica (for the run's report of what ran where)."""
-    import ray
-    from ray.util.state import list_actors
+    """The node address of each shard's replica, asked of the replica itself (no dashboard needed)."""
+    from ray import serve
 
-    addresses = {n["NodeID"]: n["NodeManagerAddress"] for n in ray.nodes()}
-    out = {}
-    for shard in shards:
-        actors = list_actors(
-            address=ray.get_runtime_context().gcs_address,
-            filters=[("class_name", "=", f"ServeReplica:guard-{shard}:guard"), ("state", "=", "ALIVE")],
-        )
-        if actors:
-            out[shard] = addresses.get(actors[0].node_id, actors[0].node_id)
-    return out
+    return {shard: serve.get_app_handle(f"guard-{shard}").node.remote().result() for shard in shards}
 
 
 @contextmanager

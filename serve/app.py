@@ -27,6 +27,12 @@ class GuardDeployment:
     def __serve_build_asgi_app__(self) -> Starlette:
         return self.proxy.app()
 
+    def node(self) -> str:
+        """The address of the node this replica runs on (for the run's report of what ran where)."""
+        import ray
+
+        return ray.util.get_node_ip_address()
+
 
 def build_app(config: ProxyConfig, **options: Any) -> Application:
     """The bound Ray Serve application (run it with `ray.serve.run(app, route_prefix=...)`)."""

@@ -226,7 +226,8 @@ def run_sessions(
 ) -> list[SessionResult]:
     """Run ``work`` (one harness's sessions) through the guard at ``guard_url``, in Ray rollout actors or
     threads as ``cfg`` says; the actors or threads are gone when it returns. Each session's ATIF trajectory
-    is saved as ``<folder>/trajectories/<harness>/<rollout_id>.json`` (``python -m serve.audit``)."""
+    is saved as ``<folder>/trajectories/<harness>/<rollout_id>.json`` (``python -m serve.audit``), or under
+    ``<storage>/trajectories/<harness>/`` when the config names a storage location."""
     from actors.rollout import RolloutSetup
     from actors.rollout_pool import session_runner
 
@@ -238,7 +239,12 @@ def run_sessions(
         cfg.max_tokens,
         cfg.rollout_actors,
         cfg.rollout_cpus,
-        trajectory_dir=str(folder / "trajectories" / harness),
+        # with a storage location, written there from whichever node ran the session
+        trajectory_dir=(
+            f"{cfg.storage.rstrip('/')}/trajectories/{harness}"
+            if cfg.storage
+            else str(folder / "trajectories" / harness)
+        ),
     )
     sessions = session_runner(setup, harness, str(folder / "rollouts" / harness), cfg.max_sessions)
     try:

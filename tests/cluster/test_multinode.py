@@ -102,4 +102,7 @@ def test_the_train_smoke_runs_across_three_nodes_with_no_disk_in_common(tiny_age
     assert not results["load_failures"]
     assert summary["evaluate"]["serving_node"] in (HEAD, *WORKERS)
     assert (bucket / "eval" / "report.md").is_file()
+    assert list((bucket / "eval" / "trajectories" / "pi").glob("*.json")), (
+        "no evaluation trajectory in storage"
+    )
     assert not any(artifacts.iterdir()), "a node wrote through to the host's artifact folder"

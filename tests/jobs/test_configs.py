@@ -69,9 +69,14 @@ def test_nested_sections_lists_and_overrides_convert(tmp_path: Path):
 
 
 def test_tiny_resolves_to_the_built_model_and_others_stay_as_named(cache_dir: Path):
-    assert resolve_model(ServingConfig(model="/some/model")).model == "/some/model"
+    from actors.serving.weights import ModelSetupError
+
     resolved = resolve_model(load_preset("tiny"))
     assert (Path(resolved.model) / "config.json").exists()
+    again = resolve_model(ServingConfig(model=resolved.model))  # a folder stays as named, checked in place
+    assert again.model == resolved.model and again.revision == "main"
+    with pytest.raises(ModelSetupError, match="neither a folder nor a Hub id"):
+        resolve_model(ServingConfig(model="/some/model"))
 
 
 def test_a_job_given_a_bad_value_exits_with_the_fix_and_runs_nothing(tmp_path):

@@ -72,6 +72,22 @@ def _node_ip() -> str:
     return node_address("node")
 
 
+ATTENTION = ("sdpa", "kernels")
+"""Packed batches' variable-length attention on GPU (``actors.trl_cpu.use_packed_attention``)."""
+CHECKPOINTING = ("on", "off", "auto")
+
+
+def setting_problems(attention: str, gradient_checkpointing: str) -> list[str]:
+    """What is wrong with a trainer's attention and checkpointing settings, each naming the choices
+    (checked by the trainer's config and, at load, by the train job's)."""
+    problems = []
+    if attention not in ATTENTION:
+        problems.append(f"attention={attention!r}: use sdpa (no hub needed) or kernels (hub-fetched)")
+    if gradient_checkpointing not in CHECKPOINTING:
+        problems.append(f"gradient_checkpointing={gradient_checkpointing!r}: must be on, off or auto")
+    return problems
+
+
 CHECKPOINTING_MIN_TOKENS = 16384
 """Token budget from which ``auto`` turns gradient checkpointing on (GPU only)."""
 
@@ -123,12 +139,8 @@ class TrainerConfig:
     ``s3://bucket/run``; "": it stays in ``output_dir`` on this trainer's node only)."""
 
     def __post_init__(self) -> None:
-        if self.attention not in ("sdpa", "kernels"):
-            raise ValueError(f"trainer.attention={self.attention!r}: use sdpa (no hub needed) or kernels")
-        if self.gradient_checkpointing not in ("on", "off", "auto"):
-            raise ValueError(
-                f"trainer.gradient_checkpointing={self.gradient_checkpointing!r}: must be on, off or auto"
-            )
+        if problems := setting_problems(self.attention, self.gradient_checkpointing):
+            raise ValueError("trainer: " + "; ".join(problems))
         if self.lora_rank < 1 or self.max_steps < 1 or self.micro_batches < 1 or self.token_budget < 0:
             raise ValueError("trainer: lora_rank, max_steps, micro_batches must be >= 1; token_budget >= 0")
 

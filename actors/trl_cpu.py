@@ -83,13 +83,12 @@ def patch_trl_for_cpu() -> None:
     _PATCHED = True
 
 
-ATTENTION = ("sdpa", "kernels")
-
-
 def use_packed_attention(mode: str) -> None:
     """Which variable-length attention TRL's packed batches use (module docstring); on CPU always sdpa."""
-    if mode not in ATTENTION:
-        raise ValueError(f"attention={mode!r}: use sdpa (no hub needed) or kernels (hub-fetched flash-attn)")
+    from actors.trainer import setting_problems
+
+    if problems := setting_problems(mode, "auto"):
+        raise ValueError(problems[0])
     if not torch.cuda.is_available():
         patch_trl_for_cpu()
         return

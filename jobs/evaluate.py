@@ -343,7 +343,7 @@ def run(cfg: EvalConfig) -> dict:
     from actors.serving.remote import RayServing
     from jobs.eval_report import markdown_table, summarize, write_report
     from jobs.models import load_preset, resolve_model
-    from jobs.stack import serving_stack
+    from jobs.stack import job_stack
 
     started = time.monotonic()
     out = Path(cfg.out_dir).resolve()
@@ -365,17 +365,7 @@ def run(cfg: EvalConfig) -> dict:
     say(f"model {serving_cfg.model}")
     connect_ray(local_cpus=max(os.cpu_count() or 1, 8))
     stack_started = time.monotonic()
-    with serving_stack(
-        serving_cfg,
-        out / "serving",
-        cfg.guard_port,
-        (),
-        say,
-        cfg.guard,
-        strategy=cfg.placement,
-        proxy=cfg.guard_proxy,
-        shards=cfg.harnesses,
-    ) as stack:
+    with job_stack(cfg, serving_cfg, out / "serving", (), say) as stack:
         server_start_s = time.monotonic() - stack_started
         serving = RayServing(stack.server)  # adapters travel as bytes: the server may be on another node
         live, load_failures = publish_all(serving.publish, checkpoints)

@@ -126,3 +126,21 @@ def serving_stack(
             ray.get(server.stop.remote())
             ray.kill(server)
         remove_placement_group(group)
+
+
+def job_stack(
+    cfg: Any, serving_cfg: Any, work_dir: Path, bundles: Sequence[dict[str, float]], say: Any
+) -> Any:
+    """``serving_stack`` as a train or evaluation job config asks for it (its ``guard_port``, ``guard``,
+    ``placement``, ``guard_proxy``, and one guard shard per entry of ``harnesses``)."""
+    return serving_stack(
+        serving_cfg,
+        work_dir,
+        cfg.guard_port,
+        bundles,
+        say,
+        cfg.guard,
+        strategy=cfg.placement,
+        proxy=cfg.guard_proxy,
+        shards=cfg.harnesses,
+    )

@@ -21,6 +21,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from actors.trainer import setting_problems
 from environments.tasks.shipped import unknown_task_set
 from jobs.config import job_main
 from jobs.stack import placement_problems
@@ -85,10 +86,7 @@ class TrainJobConfig:
     def __post_init__(self) -> None:
         problems = []
         problems += placement_problems(self.placement, self.guard_proxy)
-        if self.attention not in ("sdpa", "kernels"):
-            problems.append(f"attention={self.attention!r}: use sdpa (no hub needed) or kernels")
-        if self.gradient_checkpointing not in ("on", "off", "auto"):
-            problems.append(f"gradient_checkpointing={self.gradient_checkpointing!r}: use on, off or auto")
+        problems += setting_problems(self.attention, self.gradient_checkpointing)
         unknown = set(self.harnesses) - {"pi", "opencode", "hermes"}
         if not self.harnesses or unknown:
             problems.append(f"harnesses={list(self.harnesses)}: choose from pi, opencode, hermes")
@@ -135,7 +133,7 @@ def run(cfg: TrainJobConfig) -> dict:
     from actors.rollout_pool import PoolConfig
     from actors.trainer import TrainerActor, TrainerConfig
     from jobs.models import load_preset, resolve_model
-    from jobs.stack import serving_stack
+    from jobs.stack import job_stack
 
     started = time.monotonic()
     out = Path(cfg.out_dir).resolve()
@@ -147,17 +145,7 @@ def run(cfg: TrainJobConfig) -> dict:
     bundles = trainer_bundles(cfg)
     trainers: dict = {}
     rollout_groups: list = []
-    with serving_stack(
-        serving_cfg,
-        out / "serving",
-        cfg.guard_port,
-        bundles,
-        say,
-        cfg.guard,
-        strategy=cfg.placement,
-        proxy=cfg.guard_proxy,
-        shards=cfg.harnesses,
-    ) as stack:
+    with job_stack(cfg, serving_cfg, out / "serving", bundles, say) as stack:
         try:
             for index, harness in enumerate(cfg.harnesses, start=1):
                 tcfg = TrainerConfig(

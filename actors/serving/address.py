@@ -21,16 +21,17 @@ def node_address(host: str) -> str:
 def bind_address(host: str) -> str:
     """Where a server binds for ``host``: ``node`` is loopback while the Ray cluster has one node (the
     embedded default: nothing leaves the machine's loopback), else this node's IP; others as given."""
-    if host != "node":
-        return host
+    if host == "node" and not _several_nodes():
+        return "127.0.0.1"
+    return node_address(host)
+
+
+def _several_nodes() -> bool:
     try:
         import ray
-
-        if ray.is_initialized() and len([n for n in ray.nodes() if n.get("Alive")]) > 1:
-            return ray.util.get_node_ip_address()
     except ImportError:  # pragma: no cover - ray is a dependency
-        pass
-    return "127.0.0.1"
+        return False
+    return ray.is_initialized() and len([n for n in ray.nodes() if n.get("Alive")]) > 1
 
 
 def advertised(host: str) -> str:

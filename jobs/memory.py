@@ -1,10 +1,12 @@
-"""Print the GPU memory plan of the reference train presets (``actors.memory`` holds the arithmetic).
+"""Print the GPU memory plan of the reference train presets (``actors.memory`` holds the arithmetic); the
+last line is one JSON object of the figures.
 
 python -m jobs.memory [PRESET ...]      e.g. lfm3-1.7b (default: every reference preset)
 """
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -45,6 +47,7 @@ def preset_plan(train_preset: str) -> tuple[ModelShape, MemoryPlan, dict]:
 
 
 def main(argv: list[str]) -> None:
+    figures = {}
     for name in argv or sorted(ASSUMED):
         shape, p, s = preset_plan(name)
         share = s["trainer_gpus"] * H200_GIB
@@ -58,6 +61,14 @@ def main(argv: list[str]) -> None:
             f"{'on' if s['checkpointing'] else 'off'}), against {share:.0f} GiB "
             f"({s['trainer_gpus']} GPU)"
         )
+        figures[name] = {
+            "serving_gib": round(H200_GIB * s["serving_share"], 1),
+            "serving_kv_gib": round(p.serving_kv_gib, 1),
+            "trainer_gib": round(p.trainer_gib, 1),
+            "trainer_share_gib": round(share, 1),
+            "trainer_logits_gib": round(p.trainer_logits_gib, 1),
+        }
+    print(json.dumps(figures))  # the last line: every figure, for comparing runs
 
 
 if __name__ == "__main__":

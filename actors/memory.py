@@ -102,7 +102,10 @@ def plan(
     token_budget: int,
     checkpointing: bool,
     serving_gib: float,
+    shards: int = 1,
 ) -> MemoryPlan:
+    """``shards``: the ranks an FSDP trainer spreads its weights and LoRA state over (the trainer's
+    figures are then per rank; each rank packs its own micro-batch row, so activations do not shrink)."""
     weights = shape.params * 2
     lora = lora_params(shape, lora_rank)
     adapters = lora * 2 * max_loras
@@ -110,8 +113,8 @@ def plan(
         serving_weights_gib=weights / GIB,
         serving_adapters_gib=adapters / GIB,
         serving_kv_gib=max(0.0, serving_gib - (weights + adapters) / GIB),
-        trainer_weights_gib=weights / GIB,
-        trainer_lora_state_gib=lora * 16 / GIB,
+        trainer_weights_gib=weights / shards / GIB,
+        trainer_lora_state_gib=lora * 16 / shards / GIB,
         trainer_activations_gib=activations_bytes(shape, token_budget, checkpointing) / GIB,
         trainer_logits_gib=token_budget * shape.vocab * 6 / GIB,
     )

@@ -61,6 +61,18 @@ def submit_task(fn: Any, *args: Any, resources: dict[str, float], **kwargs: Any)
     return ray.remote(fn).options(**options).remote(*args, **kwargs)
 
 
+def first_failure_raises(refs: list[Any]) -> list[Any]:
+    """``ray.get(refs)``, except that the first task or actor call to fail raises at once (a trainer rank
+    that died leaves the others waiting in a collective: the caller's clean-up must not wait with them)."""
+    import ray
+
+    pending = list(refs)
+    while pending:
+        done, pending = ray.wait(pending, num_returns=1)
+        ray.get(done)
+    return ray.get(list(refs))
+
+
 def start_serving(
     cfg: Any,
     *,

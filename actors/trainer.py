@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
+    from actors.ranks import Rendezvous
     from actors.rollout import RolloutSetup
     from actors.rollout_pool import RolloutPool
 
@@ -137,16 +138,63 @@ class TrainerConfig:
     storage: str = ""
     """Where each checkpoint is copied as ``<harness>/checkpoint-<step>`` (a folder or a URI such as
     ``s3://bucket/run``; "": it stays in ``output_dir`` on this trainer's node only)."""
+    ranks: int = 1
+    """Data-parallel processes (``actors.ranks``): one GPU each; rank 0 holds the pool and publishes."""
+    fsdp: str = ""
+    """With several ranks: "" keeps a whole model on each (DDP); ``full_shard auto_wrap`` (Transformers'
+    ``fsdp`` words) shards parameters, gradients and optimizer state over them, for models one GPU
+    cannot hold."""
+    group_size: int = 8
+    """Rollouts per task: TRL's ``num_generations`` (every rank must agree; rank 0's pool uses it)."""
 
     def __post_init__(self) -> None:
-        if problems := setting_problems(self.attention, self.gradient_checkpointing):
+        from actors.ranks import rank_problems
+
+        problems = setting_problems(self.attention, self.gradient_checkpointing)
+        problems += rank_problems(self.ranks, 0.0, self.fsdp)
+        if problems:
             raise ValueError("trainer: " + "; ".join(problems))
         if self.lora_rank < 1 or self.max_steps < 1 or self.micro_batches < 1 or self.token_budget < 0:
             raise ValueError("trainer: lora_rank, max_steps, micro_batches must be >= 1; token_budget >= 0")
 
 
+def grpo_arguments(cfg: TrainerConfig, cuda: bool) -> dict[str, Any]:
+    """TRL's ``AsyncGRPOConfig`` for ``cfg`` on this device (a plain dict, so it can be checked alone)."""
+    cpu = not cuda
+    return dict(
+        output_dir=cfg.output_dir,
+        vllm_server_base_url=cfg.server_url.removesuffix("/").removesuffix("/v1"),
+        vllm_server_timeout=60,
+        max_steps=cfg.max_steps,
+        learning_rate=cfg.learning_rate,
+        per_device_train_batch_size=1,
+        gradient_accumulation_steps=cfg.micro_batches,
+        token_budget=cfg.token_budget,
+        max_staleness=cfg.max_staleness,
+        num_generations=cfg.group_size,
+        bf16=not cpu and cfg.dtype == "bfloat16",
+        dtype="float32" if cpu else cfg.dtype,
+        use_cpu=cpu,  # else Accelerate ignores a CPU process group of several ranks (gloo)
+        gradient_checkpointing=checkpointing_wanted(cfg.gradient_checkpointing, not cpu, cfg.token_budget),
+        logging_steps=1,
+        report_to=["trackio"] if cfg.trackio_project else [],
+        project=cfg.trackio_project or "huggingface",
+        run_name=cfg.harness,
+        trackio_static_space_id=False,  # local SQLite only: never create a Space
+        save_strategy="steps" if cfg.save_steps else "no",
+        save_steps=cfg.save_steps or 500,
+        seed=cfg.seed,
+        fsdp=cfg.fsdp,  # Transformers' FSDP2 by default; GPU only (Accelerate runs CPU ranks as DDP)
+    )
+
+
 class HarnessTrainer:
-    def __init__(self, cfg: TrainerConfig, server: AdapterServer, pool: RolloutPool) -> None:
+    """TRL's trainer for one harness, in one process: rank 0 (the only one, or the first of
+    ``cfg.ranks``) holds the rollout pool; a later rank has ``pool=None`` and gets its rows from rank 0."""
+
+    def __init__(self, cfg: TrainerConfig, server: AdapterServer, pool: RolloutPool | None) -> None:
+        if pool is not None and pool.cfg.group_size != cfg.group_size:
+            raise ValueError(f"the pool's group_size {pool.cfg.group_size} != the trainer's {cfg.group_size}")
         self.cfg = cfg
         self.server = server
         self.pool = pool
@@ -169,31 +217,7 @@ class HarnessTrainer:
 
         cfg = self.cfg
         cpu = not torch.cuda.is_available()
-        args = AsyncGRPOConfig(
-            output_dir=cfg.output_dir,
-            vllm_server_base_url=cfg.server_url.removesuffix("/").removesuffix("/v1"),
-            vllm_server_timeout=60,
-            max_steps=cfg.max_steps,
-            learning_rate=cfg.learning_rate,
-            per_device_train_batch_size=1,
-            gradient_accumulation_steps=cfg.micro_batches,
-            token_budget=cfg.token_budget,
-            max_staleness=cfg.max_staleness,
-            num_generations=self.pool.cfg.group_size,
-            bf16=not cpu and cfg.dtype == "bfloat16",
-            dtype="float32" if cpu else cfg.dtype,
-            gradient_checkpointing=checkpointing_wanted(
-                cfg.gradient_checkpointing, not cpu, cfg.token_budget
-            ),
-            logging_steps=1,
-            report_to=["trackio"] if cfg.trackio_project else [],
-            project=cfg.trackio_project or "huggingface",
-            run_name=cfg.harness,
-            trackio_static_space_id=False,  # local SQLite only: never create a Space
-            save_strategy="steps" if cfg.save_steps else "no",
-            save_steps=cfg.save_steps or 500,
-            seed=cfg.seed,
-        )
+        args = AsyncGRPOConfig(**grpo_arguments(cfg, cuda=not cpu))
         peft = LoraConfig(
             r=cfg.lora_rank, lora_alpha=cfg.lora_alpha, target_modules="all-linear", task_type="CAUSAL_LM"
         )
@@ -214,7 +238,8 @@ class HarnessTrainer:
                 "the serving actor does not take runtime LoRA updates: start it with enable_lora and "
                 f"max_loras >= {cfg.max_staleness + 2} per trainer"
             )
-        trainer.vllm_client = self.publisher  # the adapter-sync seam (module docstring)
+        if trainer.accelerator.is_main_process:  # only rank 0 publishes
+            trainer.vllm_client = self.publisher  # the adapter-sync seam (module docstring)
         trainer._lora_name = cfg.harness  # versions are published as <harness>-v<N>
         self.trainer = trainer
 
@@ -228,18 +253,22 @@ class HarnessTrainer:
 
         class StepEnd(TrainerCallback):
             def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+                if owner.pool is None:  # a later rank: TRL's sync waits for rank 0 at a barrier
+                    return
                 start = time.monotonic()
                 while not owner.pool.may_publish(time.monotonic() - start):
                     time.sleep(0.2)
                 owner.held_s += time.monotonic() - start
 
             def on_log(self, args: Any, state: Any, control: Any, logs: Any = None, **kwargs: Any) -> None:
-                if logs and owner.trainer is not None:
+                if logs and owner.trainer is not None and owner.pool is not None:
                     owner.pool.metrics.step(logs, owner.trainer.model_version)
 
             def on_save(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
                 # TRL keeps the version only for its own rollout worker; ours needs it too, so a resumed
                 # run publishes v<N+1>, never a name a live server already holds.
+                if not state.is_world_process_zero:
+                    return
                 folder = Path(args.output_dir) / f"checkpoint-{state.global_step}"
                 folder.mkdir(parents=True, exist_ok=True)
                 version = {"model_version": owner.trainer.model_version}
@@ -266,27 +295,47 @@ class HarnessTrainer:
         training |= {
             "step": step,
             "adapter version": self.trainer.model_version,
-            "group size": self.pool.cfg.group_size,
+            "group size": self.cfg.group_size,
         }
         write_card(folder, self.cfg.model, self.cfg.harness, training)
 
-    def train(self, resume_from: str | None = None) -> dict[str, Any]:
+    def train(
+        self, resume_from: str | None = None, rendezvous: Rendezvous | None = None, rank: int = 0
+    ) -> dict[str, Any]:
         """Train ``max_steps`` steps; from a checkpoint folder of an earlier run when ``resume_from`` is
-        given (optimizer, scheduler and step from TRL, the adapter version from ``rollout_state.json``)."""
+        given (optimizer, scheduler and step from TRL, the adapter version from ``rollout_state.json``).
+        With ``rendezvous``, this process is ``rank`` of ``rendezvous.world`` (set before TRL starts)."""
+        if (rendezvous is None) != (self.cfg.ranks == 1) or (rank == 0) != (self.pool is not None):
+            raise ValueError(
+                f"rank {rank} of a {self.cfg.ranks}-rank trainer needs a rendezvous exactly when ranks > 1, "
+                "and the rollout pool exactly on rank 0"
+            )
+        if rendezvous is not None:
+            os.environ.update(rendezvous.env(rank))
         if self.trainer is None:
             self.build()
+        if self.pool is None:
+            result = self.trainer.train(resume_from_checkpoint=resume_from or None)
+            return {
+                "harness": self.cfg.harness,
+                "rank": rank,
+                "steps": int(result.global_step),
+                "node": _node_ip(),
+            }
         if resume_from:
             state = Path(resume_from) / ROLLOUT_STATE
             if not state.is_file():
                 raise FileNotFoundError(f"{state} is missing: resume from a checkpoint this trainer wrote")
             version = int(json.loads(state.read_text())["model_version"])
             self.trainer.model_version = version
-            self.pool.update_model_version(version)
+            self.pool.update_model_version(version)  # type: ignore[union-attr]
         start = time.monotonic()
         result = self.trainer.train(resume_from_checkpoint=resume_from or None)
+        assert self.pool is not None
         counters = self.pool.collector.counters
         return {
             "harness": self.cfg.harness,
+            "ranks": self.cfg.ranks,
             "steps": int(result.global_step),
             "train_s": round(time.monotonic() - start, 1),
             "version": self.trainer.model_version,
@@ -348,8 +397,28 @@ class TrainerActor:
 
         self.trainer = HarnessTrainer(cfg, RayServing(serving_handle), self.pool)
 
-    def train(self, resume_from: str | None = None) -> dict[str, Any]:
+    def rendezvous(self) -> Rendezvous:
+        """Where this trainer's later ranks meet it: this node's address and a port free on it."""
+        from actors.ranks import Rendezvous, free_port
+
+        address = _node_ip()
+        return Rendezvous(address, free_port(address), self.trainer.cfg.ranks)
+
+    def train(self, resume_from: str | None = None, rendezvous: Rendezvous | None = None) -> dict[str, Any]:
         try:
-            return self.trainer.train(resume_from)
+            return self.trainer.train(resume_from, rendezvous, rank=0)
         finally:
             self.pool.stop()
+
+
+class TrainerRank:
+    """The Ray actor of a later rank (1 .. ranks-1) of one harness's trainer: no rollout pool; it trains
+    on the rows rank 0 hands it and joins rank 0's collective adapter saves."""
+
+    def __init__(self, cfg: TrainerConfig, serving_handle: Any) -> None:
+        from actors.serving.remote import RayServing
+
+        self.trainer = HarnessTrainer(cfg, RayServing(serving_handle), None)
+
+    def train(self, resume_from: str | None, rendezvous: Rendezvous, rank: int) -> dict[str, Any]:
+        return self.trainer.train(resume_from, rendezvous, rank)

@@ -214,6 +214,7 @@ def real_run(synchronous: bool, server, guard_url: str, model: str, args, work: 
         micro_batches=STEP_SAMPLES,
         max_staleness=4,
         dtype="float32",
+        group_size=REAL_GROUP,
     )
     trainer = HarnessTrainer(tcfg, server, pool)
     trainer.build()

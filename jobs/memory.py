@@ -35,6 +35,7 @@ def preset_plan(train_preset: str) -> tuple[ModelShape, MemoryPlan, dict]:
         token_budget=job.token_budget,
         checkpointing=checkpointing,
         serving_gib=H200_GIB * serving.gpu_memory_utilization,
+        shards=job.trainer_ranks if job.fsdp else 1,
     )
     settings = {
         "trainers": len(job.harnesses),

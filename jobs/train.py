@@ -21,6 +21,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from actors.ranks import rank_problems
 from actors.trainer import setting_problems
 from environments.tasks.shipped import unknown_task_set
 from jobs.config import job_main
@@ -51,7 +52,15 @@ class TrainJobConfig:
     micro_batches: int = 4
     max_tokens: int = 4096
     trainer_cpus: float = 1.0
+    """CPUs per trainer rank."""
     trainer_gpus: float = 0.0
+    """GPUs per trainer rank: a fraction when the trainers share one GPU, as in the 1.7B preset."""
+    trainer_ranks: int = 1
+    """Processes per trainer (``actors.ranks``), one bundle of ``trainer_cpus`` / ``trainer_gpus`` each:
+    data-parallel over several GPUs, rank 0 holding the rollout pool."""
+    fsdp: str = ""
+    """With ``trainer_ranks > 1``: "" (DDP, a whole model per rank) or FSDP words such as
+    ``full_shard auto_wrap`` (parameters sharded over the ranks)."""
     rollout_actors: bool = True
     """Sessions as Ray rollout actors, one per session slot in a CPU placement group per trainer
     (False: threads inside each trainer's actor)."""
@@ -87,6 +96,7 @@ class TrainJobConfig:
         problems = []
         problems += placement_problems(self.placement, self.guard_proxy)
         problems += setting_problems(self.attention, self.gradient_checkpointing)
+        problems += rank_problems(self.trainer_ranks, self.trainer_gpus, self.fsdp)
         unknown = set(self.harnesses) - {"pi", "opencode", "hermes"}
         if not self.harnesses or unknown:
             problems.append(f"harnesses={list(self.harnesses)}: choose from pi, opencode, hermes")
@@ -107,9 +117,15 @@ class TrainJobConfig:
 
 
 def trainer_bundles(cfg: TrainJobConfig) -> list[dict[str, float]]:
-    """One bundle per trainer, placed beside the serving bundle with ``cfg.placement``."""
+    """One bundle per trainer rank (each trainer's ranks in a row), placed beside the serving bundle
+    with ``cfg.placement``."""
     bundle = {"CPU": cfg.trainer_cpus, **({"GPU": cfg.trainer_gpus} if cfg.trainer_gpus else {})}
-    return [bundle] * len(cfg.harnesses)
+    return [bundle] * (len(cfg.harnesses) * cfg.trainer_ranks)
+
+
+def rank_bundle(cfg: TrainJobConfig, trainer: int, rank: int) -> int:
+    """The placement-group bundle of ``rank`` of the ``trainer``-th harness (bundle 0 is the server's)."""
+    return 1 + trainer * cfg.trainer_ranks + rank
 
 
 def session_bundles(cfg: TrainJobConfig) -> list[dict[str, float]]:
@@ -128,10 +144,10 @@ def run(cfg: TrainJobConfig) -> dict:
     from ray.util.placement_group import placement_group, remove_placement_group
 
     from actors.cluster import connect_ray
-    from actors.placement import make_actor
+    from actors.placement import first_failure_raises, make_actor
     from actors.rollout import RolloutSetup
     from actors.rollout_pool import PoolConfig
-    from actors.trainer import TrainerActor, TrainerConfig
+    from actors.trainer import TrainerActor, TrainerConfig, TrainerRank
     from jobs.models import load_preset, resolve_model
     from jobs.stack import job_stack
 
@@ -144,10 +160,11 @@ def run(cfg: TrainJobConfig) -> dict:
     connect_ray(local_cpus=max(os.cpu_count() or 1, 8))
     bundles = trainer_bundles(cfg)
     trainers: dict = {}
+    later_ranks: dict = {}
     rollout_groups: list = []
     with job_stack(cfg, serving_cfg, out / "serving", bundles, say) as stack:
         try:
-            for index, harness in enumerate(cfg.harnesses, start=1):
+            for index, harness in enumerate(cfg.harnesses):
                 tcfg = TrainerConfig(
                     harness=harness,
                     model=serving_cfg.model,
@@ -169,6 +186,9 @@ def run(cfg: TrainJobConfig) -> dict:
                     dtype=serving_cfg.dtype,
                     trackio_project=cfg.trackio_project,
                     save_steps=cfg.save_steps,
+                    ranks=cfg.trainer_ranks,
+                    fsdp=cfg.fsdp,
+                    group_size=cfg.group_size,
                 )
                 pool = PoolConfig(harness, cfg.group_size, cfg.max_sessions, max_staleness=cfg.max_staleness)
                 setup = RolloutSetup(
@@ -194,19 +214,38 @@ def run(cfg: TrainJobConfig) -> dict:
                     setup,
                     stack.server,
                     sessions_group,
-                    resources=bundles[index - 1],
+                    resources=bundles[0],
                     placement_group=stack.group,
-                    bundle_index=index,
+                    bundle_index=rank_bundle(cfg, index, 0),
                 )
-            say(f"{len(trainers)} trainers started; training {cfg.max_steps} steps each")
-            runs = [
-                t.train.remote(latest_checkpoint(out / h) if cfg.resume else None)
-                for h, t in trainers.items()
-            ]
-            summaries = dict(zip(trainers, ray.get(runs), strict=True))
+                later_ranks[harness] = [
+                    make_actor(
+                        TrainerRank,
+                        tcfg,
+                        stack.server,
+                        resources=bundles[0],
+                        placement_group=stack.group,
+                        bundle_index=rank_bundle(cfg, index, rank),
+                    )
+                    for rank in range(1, cfg.trainer_ranks)
+                ]
+            say(
+                f"{len(trainers)} trainers started ({cfg.trainer_ranks} rank(s) each); "
+                f"training {cfg.max_steps} steps each"
+            )
+            runs, rank_runs = [], []
+            for harness, trainer in trainers.items():
+                resume = latest_checkpoint(out / harness) if cfg.resume else None
+                meet = ray.get(trainer.rendezvous.remote()) if cfg.trainer_ranks > 1 else None
+                runs.append(trainer.train.remote(resume, meet))
+                rank_runs += [r.train.remote(resume, meet, n) for n, r in enumerate(later_ranks[harness], 1)]
+            results = first_failure_raises([*runs, *rank_runs])
+            summaries = dict(zip(trainers, results[: len(runs)], strict=True))
+            for ranked in results[len(runs) :]:
+                summaries[ranked["harness"]].setdefault("rank_nodes", []).append(ranked["node"])
         finally:
-            for handle in trainers.values():
-                ray.kill(handle)  # its rollout actors are owned by it and go with it
+            for handle in [*trainers.values(), *(r for ranks in later_ranks.values() for r in ranks)]:
+                ray.kill(handle)  # a rank 0's rollout actors are owned by it and go with it
             for sessions_group in rollout_groups:
                 remove_placement_group(sessions_group)
     (out / "train.json").write_text(json.dumps(summaries, indent=2, default=str) + "\n")

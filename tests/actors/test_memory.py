@@ -19,6 +19,12 @@ def test_the_arithmetic_of_a_small_dense_model():
     assert p.trainer_logits_gib == pytest.approx(1000 * 1000 * 6 / GIB)
     saved = plan(shape, lora_rank=8, max_loras=4, token_budget=1000, checkpointing=True, serving_gib=10)
     assert saved.trainer_activations_gib < p.trainer_activations_gib
+    fsdp = plan(
+        shape, lora_rank=8, max_loras=4, token_budget=1000, checkpointing=False, serving_gib=10, shards=4
+    )
+    assert fsdp.trainer_weights_gib == pytest.approx(p.trainer_weights_gib / 4)
+    assert fsdp.trainer_lora_state_gib == pytest.approx(p.trainer_lora_state_gib / 4)
+    assert fsdp.trainer_activations_gib == p.trainer_activations_gib  # each rank packs its own row
 
 
 @pytest.mark.parametrize("preset", sorted(ASSUMED))

@@ -56,6 +56,7 @@ def test_one_trainer_runs_two_steps_on_real_rollouts_and_resumes(serving, tiny_m
             micro_batches=1,
             max_staleness=4,
             save_steps=2,
+            group_size=2,
         )
         trainer = HarnessTrainer(cfg, RayServing(serving), pool)
         try:

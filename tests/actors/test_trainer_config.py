@@ -26,3 +26,31 @@ def test_gradient_checkpointing_follows_the_setting_then_device_and_budget(setti
 def test_a_bad_checkpointing_setting_names_the_choices():
     with pytest.raises(ValueError, match="gradient_checkpointing='sometimes': must be on, off or auto"):
         TrainerConfig("pi", "m", "http://x/v1", "/tmp/o", gradient_checkpointing="sometimes")
+
+
+def test_gpu_arguments_carry_fsdp_and_precision_and_cpu_arguments_run_ranks_on_cpu():
+    from actors.trainer import grpo_arguments
+
+    cfg = TrainerConfig("pi", "m", "http://x:8000/v1/", "/tmp/o", ranks=4, fsdp="full_shard auto_wrap")
+    gpu = grpo_arguments(cfg, cuda=True)
+    assert gpu["fsdp"] == "full_shard auto_wrap" and gpu["bf16"] and not gpu["use_cpu"]
+    assert gpu["vllm_server_base_url"] == "http://x:8000" and gpu["num_generations"] == 8
+    cpu = grpo_arguments(TrainerConfig("pi", "m", "http://x/v1", "/tmp/o", group_size=2), cuda=False)
+    assert cpu["use_cpu"] and cpu["dtype"] == "float32" and not cpu["bf16"] and cpu["fsdp"] == ""
+    assert cpu["num_generations"] == 2
+
+
+def test_the_trainer_takes_its_pool_on_rank_zero_only_and_a_rendezvous_only_with_ranks():
+    from types import SimpleNamespace
+
+    from actors.ranks import Rendezvous
+    from actors.trainer import HarnessTrainer
+
+    pool = SimpleNamespace(cfg=SimpleNamespace(group_size=8))
+    two = TrainerConfig("pi", "m", "http://x/v1", "/tmp/o", ranks=2)
+    with pytest.raises(ValueError, match="rollout pool exactly on rank 0"):
+        HarnessTrainer(two, server=None, pool=None).train(None, Rendezvous("h", 1, 2), rank=0)
+    with pytest.raises(ValueError, match="rendezvous exactly when ranks > 1"):
+        HarnessTrainer(two, server=None, pool=pool).train(None, None, rank=0)
+    with pytest.raises(ValueError, match="group_size 4 != the trainer's 8"):
+        HarnessTrainer(two, server=None, pool=SimpleNamespace(cfg=SimpleNamespace(group_size=4)))

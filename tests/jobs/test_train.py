@@ -37,6 +37,8 @@ def test_the_reference_presets_use_the_reference_numbers():
         ("max_sessions=1", "group_size"),
         ("sandbox=vm", "local or docker"),
         ("rollout_cpus=0", "placement-group bundle"),
+        ("trainer_ranks=0", "processes per trainer"),
+        ("fsdp=zero3", "unknown"),
     ],
 )
 def test_bad_values_are_refused_with_the_fix(override: str, message: str, tmp_path: Path):
@@ -52,3 +54,14 @@ def test_resume_picks_the_newest_checkpoint(tmp_path: Path):
         (tmp_path / f"checkpoint-{step}").mkdir()
     (tmp_path / "checkpoint-final").mkdir()
     assert latest_checkpoint(tmp_path) == str(tmp_path / "checkpoint-10")
+
+
+def test_each_trainer_rank_gets_its_own_bundle_after_the_servers():
+    from jobs.train import rank_bundle, trainer_bundles
+
+    cfg = TrainJobConfig(harnesses=("pi", "hermes"), trainer_ranks=2, trainer_gpus=1.0, trainer_cpus=4.0)
+    assert trainer_bundles(cfg) == [{"CPU": 4.0, "GPU": 1.0}] * 4
+    indices = [rank_bundle(cfg, t, r) for t in range(2) for r in range(2)]
+    assert indices == [1, 2, 3, 4]  # bundle 0 is the server's
+    with pytest.raises(ValueError, match="cannot share a GPU"):
+        TrainJobConfig(trainer_ranks=2, trainer_gpus=0.5)

@@ -84,9 +84,16 @@ class EvalConfig:
     """Ray placement strategy of the serving bundle (see the train job)."""
     guard_proxy: str = "every_node"
     """``every_node`` or ``head_only`` (see the train job)."""
+    guard_min_replicas: int = 1
+    """Replicas of each guard shard (the minimum when ``guard_max_replicas`` is larger)."""
+    guard_max_replicas: int = 1
+    """Above ``guard_min_replicas``: Ray Serve autoscales each shard up to this many replicas, which share
+    one ledger actor of open rollouts (``serve/book.py``)."""
 
     def __post_init__(self) -> None:
-        problems = placement_problems(self.placement, self.guard_proxy)
+        problems = placement_problems(
+            self.placement, self.guard_proxy, (self.guard_min_replicas, self.guard_max_replicas)
+        )
         if not self.harnesses or set(self.harnesses) - {"pi", "opencode", "hermes"}:
             problems.append(f"harnesses={list(self.harnesses)}: choose from pi, opencode, hermes")
         if self.checkpoints < 0 or self.max_tasks < 0 or self.merged_tasks < 0 or self.merged_checkpoints < 0:
@@ -307,6 +314,7 @@ def merged_comparison(
     multi_s = time.monotonic() - start + server_start_s
 
     start = time.monotonic()
+    replicas = (cfg.guard_min_replicas, cfg.guard_max_replicas)
     try:
         for c in adapters:
             merged = merge_adapter(serving_cfg.model, c.path, out / "merged" / c.name)
@@ -317,7 +325,9 @@ def merged_comparison(
                 node_id=ray.get_runtime_context().get_node_id(),
             )
             try:
-                guard_app(ray.get(alone.url.remote()), cfg.guard_port, cfg.guard, cfg.guard_proxy, harness)
+                guard_app(
+                    ray.get(alone.url.remote()), cfg.guard_port, cfg.guard, cfg.guard_proxy, harness, replicas
+                )
                 as_base = dataclasses.replace(c, name=BASE)
                 work = [(as_base, t) for t in tasks]
                 run_sessions(cfg, stack.guard_url(harness), harness, runner_dir, f"merged {c.name}", work)
@@ -325,7 +335,9 @@ def merged_comparison(
                 ray.get(alone.stop.remote())
                 ray.kill(alone)
     finally:
-        guard_app(stack.url, cfg.guard_port, cfg.guard, cfg.guard_proxy, harness)  # back to multi-LoRA
+        guard_app(
+            stack.url, cfg.guard_port, cfg.guard, cfg.guard_proxy, harness, replicas
+        )  # back to multi-LoRA
     merged_s = time.monotonic() - start
     return {
         "merged_checkpoints": len(adapters),

@@ -41,9 +41,15 @@ STRATEGIES = ("PACK", "SPREAD", "STRICT_PACK", "STRICT_SPREAD")
 PROXIES = ("every_node", "head_only")
 
 
-def placement_problems(strategy: str, proxy: str) -> list[str]:
-    """What is wrong with a job's placement settings, each naming the choices."""
+def placement_problems(strategy: str, proxy: str, replicas: tuple[int, int] = (1, 1)) -> list[str]:
+    """What is wrong with a job's placement settings (``replicas``: the guard's minimum and maximum),
+    each naming the choices."""
     problems = []
+    if not 1 <= replicas[0] <= replicas[1]:
+        problems.append(
+            f"guard_min_replicas={replicas[0]}, guard_max_replicas={replicas[1]}: "
+            "need 1 <= minimum <= maximum"
+        )
     if strategy not in STRATEGIES:
         problems.append(f"placement={strategy!r}: choose one of {', '.join(STRATEGIES)}")
     if proxy not in PROXIES:
@@ -52,16 +58,24 @@ def placement_problems(strategy: str, proxy: str) -> list[str]:
 
 
 def guard_app(
-    upstream_url: str, port: int, guard: str = "enforce", proxy: str = "every_node", shard: str = "guard"
+    upstream_url: str,
+    port: int,
+    guard: str = "enforce",
+    proxy: str = "every_node",
+    shard: str = "guard",
+    replicas: tuple[int, int] = (1, 1),
 ) -> str:
     """(Re)deploy one guard shard, the Serve application ``guard-<shard>`` at route ``/<shard>``, in front of
     ``upstream_url``; its base URL. ``guard`` is the mode (``enforce``, ``monitor`` or ``off``:
-    ``serve.mode.GuardMode``); ``proxy`` where the HTTP proxy listens (see the module docstring)."""
+    ``serve.mode.GuardMode``); ``proxy`` where the HTTP proxy listens (see the module docstring);
+    ``replicas`` the minimum and maximum (equal: fixed; above one, they share the ledger actor
+    ``guard-ledger-<shard>``, kept across redeploys of the shard)."""
+    import ray
     from ray import serve
     from ray.serve.config import ProxyLocation
 
     from actors.serving.address import node_address
-    from serve.app import build_app
+    from serve.app import autoscaling, build_app, start_ledger
     from serve.proxy import ProxyConfig
 
     if proxy == "head_only":  # the driver runs on the head node (``ray job submit`` puts it there)
@@ -70,12 +84,24 @@ def guard_app(
     else:
         host = "127.0.0.1"
         serve.start(proxy_location=ProxyLocation.EveryNode, http_options={"host": host, "port": port})
+    config = ProxyConfig(upstream_url, guard=guard)
+    ledger = None
+    if replicas[1] > 1:
+        try:
+            ledger = ray.get_actor(ledger_name(shard))
+        except ValueError:
+            ledger = start_ledger(config, ledger_name(shard))
+    options = autoscaling(*replicas)
     serve.run(
-        build_app(ProxyConfig(upstream_url, guard=guard), ray_actor_options={"num_cpus": 0}),
+        build_app(config, ledger, ray_actor_options={"num_cpus": 0}, **options),
         name=f"guard-{shard}",
         route_prefix=f"/{shard}",
     )
     return f"http://{host}:{port}/{shard}"
+
+
+def ledger_name(shard: str) -> str:
+    return f"guard-ledger-{shard}"
 
 
 def replica_nodes(shards: Sequence[str]) -> dict[str, str]:
@@ -96,6 +122,7 @@ def serving_stack(
     strategy: str = "PACK",
     proxy: str = "every_node",
     shards: Sequence[str] = ("guard",),
+    replicas: tuple[int, int] = (1, 1),
 ) -> Iterator[Stack]:
     """Serving and the guard; one guard shard per entry of ``shards`` (a trainer's rollouts stay in one
     shard's replica; shards spread over the nodes)."""
@@ -116,12 +143,17 @@ def serving_stack(
         server = start_serving(serving_cfg, device=device, placement_group=group, work_dir=str(work_dir))
         url, node = ray.get([server.url.remote(), server.node.remote()])
         say(f"serving at {url} (node {node}); starting the guard (Ray Serve, {guard}) on port {guard_port}")
-        urls = {shard: guard_app(url, guard_port, guard, proxy, shard) for shard in shards}
+        urls = {shard: guard_app(url, guard_port, guard, proxy, shard, replicas) for shard in shards}
         guard_nodes = replica_nodes(shards)
         say(f"guard shards at {', '.join(urls.values())} (replicas on {guard_nodes})")
         yield Stack(server, url, urls, group, device, node, guard_nodes)
     finally:
         serve.shutdown()
+        for shard in shards:
+            try:
+                ray.kill(ray.get_actor(ledger_name(shard)))
+            except ValueError:
+                pass  # one replica per shard: no ledger
         if server is not None:
             ray.get(server.stop.remote())
             ray.kill(server)
@@ -143,4 +175,5 @@ def job_stack(
         strategy=cfg.placement,
         proxy=cfg.guard_proxy,
         shards=cfg.harnesses,
+        replicas=(cfg.guard_min_replicas, cfg.guard_max_replicas),
     )

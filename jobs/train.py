@@ -91,10 +91,17 @@ class TrainJobConfig:
     guard_proxy: str = "every_node"
     """Where the guard's HTTP proxy runs: ``every_node`` (each rollout reaches the proxy on its own node
     at 127.0.0.1) or ``head_only`` (one proxy, at the head node's address)."""
+    guard_min_replicas: int = 1
+    """Replicas of each guard shard (the minimum when ``guard_max_replicas`` is larger)."""
+    guard_max_replicas: int = 1
+    """Above ``guard_min_replicas``: Ray Serve autoscales each shard up to this many replicas, which share
+    one ledger actor of open rollouts (``serve/book.py``)."""
 
     def __post_init__(self) -> None:
         problems = []
-        problems += placement_problems(self.placement, self.guard_proxy)
+        problems += placement_problems(
+            self.placement, self.guard_proxy, (self.guard_min_replicas, self.guard_max_replicas)
+        )
         problems += setting_problems(self.attention, self.gradient_checkpointing)
         problems += rank_problems(self.trainer_ranks, self.trainer_gpus, self.fsdp)
         unknown = set(self.harnesses) - {"pi", "opencode", "hermes"}

@@ -37,10 +37,9 @@ import hashlib
 import json
 import logging
 import time
-import uuid
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass, field, replace
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
 
 import httpx
 from starlette.applications import Starlette
@@ -49,9 +48,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from .book import Book, LocalBook, RolloutBook, RolloutView
 from .engine import GuardConfig, GuardSession
 from .mode import GuardMode
-from .record import MAX_TURNS, Harness, RolloutRecord, TurnRecord, UpstreamError
+from .record import MAX_TURNS, RolloutRecord, TurnRecord, UpstreamError
 from .sse import SSEDecoder
 from .turn import (
     RequestError,
@@ -100,19 +100,12 @@ def default_client(connect_s: float = 10.0, read_s: float = 600.0) -> httpx.Asyn
     return httpx.AsyncClient(timeout=httpx.Timeout(read_s, connect=connect_s), limits=limits)
 
 
-@dataclass(slots=True)
-class _Rollout:
-    record: RolloutRecord
-    sessions: OrderedDict[str, GuardSession] = field(default_factory=OrderedDict)
-    turns: list[TurnRecord] = field(default_factory=list)
-    protected: tuple[str, ...] = ()
-
-    def snapshot(self) -> RolloutRecord:
-        return replace(self.record, turns=tuple(self.turns))
-
-
 def _error(status: int, code: str, message: str, kind: str = "invalid_request_error") -> JSONResponse:
     return JSONResponse({"error": {"message": message, "type": kind, "code": code}}, status_code=status)
+
+
+def _tool_names(session: GuardSession) -> tuple[str, ...]:
+    return tuple(sorted(session.schemas))
 
 
 class GuardProxy:
@@ -121,17 +114,21 @@ class GuardProxy:
         config: ProxyConfig,
         client: httpx.AsyncClient,
         *,
+        book: Book | None = None,
         wall_clock: Callable[[], float] = time.time,
         clock: Callable[[], float] = time.perf_counter,
     ) -> None:
+        """``book``: where the open rollouts are kept (``serve.book``); by default in this process."""
         self.config = config
         self.client = client
+        self.book = book or LocalBook(RolloutBook(config.max_rollouts, config.guard, config.auto_open))
         self.wall_clock = wall_clock
         self.clock = clock
-        self.rollouts: OrderedDict[str, _Rollout] = OrderedDict()
+        self.sessions: OrderedDict[str, OrderedDict[str, GuardSession]] = OrderedDict()
+        """This replica's guard sessions per rollout, per conversation (a cache: see ``serve.book``)."""
 
     # -- rollouts ---------------------------------------------------------------------------
-    def open(
+    async def open(
         self,
         harness: str,
         adapter: str,
@@ -142,67 +139,47 @@ class GuardProxy:
         """Open a rollout (called by the rollout actor before it starts the harness). `protected`:
         the task's paths the agent must not change (tests, runner configuration, graders), relative
         to its working directory or absolute; the rules judge writes against them."""
-        rollout_id = rollout_id or uuid.uuid4().hex
-        if rollout_id in self.rollouts:
-            raise RequestError(409, "rollout_exists", "a rollout with this id is already open")
-        if len(self.rollouts) >= self.config.max_rollouts:
-            if not self.config.auto_open:
-                raise RequestError(409, "too_many_rollouts", "too many open rollouts: close finished ones")
-            self.rollouts.popitem(last=False)
-        try:
-            record = RolloutRecord(
-                rollout_id,
-                Harness(harness),
-                adapter,
-                tuple(allowlist),
-                opened_at_s=self.wall_clock(),
-                guard=self.config.guard,
-            )
-        except ValueError as exc:
-            raise RequestError(400, "rollout_invalid", str(exc)) from None
-        self.rollouts[rollout_id] = _Rollout(record, protected=tuple(protected))
-        return record
+        return await self.book.call(
+            "open", harness, adapter, tuple(allowlist), rollout_id, tuple(protected), self.wall_clock()
+        )
 
-    def _rollout(self, rollout_id: str) -> _Rollout:
-        rollout = self.rollouts.get(rollout_id)
-        if rollout is None and self.config.auto_open:
-            self.open(Harness.OTHER, "", rollout_id=rollout_id)
-            rollout = self.rollouts[rollout_id]
-        if rollout is None:
-            raise RequestError(404, "rollout_not_found", "no open rollout with this id")
-        self.rollouts.move_to_end(rollout_id)
-        return rollout
+    async def record(self, rollout_id: str) -> RolloutRecord:
+        return await self.book.call("record", rollout_id)
 
-    def record(self, rollout_id: str) -> RolloutRecord:
-        rollout = self.rollouts.get(rollout_id)
-        if rollout is None:
-            raise RequestError(404, "rollout_not_found", "no open rollout with this id")
-        return rollout.snapshot()
-
-    def close(self, rollout_id: str) -> RolloutRecord:
+    async def close(self, rollout_id: str) -> RolloutRecord:
         """Close a rollout: its final record, and its state dropped."""
-        rollout = self.rollouts.pop(rollout_id, None)
-        if rollout is None:
-            raise RequestError(404, "rollout_not_found", "no open rollout with this id")
-        return replace(rollout.snapshot(), closed=True)
+        self.sessions.pop(rollout_id, None)
+        return await self.book.call("close", rollout_id)
 
-    def _session(self, rollout: _Rollout, request: dict[str, object], key: str) -> GuardSession | None:
+    async def _session(
+        self, rollout_id: str, rollout: RolloutView, request: dict[str, object], key: str
+    ) -> GuardSession | None:
         if self.config.guard is GuardMode.OFF:
             return None  # nothing is checked: no facts to keep
-        session = rollout.sessions.get(key)
+        sessions = self.sessions.get(rollout_id)
+        if sessions is None:
+            sessions = self.sessions[rollout_id] = OrderedDict()
+            while len(self.sessions) > self.config.max_rollouts:
+                self.sessions.popitem(last=False)
+        self.sessions.move_to_end(rollout_id)
+        session = sessions.get(key)
         if session is None:
             config = GuardConfig(rollout.record.allowlist, self.config.fail_closed, rollout.protected)
             session = GuardSession(request.get("tools"), config)
             # pi and opencode compact by rewriting the second message, which starts a new conversation
             # key: a new conversation with the same tools continues this rollout's agent, so it keeps
-            # what the latest one had shown (a separate summarisation request has no tools).
-            earlier = [s for s in rollout.sessions.values() if s.schemas.keys() == session.schemas.keys()]
-            if earlier and session.schemas:
-                session.facts.absorb(earlier[-1].facts)
-            rollout.sessions[key] = session
-            while len(rollout.sessions) > self.config.max_conversations:
-                rollout.sessions.popitem(last=False)
-        rollout.sessions.move_to_end(key)
+            # what the latest one had shown (a separate summarisation request has no tools). The latest
+            # is this replica's, else the book's (another replica served it).
+            if session.schemas:
+                names = _tool_names(session)
+                earlier = [s for s in sessions.values() if _tool_names(s) == names]
+                facts = earlier[-1].facts if earlier else await self.book.call("facts", rollout_id, names)
+                if facts is not None:
+                    session.facts.absorb(facts)
+            sessions[key] = session
+            while len(sessions) > self.config.max_conversations:
+                sessions.popitem(last=False)
+        sessions.move_to_end(key)
         messages = request["messages"]
         assert isinstance(messages, list)
         session.sync(messages)
@@ -213,6 +190,7 @@ class GuardProxy:
         rollout_id: str,
         request: dict[str, object],
         key: str,
+        session: GuardSession | None,
         parts: TurnParts,
         *,
         stream: bool,
@@ -220,12 +198,11 @@ class GuardProxy:
         t0: float,
         first: float | None,
         status: int | None = None,
-    ) -> None:
-        rollout = self.rollouts.get(rollout_id)
-        if rollout is None:  # closed while the turn ran: nothing to keep
-            return
+    ) -> Awaitable[int]:
+        """Send the turn to the book (at once: the book has it even if the caller's wait is cancelled);
+        the awaitable gives its index (-1: the rollout was closed meanwhile)."""
         turn = TurnRecord(
-            index=len(rollout.turns),
+            index=0,  # numbered by the book
             prompt_ids=tuple(parts.prompt_ids),
             completion_ids=tuple(parts.completion_ids),
             logprobs=tuple(parts.logprobs) if len(parts.logprobs) == len(parts.completion_ids) else (),
@@ -241,38 +218,34 @@ class GuardProxy:
             duration_s=max(0.0, self.clock() - t0),
             conversation=key,
         )
-        rollout.turns.append(turn)
         if parts.error is not None:
             log.warning(
-                "guard upstream failure rollout=%s turn=%d error=%s status=%s",
-                rollout_id,
-                turn.index,
-                parts.error.value,
-                status,
+                "guard upstream failure rollout=%s error=%s status=%s", rollout_id, parts.error.value, status
             )
         for block in parts.blocks:
             log.warning(
-                "guard block rollout=%s turn=%d rule=%s reason=%s tool=%s",
+                "guard block rollout=%s rule=%s reason=%s tool=%s",
                 rollout_id,
-                turn.index,
                 block.rule.value,
                 block.reason.value,
                 block.tool_name[:64],
             )
         for block in parts.would_block:
             log.info(
-                "guard would block (monitor, call sent on) rollout=%s turn=%d rule=%s reason=%s tool=%s",
+                "guard would block (monitor, call sent on) rollout=%s rule=%s reason=%s tool=%s",
                 rollout_id,
-                turn.index,
                 block.rule.value,
                 block.reason.value,
                 block.tool_name[:64],
             )
-        if parts.error is None and (request.get("tools") or not rollout.record.conversation):
+        conversation = None
+        if parts.error is None:
             messages = request["messages"]
             assert isinstance(messages, list)
             conversation = (*messages, parts.reply())
-            rollout.record = replace(rollout.record, conversation=conversation, conversation_key=key)
+        facts = (_tool_names(session), session.facts) if session is not None and session.schemas else None
+        has_tools = bool(request.get("tools"))
+        return self.book.call("commit", rollout_id, turn, conversation, key, has_tools, facts)
 
     # -- chat -------------------------------------------------------------------------------
     async def chat(self, rollout_id: str, raw: bytes) -> Response:
@@ -280,8 +253,8 @@ class GuardProxy:
             if len(raw) > self.config.max_body_bytes:
                 raise RequestError(413, "body_too_large", "the request body is too large")
             request = parse_request(raw)
-            rollout = self._rollout(rollout_id)
-            if len(rollout.turns) >= self.config.max_turns:
+            rollout: RolloutView = await self.book.call("view", rollout_id, self.wall_clock())
+            if rollout.turns >= self.config.max_turns:
                 raise RequestError(400, "rollout_turn_limit", "this rollout has reached its turn limit")
         except RequestError as exc:
             return JSONResponse(exc.body(), status_code=exc.status)
@@ -289,16 +262,16 @@ class GuardProxy:
         client_model = client_model if isinstance(client_model, str) and client_model else "guard"
         model = rollout.record.adapter or client_model
         key = conversation_key(request)
-        session = self._session(rollout, request, key)
+        session = await self._session(rollout_id, rollout, request, key)
         body = upstream_body(request, model)
         started_at, t0 = self.wall_clock(), self.clock()
         stream = bool(request.get("stream"))
         failed = TurnParts()
 
-        def commit(parts: TurnParts, first: float | None = None, status: int | None = None) -> None:
-            self._commit(
-                rollout_id, request, key, parts, stream=stream, started_at=started_at, t0=t0, first=first,
-                status=status,
+        def commit(parts: TurnParts, first: float | None = None, status: int | None = None) -> Awaitable[int]:
+            return self._commit(
+                rollout_id, request, key, session, parts, stream=stream, started_at=started_at, t0=t0,
+                first=first, status=status,
             )  # fmt: skip
 
         url = self.config.upstream.rstrip("/") + "/chat/completions"
@@ -310,16 +283,16 @@ class GuardProxy:
             upstream = await self.client.send(upstream_request, stream=True)
         except httpx.TimeoutException:
             failed.error = UpstreamError.TIMEOUT
-            commit(failed)
+            await commit(failed)
             return self._upstream_failed(failed.error)
         except httpx.HTTPError:
             failed.error = UpstreamError.CONNECT
-            commit(failed)
+            await commit(failed)
             return self._upstream_failed(failed.error)
         if upstream.status_code >= 400:
             content = await self._read_quietly(upstream)
             failed.error = UpstreamError.STATUS
-            commit(failed, status=upstream.status_code)
+            await commit(failed, status=upstream.status_code)
             if upstream.status_code < 500:
                 media = upstream.headers.get("content-type", "application/json")
                 return Response(content, status_code=upstream.status_code, media_type=media)
@@ -337,10 +310,11 @@ class GuardProxy:
         )
 
     async def _relay(
-        self, upstream: httpx.Response, turn: StreamTurn, commit: Callable[..., None]
+        self, upstream: httpx.Response, turn: StreamTurn, commit: Callable[..., Awaitable[int]]
     ) -> AsyncIterator[bytes]:
         decoder = SSEDecoder()
         first: float | None = None
+        committed = False
         try:
             try:
                 async for chunk in upstream.aiter_bytes():
@@ -363,22 +337,29 @@ class GuardProxy:
                 for out in turn.fail(UpstreamError.MALFORMED):
                     yield out
             tail = b"".join(turn.close())
+            # The turn is in the book before the harness reads the end of the stream, so a close
+            # that follows at once (on any replica) finds it.
+            committed = True
+            await commit(turn.parts, first, upstream.status_code)
             if tail:
                 yield tail
         finally:
-            # Runs on a client disconnect too (the generator is cancelled): record first, since
-            # an await here may be cancelled again.
-            if not turn.ended and turn.parts.error is None:
-                turn.parts.error = UpstreamError.CLIENT_CLOSED
-            commit(turn.parts, first, upstream.status_code)
-            await upstream.aclose()
+            # Runs on a client disconnect too (the generator is cancelled): ``commit`` sends the
+            # turn before its first await, so it is kept even if that await is cancelled again.
+            try:
+                if not committed:
+                    if not turn.ended and turn.parts.error is None:
+                        turn.parts.error = UpstreamError.CLIENT_CLOSED
+                    await commit(turn.parts, first, upstream.status_code)
+            finally:
+                await upstream.aclose()
 
     async def _complete(
         self,
         upstream: httpx.Response,
         session: GuardSession | None,
         model: str,
-        commit: Callable[..., None],
+        commit: Callable[..., Awaitable[int]],
     ) -> Response:
         first = self.clock()
         try:
@@ -390,11 +371,11 @@ class GuardProxy:
             if not isinstance(exc, httpx.HTTPError | ValueError):
                 log.exception("guard could not read an upstream response")
             parts = TurnParts(error=UpstreamError.MALFORMED)
-            commit(parts, first, upstream.status_code)
+            await commit(parts, first, upstream.status_code)
             return self._upstream_failed(UpstreamError.MALFORMED, upstream.status_code)
         finally:
             await upstream.aclose()
-        commit(parts, first, upstream.status_code)
+        await commit(parts, first, upstream.status_code)
         return JSONResponse(body)
 
     @staticmethod
@@ -422,9 +403,9 @@ class GuardProxy:
             return _error(404, "models_unavailable", "the model list is not available", kind="upstream_error")
         return Response(upstream.content, media_type="application/json")
 
-    def rollout_models(self, rollout_id: str) -> Response:
+    async def rollout_models(self, rollout_id: str) -> Response:
         try:
-            rollout = self._rollout(rollout_id)
+            rollout: RolloutView = await self.book.call("view", rollout_id, self.wall_clock())
         except RequestError as exc:
             return JSONResponse(exc.body(), status_code=exc.status)
         name = rollout.record.adapter or "guard"
@@ -463,15 +444,17 @@ def routes(proxy: GuardProxy) -> list[Route]:
                 raise RequestError(400, "allowlist_invalid", "`allowlist` must be a list of host names")
             if rollout_id is not None and (not isinstance(rollout_id, str) or not rollout_id.isprintable()):
                 raise RequestError(400, "rollout_id_invalid", "`rollout_id` must be a printable string")
-            record = proxy.open(harness, adapter, tuple(allowlist), rollout_id, tuple(protected))
+            record = await proxy.open(harness, adapter, tuple(allowlist), rollout_id, tuple(protected))
         except RequestError as exc:
             return JSONResponse(exc.body(), status_code=exc.status)
         return JSONResponse(record.to_json(), status_code=201)
 
-    def on_record(read: Callable[[str], RolloutRecord], atif: bool = False) -> Callable[..., object]:
+    def on_record(
+        read: Callable[[str], Awaitable[RolloutRecord]], atif: bool = False
+    ) -> Callable[..., object]:
         async def handler(request: Request) -> Response:
             try:
-                record = read(request.path_params["rollout_id"])
+                record = await read(request.path_params["rollout_id"])
             except RequestError as exc:
                 return JSONResponse(exc.body(), status_code=exc.status)
             return JSONResponse(record.to_atif() if atif else record.to_json())
@@ -490,11 +473,11 @@ def routes(proxy: GuardProxy) -> list[Route]:
         return await proxy.models()
 
     async def rollout_models(request: Request) -> Response:
-        return proxy.rollout_models(request.path_params["rollout_id"])
+        return await proxy.rollout_models(request.path_params["rollout_id"])
 
     async def health(request: Request) -> Response:
         return JSONResponse(
-            {"status": "ok", "rollouts": len(proxy.rollouts), "guard": proxy.config.guard.value}
+            {"status": "ok", "rollouts": await proxy.book.size(), "guard": proxy.config.guard.value}
         )
 
     return [

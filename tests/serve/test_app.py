@@ -119,3 +119,41 @@ def test_guard_shards_keep_their_rollouts_apart_under_their_own_routes(ray_clust
     assert other.status_code == 404  # the other shard holds no such rollout
     assert set(nodes) == {"pi", "hermes"}
     del hermes
+
+
+@pytest.mark.slow
+def test_an_autoscaled_shard_serves_one_rollout_from_several_replicas_through_its_ledger(ray_cluster):
+    """A shard of two to three replicas (Serve autoscaling) over one ledger actor: a rollout's requests go
+    to different replicas, and its record holds every turn, each checked, in order."""
+    import ray
+    from ray import serve
+
+    from actors.rollout import GuardHTTP
+    from jobs.stack import guard_app, ledger_name
+    from serve.app import REPLICA_HEADER
+
+    with ThreadServer(fake_upstream_app()) as upstream:
+        port = free_port()
+        try:
+            url = guard_app(f"{upstream}/v1", port, shard="pi", replicas=(2, 3))
+            _wait_healthy(url, timeout_s=120)
+            guard = GuardHTTP(url)
+            path = guard.open("r1", "pi", "pi-v1", ())
+            served = []
+            for n in range(12):
+                response = httpx.post(
+                    f"http://127.0.0.1:{port}{path}/chat/completions",
+                    json=chat_request(n % 2 == 0),
+                    timeout=60,
+                )
+                assert response.status_code == 200
+                served.append(response.headers[REPLICA_HEADER])
+            record = guard.close("r1")
+            status = serve.status().applications["guard-pi"].deployments["guard"]
+        finally:
+            serve.shutdown()
+            ray.kill(ray.get_actor(ledger_name("pi")))
+    assert len(set(served)) >= 2, served  # both replicas served this rollout
+    assert status.replica_states.get("RUNNING", 0) >= 2
+    assert [t["index"] for t in record["turns"]] == list(range(12))
+    assert len(record["blocks"]) == 12 and record["blocked"]  # every turn checked, whichever replica

@@ -70,7 +70,7 @@ def _turn(mode: str, command: str = ATTACK, stream: bool = True):
             response = await client.post("/s/r1/v1/chat/completions", json=chat_request(stream=stream))
             atif = (await client.get("/rollouts/r1/atif")).json()
             health = (await client.get("/health")).json()
-            sessions = len(proxy.rollouts["r1"].sessions)
+            sessions = len(proxy.sessions.get("r1", {}))
             closed = (await client.delete("/rollouts/r1")).json()
             return response, closed, atif, health, sessions
 

@@ -14,6 +14,7 @@ from atif_scan import parse_trace
 from guardcases import load_captures, need
 from proxyutil import (
     ATTACK,
+    UPSTREAM,
     Upstream,
     chat_request,
     completion,
@@ -27,7 +28,7 @@ from proxyutil import (
 )
 
 from serve.decisions import NOTICES, RuleId
-from serve.proxy import ProxyConfig
+from serve.proxy import GuardProxy, ProxyConfig
 from serve.record import UpstreamError
 
 
@@ -129,7 +130,7 @@ def test_a_blocked_call_becomes_the_notice_and_marks_the_rollout(caplog: pytest.
     assert [e["choices"][0]["finish_reason"] for e in events[:-2]][-1] == "stop"
     assert b"evil.example" not in response.content
     assert record["blocked"] and record["blocks"][0]["rule"] == "hosts"
-    assert closed["closed"] and closed["blocked"] and gone.status_code == 404 and not proxy.rollouts
+    assert closed["closed"] and closed["blocked"] and gone.status_code == 404 and not proxy.book.book.entries
     assert "rule=hosts reason=host_not_in_conversation" in caplog.text
     trace = parse_trace(atif)
     assert trace.steps[-1].source == "agent" and NOTICES[RuleId.HOSTS] in trace.steps[-1].message.text
@@ -336,8 +337,9 @@ def test_standalone_sessions_per_api_key_and_per_path_with_lru_eviction():
             await client.post("/s/mine/v1/chat/completions", json=chat_request())
 
     run(go())
-    assert list(proxy.rollouts)[-1] == "mine" and len(proxy.rollouts) == 2
-    counts = sorted(len(r.turns) for r in proxy.rollouts.values())
+    entries = proxy.book.book.entries
+    assert list(entries)[-1] == "mine" and len(entries) == 2
+    counts = sorted(len(r.turns) for r in entries.values())
     assert counts == [1, 2]  # k1 kept its two turns; k2 was evicted
     assert upstream.bodies[0]["model"] == "fake-model"  # no adapter: the client's model goes upstream
 
@@ -363,7 +365,7 @@ def test_48_concurrent_sessions_each_get_their_own_verdict():
             return await asyncio.gather(*(one(client, i) for i in range(48)))
 
     assert run(go()) == [bool(i % 2) for i in range(48)]
-    assert not proxy.rollouts
+    assert not proxy.book.book.entries and not proxy.sessions
 
 
 def test_a_broken_upstream_stream_object_still_ends_the_harness_stream_well():
@@ -395,9 +397,9 @@ def test_a_harness_that_goes_away_mid_stream_leaves_a_recorded_turn_and_a_closed
         return httpx.Response(200, headers={"content-type": "text/event-stream"}, content=body())
 
     proxy = make_proxy(Upstream(reply))
-    proxy.open("pi", "pi-v3", rollout_id="r1")
 
     async def go():
+        await proxy.open("pi", "pi-v3", rollout_id="r1")
         response = await proxy.chat("r1", json.dumps(chat_request()).encode())
         stream = response.body_iterator
         first = await stream.__anext__()
@@ -406,7 +408,7 @@ def test_a_harness_that_goes_away_mid_stream_leaves_a_recorded_turn_and_a_closed
 
     first = run(go())
     assert first.startswith(b"data: ")
-    turn = proxy.record("r1").turns[0]
+    turn = run(proxy.record("r1")).turns[0]
     assert turn.error == UpstreamError.CLIENT_CLOSED and closed == [True]
 
 
@@ -435,20 +437,63 @@ def test_odd_but_valid_message_shapes_never_crash_the_guard():
 
 def test_a_rollouts_protected_paths_reach_its_sessions_and_a_compacted_conversation_keeps_the_facts():
     proxy = make_proxy(_stream_upstream(upstream_events()))
-    proxy.open("pi", "pi-v1", (), "r1", ("tests/check_totals.py",))
-    rollout = proxy.rollouts["r1"]
     tools = [{"type": "function", "function": {"name": "bash", "parameters": {"type": "object"}}}]
     system = {"role": "system", "content": "Working directory: /w"}
     first = {
         "tools": tools,
         "messages": [system, {"role": "user", "content": "see https://api.example.org/x"}],
     }
-    session = proxy._session(rollout, first, "k1")
-    assert session is not None and "/w/tests/check_totals.py" in session.facts.protected
-    # pi's compaction rewrites the second message: a new conversation key with the same tools
     compacted = {"tools": tools, "messages": [system, {"role": "user", "content": "Summary: work so far."}]}
-    after = proxy._session(rollout, compacted, "k2")
-    assert after is not session and after is not None and after.facts.host_known("api.example.org")
     summariser = {"tools": [], "messages": [system, {"role": "user", "content": "Summarise."}]}
-    alone = proxy._session(rollout, summariser, "k3")
+
+    async def go():
+        await proxy.open("pi", "pi-v1", (), "r1", ("tests/check_totals.py",))
+        rollout = await proxy.book.call("view", "r1")
+        session = await proxy._session("r1", rollout, first, "k1")
+        # pi's compaction rewrites the second message: a new conversation key with the same tools
+        after = await proxy._session("r1", rollout, compacted, "k2")
+        alone = await proxy._session("r1", rollout, summariser, "k3")
+        return session, after, alone
+
+    session, after, alone = run(go())
+    assert session is not None and "/w/tests/check_totals.py" in session.facts.protected
+    assert after is not session and after is not None and after.facts.host_known("api.example.org")
     assert alone is not None and not alone.facts.host_known("api.example.org")
+
+
+def test_replicas_sharing_a_book_keep_one_record_and_the_facts_another_replica_saw():
+    """Proxies over one book stand for Serve replicas over the ledger: turns go to different replicas,
+    the record holds every turn in order, and a compacted conversation reaching a replica that never
+    saw the rollout still knows the host shown before (the book keeps the facts of the same tools)."""
+    from serve.book import LocalBook, RolloutBook
+    from serve.mode import GuardMode
+
+    book = LocalBook(RolloutBook(16, GuardMode.ENFORCE))
+    upstream = _stream_upstream(upstream_events(command="curl -s https://api.example.org/x"))
+    replicas = [GuardProxy(ProxyConfig(UPSTREAM), upstream.client(), book=book) for _ in range(3)]
+    body = chat_request()
+    body["messages"] = [*body["messages"], {"role": "user", "content": "fetch https://api.example.org/x"}]
+    compacted = chat_request()
+    compacted["messages"] = [compacted["messages"][0], {"role": "user", "content": "Summary: keep going."}]
+    alone = make_proxy(upstream)  # the control: the compacted turn with no history anywhere
+
+    async def turn(proxy: GuardProxy, rollout_id: str, request: dict) -> None:
+        response = await proxy.chat(rollout_id, json.dumps(request).encode())
+        assert response.status_code == 200
+        async for _ in response.body_iterator:
+            pass
+
+    async def go():
+        await replicas[0].open("pi", "pi-v1", rollout_id="r1")
+        for proxy in replicas[:2] + replicas[:1]:
+            await turn(proxy, "r1", body)
+        await turn(replicas[2], "r1", compacted)
+        await alone.open("pi", "pi-v1", rollout_id="r2")
+        await turn(alone, "r2", compacted)
+        return await replicas[1].close("r1"), await alone.close("r2")
+
+    record, control = run(go())
+    assert [t.index for t in record.turns] == [0, 1, 2, 3] and record.closed
+    assert not record.blocked, record.blocks
+    assert control.blocked  # without the book's facts the same turn is blocked
+    assert not book.book.entries

@@ -30,8 +30,8 @@ class Stack:
     device: str
     node: str = ""
     """The address of the node the server runs on."""
-    guard_nodes: dict[str, str] = field(default_factory=dict)
-    """The node each guard shard's replica runs on."""
+    guard_nodes: dict[str, list[str]] = field(default_factory=dict)
+    """The nodes each guard shard's replicas run on."""
 
     def guard_url(self, shard: str) -> str:
         return self.guard_urls[shard]
@@ -104,11 +104,21 @@ def ledger_name(shard: str) -> str:
     return f"guard-ledger-{shard}"
 
 
-def replica_nodes(shards: Sequence[str]) -> dict[str, str]:
-    """The node address of each shard's replica, asked of the replica itself (no dashboard needed)."""
+def replica_nodes(shards: Sequence[str]) -> dict[str, list[str]]:
+    """The node address of each shard's replicas: those that joined its ledger, else its one replica
+    (asked of the replica itself: no dashboard needed)."""
+    import ray
     from ray import serve
 
-    return {shard: serve.get_app_handle(f"guard-{shard}").node.remote().result() for shard in shards}
+    nodes = {}
+    for shard in shards:
+        try:
+            ledger = ray.get_actor(ledger_name(shard))
+        except ValueError:
+            nodes[shard] = [serve.get_app_handle(f"guard-{shard}").node.remote().result()]
+        else:
+            nodes[shard] = sorted(ray.get(ledger.members.remote()).values())
+    return nodes
 
 
 @contextmanager

@@ -49,6 +49,10 @@ class GuardDeployment:
         from .book import LedgerBook
 
         self.proxy = GuardProxy(config, default_client(), book=LedgerBook(ledger) if ledger else None)
+        if ledger is not None:
+            import ray
+
+            ray.get(ledger.join.remote(self.replica(), self.node()))  # before Serve counts it running
 
     def __serve_build_asgi_app__(self) -> Starlette:
         app = self.proxy.app()

@@ -188,6 +188,14 @@ class RolloutLedger:
 
     def __init__(self, max_rollouts: int, guard: str) -> None:
         self.book = RolloutBook(max_rollouts, GuardMode.parse(guard))
+        self.replicas: dict[str, str] = {}
+        """The node of each replica that has joined (for the run's report of what ran where)."""
+
+    def join(self, replica: str, node: str) -> None:
+        self.replicas[replica] = node
+
+    def members(self) -> dict[str, str]:
+        return dict(self.replicas)
 
     def call(self, method: str, *args: Any) -> tuple[bool, Any]:
         if method not in ("open", "view", "facts", "commit", "record", "close"):

@@ -4,12 +4,12 @@ its own with a private tmpfs over the run's artifact folder, so a path one node 
 other (``tests.raynodes``). ``ray job submit`` runs ``jobs.smoke`` (one harness) on the head.
 
 Asserted: the serving actor and the trainer ran on different nodes (``placement=STRICT_SPREAD``); the
-trainer's guard shard (a Serve replica on some node, one proxy at the head's address:
-``guard_proxy=head_only``) reached the server at its node's address; every adapter version travelled trainer
--> server as bytes (no shared disk: the trainer's checkpoint folders exist only on its node); checkpoints,
-trajectories and ``train.json`` reached the storage location, from which the evaluation copied the
-checkpoints and served them all through multi-LoRA; its report went to storage too. Nothing of the run is
-left on this host's view of the artifact folder.
+trainer's guard shard (two to three Serve replicas over one ledger actor, spread over the nodes, one proxy
+at the head's address: ``guard_proxy=head_only``) reached the server at its node's address; every adapter
+version travelled trainer -> server as bytes (no shared disk: the trainer's checkpoint folders exist only on
+its node); checkpoints, trajectories and ``train.json`` reached the storage location, from which the
+evaluation copied the checkpoints and served them all through multi-LoRA; its report went to storage too.
+Nothing of the run is left on this host's view of the artifact folder.
 
 A slow tier outside CI (``-m cluster``; see the README): it needs root for the mount namespaces.
 """
@@ -59,7 +59,12 @@ def test_the_train_smoke_runs_across_three_nodes_with_no_disk_in_common(tiny_age
         }
     }
     port = free_ports(1, HEAD)[0]
-    placement = [f"guard_port={port}", "guard_proxy=head_only"]
+    placement = [
+        f"guard_port={port}",
+        "guard_proxy=head_only",
+        "guard_min_replicas=2",
+        "guard_max_replicas=3",
+    ]
     train = [*placement, "harnesses=[pi]", "placement=STRICT_SPREAD", f"storage={storage}/train"]
     evaluate = [*placement, "harnesses=[pi]", f"train_dir={storage}/train", f"storage={storage}/eval"]
     evaluate += ["merged_tasks=0", "max_tasks=2"]
@@ -86,7 +91,9 @@ def test_the_train_smoke_runs_across_three_nodes_with_no_disk_in_common(tiny_age
     nodes = summary["train"]["nodes"]
     assert nodes["serving"] in (HEAD, *WORKERS) and nodes["pi"] in (HEAD, *WORKERS)
     assert nodes["serving"] != nodes["pi"], nodes  # STRICT_SPREAD: the trainer is not beside the server
-    assert summary["train"]["guard_nodes"]["pi"] in (HEAD, *WORKERS)  # pi's guard shard, on some node
+    guard_nodes = summary["train"]["guard_nodes"]["pi"]  # pi's shard: two replicas over one ledger
+    assert len(guard_nodes) >= 2 and set(guard_nodes) <= {HEAD, *WORKERS}, guard_nodes
+    assert len(set(guard_nodes)) >= 2, guard_nodes  # Serve spreads replicas over the nodes
     transfers = trained["adapter_transfers"]
     assert [name for name, _, _ in transfers] == trained["published"], transfers
     assert all(size > 0 and seconds > 0 for _, size, seconds in transfers)

@@ -129,7 +129,7 @@ def test_an_autoscaled_shard_serves_one_rollout_from_several_replicas_through_it
     from ray import serve
 
     from actors.rollout import GuardHTTP
-    from jobs.stack import guard_app, ledger_name
+    from jobs.stack import guard_app, ledger_name, replica_nodes
     from serve.app import REPLICA_HEADER
 
     with ThreadServer(fake_upstream_app()) as upstream:
@@ -150,10 +150,11 @@ def test_an_autoscaled_shard_serves_one_rollout_from_several_replicas_through_it
                 served.append(response.headers[REPLICA_HEADER])
             record = guard.close("r1")
             status = serve.status().applications["guard-pi"].deployments["guard"]
+            nodes = replica_nodes(["pi"])
         finally:
             serve.shutdown()
             ray.kill(ray.get_actor(ledger_name("pi")))
     assert len(set(served)) >= 2, served  # both replicas served this rollout
-    assert status.replica_states.get("RUNNING", 0) >= 2
+    assert status.replica_states.get("RUNNING", 0) >= 2 and len(nodes["pi"]) >= 2, nodes
     assert [t["index"] for t in record["turns"]] == list(range(12))
     assert len(record["blocks"]) == 12 and record["blocked"]  # every turn checked, whichever replica

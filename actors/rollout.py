@@ -28,6 +28,7 @@ from environments.reward import RewardInputs, compute_reward
 from environments.sandboxes import Forward, SandboxLimits
 from environments.sandboxes.runner import SandboxRunner
 from environments.tasks.oracle import OracleRun, Verdict, verify, write_start
+from environments.tasks.sources import TaskSource
 
 if TYPE_CHECKING:
     from environments.sandboxes import SandboxBackend
@@ -323,15 +324,16 @@ class RolloutSetup:
     sandbox: str = "local"
     """``local`` (bubblewrap) or ``docker``."""
     work_root: str = ""
-    task_kinds: tuple[str, ...] = ("analysis",)
+    tasks: tuple[TaskSource, ...] = ()
+    """The trainer's task sources (``environments.tasks.sources``), mixed by weight."""
     max_tokens: int = 4096
     """Completion tokens per model call."""
     rollout_actors: bool = True
     """Sessions in Ray rollout actors (one per session slot); False: threads in the trainer's process."""
     rollout_cpus: float = 1.0
     """CPUs each rollout actor reserves (its harness, sandbox and verifier)."""
-    task_set: str = "shipped"
-    """Where the tasks come from (``environments.tasks.shipped.TASK_SETS``)."""
+    tasks_seed: int = 0
+    """Seed of the mix of sources."""
     trajectory_dir: str = ""
     """Where each rollout's ATIF trajectory is saved as ``<rollout_id>.json`` ("": not saved)."""
 

@@ -202,6 +202,8 @@ class HarnessTrainer:
         self.trainer: Any = None
         self.held_s = 0.0
         """Seconds publishes waited for slow groups (the off-policy window's gate)."""
+        self.tasks_drawn: list[dict[str, int]] = []
+        """At each step's end: the groups started so far per task source (cumulative)."""
 
     def build(self) -> None:
         """Load the model and TRL's trainer (probes the server); separate from ``train`` so a failed
@@ -259,6 +261,9 @@ class HarnessTrainer:
                 while not owner.pool.may_publish(time.monotonic() - start):
                     time.sleep(0.2)
                 owner.held_s += time.monotonic() - start
+                drawn = getattr(owner.pool.tasks, "drawn", None)  # a mix of task sources
+                if drawn is not None:
+                    owner.tasks_drawn.append(dict(drawn))
 
             def on_log(self, args: Any, state: Any, control: Any, logs: Any = None, **kwargs: Any) -> None:
                 if logs and owner.trainer is not None and owner.pool is not None:
@@ -342,6 +347,7 @@ class HarnessTrainer:
             "published": [name for name, _ in self.publisher.published],
             "publish_ms": [round(ms, 2) for _, ms in self.publisher.published],
             "publish_held_s": round(self.held_s, 1),
+            "tasks_drawn": self.tasks_drawn,
             "adapter_transfers": list(getattr(self.server, "transfers", [])),
             "node": _node_ip(),
             "publish_windows": self.publisher.windows,
@@ -376,23 +382,25 @@ class TrainerActor:
         serving_handle: Any,
         rollout_group: Any = None,
     ) -> None:
-        import itertools
-
         from actors.rollout_pool import RolloutPool, session_runner
-        from environments.tasks.shipped import task_set
-        from environments.tasks.types import Split
+        from environments.tasks.sources import TaskMix, load_sources
 
-        tasks = [
-            t for t in task_set(setup.task_set) if t.split is Split.TRAIN and t.kind.value in setup.task_kinds
-        ]
-        if not tasks:
-            raise ValueError(f"no train tasks of kinds {setup.task_kinds} in task set {setup.task_set!r}")
+        sources = load_sources(setup.tasks)  # held-out tasks checked apart from training ones
+        for source in sources:
+            log.info(
+                "tasks %s: %d train, %d held out, %d rejected",
+                source.source.label,
+                len(source.train),
+                len(source.held_out),
+                len(source.rejected),
+            )
+        tasks = TaskMix(sources, seed=setup.tasks_seed)
         root = str(Path(setup.work_root or cfg.output_dir) / "rollouts")
         # Every rollout's ATIF trajectory beside the run, for `python -m serve.audit`.
         trajectories = setup.trajectory_dir or str(Path(cfg.output_dir) / "trajectories")
         setup = replace(setup, trajectory_dir=trajectories)
         sessions = session_runner(setup, cfg.harness, root, pool_cfg.max_sessions, rollout_group)
-        self.pool = RolloutPool(pool_cfg, itertools.cycle(tasks), sessions)
+        self.pool = RolloutPool(pool_cfg, tasks, sessions)
         from actors.serving.remote import RayServing
 
         self.trainer = HarnessTrainer(cfg, RayServing(serving_handle), self.pool)

@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from environments.tasks.shipped import unknown_task_set
+from environments.tasks.sources import TaskSource
 from jobs.config import job_main
 from jobs.eval_report import Checkpoint, SessionResult
 from jobs.stack import placement_problems
@@ -61,7 +62,10 @@ class EvalConfig:
     include_base: bool = True
     task_kinds: tuple[str, ...] = ("analysis", "repair", "qa", "build", "extend")
     task_set: str = "shipped"
-    """``shipped`` or ``row-count`` (the learning-check family)."""
+    """``shipped`` or ``row-count`` (the learning-check family); used when ``tasks`` is empty."""
+    tasks: tuple[TaskSource, ...] = ()
+    """Task sources (as in the train job): the evaluation runs their held-out tasks; empty: the held-out
+    split of ``task_set``."""
     max_tasks: int = 0
     """Held-out tasks per harness (0: all of the kinds' eval split)."""
     sandbox: str = "local"
@@ -147,12 +151,15 @@ def adapter_problem(path: str) -> str | None:
     return f"{', '.join(missing)} missing in {path}" if missing else None
 
 
-def eval_tasks(kinds: Sequence[str], max_tasks: int, task_set_name: str = "shipped") -> list[Any]:
-    """The held-out tasks of ``kinds``, interleaved by kind so a capped list still covers every kind."""
-    from environments.tasks.shipped import task_set
-    from environments.tasks.types import Split
+def eval_tasks(
+    kinds: Sequence[str], max_tasks: int, task_set_name: str = "shipped", sources: Sequence[Any] = ()
+) -> list[Any]:
+    """The held-out tasks of ``kinds`` (of ``sources``, else of the set ``task_set_name``), checked apart
+    from the sources' training tasks, interleaved by kind so a capped list still covers every kind."""
+    from environments.tasks.sources import configured_sources, load_sources
 
-    tasks = [t for t in task_set(task_set_name) if t.split is Split.EVAL]
+    loaded = load_sources(configured_sources(sources, task_set_name, kinds))
+    tasks = [t for s in loaded for t in s.held_out]
     by_kind = {k: [t for t in tasks if t.kind.value == k] for k in kinds}
     columns = itertools.zip_longest(*by_kind.values())
     interleaved = [t for column in columns for t in column if t is not None]
@@ -301,7 +308,7 @@ def merged_comparison(
     adapters = [c for c in live if c.path is not None][: cfg.merged_checkpoints]
     if not adapters:
         return {"merged_skipped": "no loadable adapter"}
-    tasks = eval_tasks(cfg.task_kinds, cfg.merged_tasks, cfg.task_set)
+    tasks = eval_tasks(cfg.task_kinds, cfg.merged_tasks, cfg.task_set, cfg.tasks)
     harness = adapters[0].harness
     runner_dir = out / "merged-cmp"
 
@@ -368,9 +375,10 @@ def run(cfg: EvalConfig) -> dict:
         for c in discover_checkpoints(train_dir, h, cfg.checkpoints, cfg.include_base)
     ]
     adapters = [c for c in checkpoints if c.path is not None]
-    tasks = eval_tasks(cfg.task_kinds, cfg.max_tasks, cfg.task_set)
+    tasks = eval_tasks(cfg.task_kinds, cfg.max_tasks, cfg.task_set, cfg.tasks)
     if not tasks:
-        raise ValueError(f"no held-out tasks of kinds {list(cfg.task_kinds)} in task set {cfg.task_set!r}")
+        where = f"task set {cfg.task_set!r}" if not cfg.tasks else "the configured task sources"
+        raise ValueError(f"no held-out tasks of kinds {list(cfg.task_kinds)} in {where}")
     overrides = (f"max_loras={max(len(adapters) + cfg.merged_checkpoints + 2, 4)}", *cfg.serving_overrides)
     serving_cfg = resolve_model(load_preset(cfg.model_preset, overrides))
     say(f"{len(checkpoints)} checkpoints ({len(adapters)} adapters) x {len(tasks)} tasks")

@@ -24,6 +24,7 @@ from pathlib import Path
 from actors.ranks import rank_problems
 from actors.trainer import setting_problems
 from environments.tasks.shipped import unknown_task_set
+from environments.tasks.sources import TaskSource, configured_sources, load_sources
 from jobs.config import job_main
 from jobs.stack import placement_problems
 from serve.mode import GuardMode
@@ -40,7 +41,13 @@ class TrainJobConfig:
     sandbox: str = "local"
     task_kinds: tuple[str, ...] = ("analysis",)
     task_set: str = "shipped"
-    """``shipped`` or ``row-count`` (the learning-check family)."""
+    """``shipped`` or ``row-count`` (the learning-check family); used when ``tasks`` is empty."""
+    tasks: tuple[TaskSource, ...] = ()
+    """Task sources mixed by weight (``environments/tasks/sources.py``: ``kind`` shipped, folder,
+    harbor, jsonl or hub; ``path``; ``weight``; ``task_kinds``; ``holdout``); empty: ``task_set`` of
+    ``task_kinds``. Their held-out tasks are checked at start never to be trained on."""
+    tasks_seed: int = 0
+    """Seed of the mix of task sources."""
     group_size: int = 8
     max_sessions: int = 48
     max_staleness: int = 4
@@ -164,6 +171,12 @@ def run(cfg: TrainJobConfig) -> dict:
     say = lambda message: print(f"[train] {message}", flush=True)  # noqa: E731
     serving_cfg = resolve_model(load_preset(cfg.model_preset, cfg.serving_overrides))
     say(f"model {serving_cfg.model}; harnesses {', '.join(cfg.harnesses)}; guard {cfg.guard}")
+    sources = configured_sources(cfg.tasks, cfg.task_set, cfg.task_kinds)
+    for loaded in load_sources(sources):  # before anything starts: readable, and held-out kept apart
+        say(
+            f"tasks {loaded.source.label} (weight {loaded.source.weight}): {len(loaded.train)} train, "
+            f"{len(loaded.held_out)} held out, {len(loaded.rejected)} rejected"
+        )
     connect_ray(local_cpus=max(os.cpu_count() or 1, 8))
     bundles = trainer_bundles(cfg)
     trainers: dict = {}
@@ -202,11 +215,11 @@ def run(cfg: TrainJobConfig) -> dict:
                     stack.guard_url(harness),
                     cfg.sandbox,
                     str(out / harness),
-                    cfg.task_kinds,
+                    sources,
                     cfg.max_tokens,
                     cfg.rollout_actors,
                     cfg.rollout_cpus,
-                    cfg.task_set,
+                    cfg.tasks_seed,
                     trajectory_dir=f"{cfg.storage.rstrip('/')}/{harness}/trajectories" if cfg.storage else "",
                 )
                 sessions_group = None

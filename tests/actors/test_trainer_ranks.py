@@ -6,7 +6,6 @@ only: on CPU it runs ranks as DDP, so FSDP is checked as configuration in ``test
 
 from __future__ import annotations
 
-import itertools
 import sys
 from pathlib import Path
 
@@ -47,12 +46,16 @@ class Rank:
         from actors.rollout_pool import PoolConfig, RolloutPool
         from actors.serving.remote import RayServing
         from actors.trainer import HarnessTrainer
-        from environments.tasks.shipped import shipped_tasks
+        from environments.tasks.sources import TaskMix, TaskSource, load_sources
 
         pool = None
-        if rank == 0:
+        if rank == 0:  # tasks mixed from two sources, 3:1
             pool_cfg = PoolConfig(cfg.harness, cfg.group_size, max_sessions=2, max_staleness=4)
-            pool = RolloutPool(pool_cfg, itertools.cycle(shipped_tasks()[:4]), ScriptedRollouts())
+            sources = [
+                TaskSource("shipped", "shipped", weight=3, task_kinds=("analysis",), name="analysis"),
+                TaskSource("shipped", "shipped", weight=1, task_kinds=("repair",), name="repair"),
+            ]
+            pool = RolloutPool(pool_cfg, TaskMix(load_sources(sources), seed=1), ScriptedRollouts())
         self.rank = rank
         self.pool = pool
         self.trainer = HarnessTrainer(cfg, RayServing(serving_handle), pool)
@@ -116,5 +119,9 @@ def test_two_ranks_train_in_step_with_one_pool_and_one_publisher(serving, tiny_m
     assert first["published"][:3] == [f"{HARNESS}-v1", f"{HARNESS}-v2", f"{HARNESS}-v3"], first["published"]
     assert "published" not in second  # rank 1 neither publishes nor holds rollouts
     assert first["rollouts"]["groups_trained"] >= 2
+    drawn = first["tasks_drawn"]  # groups started per source so far, at each step's end
+    assert len(drawn) == 2 and set(drawn[-1]) == {"analysis", "repair"}, drawn
+    assert all(drawn[0].get(k, 0) <= drawn[1][k] for k in drawn[1])
+    assert 2.0 <= drawn[-1]["analysis"] / drawn[-1]["repair"] <= 4.5  # weights 3:1
     assert first["lora_b_abs_sum"] > 0  # trained: LoRA's B starts at zero
     assert first["lora_b_weighted"] == pytest.approx(second["lora_b_weighted"], rel=1e-5)  # in step

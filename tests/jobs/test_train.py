@@ -65,3 +65,27 @@ def test_each_trainer_rank_gets_its_own_bundle_after_the_servers():
     assert indices == [1, 2, 3, 4]  # bundle 0 is the server's
     with pytest.raises(ValueError, match="cannot share a GPU"):
         TrainJobConfig(trainer_ranks=2, trainer_gpus=0.5)
+
+
+def test_a_tasks_section_becomes_weighted_sources_and_a_bad_one_names_the_fix(tmp_path: Path):
+    from environments.tasks.sources import TaskSource, configured_sources
+
+    config = tmp_path / "train.yaml"
+    config.write_text(
+        "tasks:\n"
+        "  - {kind: shipped, path: shipped, weight: 3, task_kinds: [analysis]}\n"
+        "  - {kind: jsonl, path: mine.jsonl, holdout: 0.2, name: mine}\n"
+    )
+    cfg = load_config(TrainJobConfig, config)
+    assert cfg.tasks == (
+        TaskSource("shipped", "shipped", weight=3.0, task_kinds=("analysis",)),
+        TaskSource("jsonl", "mine.jsonl", holdout=0.2, name="mine"),
+    )
+    assert configured_sources(cfg.tasks, cfg.task_set, cfg.task_kinds) == cfg.tasks
+    legacy = TrainJobConfig(task_set="row-count")
+    assert configured_sources(legacy.tasks, legacy.task_set, legacy.task_kinds) == (
+        TaskSource("shipped", "row-count", task_kinds=("analysis",)),
+    )
+    config.write_text("tasks:\n  - {kind: csv, path: x.csv}\n")
+    with pytest.raises(ConfigError, match=r"tasks\[0\].*kind='csv': choose one of shipped, folder"):
+        load_config(TrainJobConfig, config)

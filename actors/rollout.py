@@ -22,7 +22,8 @@ from typing import TYPE_CHECKING, Protocol
 
 from actors.grpo.samples import TrainingRow, rollout_rows, turns_from_record
 from actors.trajectories import save_rollout_trajectory
-from environments.harnesses import LAUNCHERS, LaunchSpec, UnixToTcp, launch_in_sandbox
+from environments.harnesses import LaunchSpec, UnixToTcp, launch_in_sandbox
+from environments.harnesses.registry import harness_spec
 from environments.integrity import AuditResult, Flag, audit_effects, protected_paths, take_snapshot
 from environments.reward import RewardInputs, compute_reward
 from environments.sandboxes import Forward, SandboxLimits
@@ -202,8 +203,7 @@ class RolloutSession:
 
     def _run(self, request: RolloutRequest, work: Path, start: float) -> RolloutOutcome:
         task = request.task
-        if request.harness not in LAUNCHERS:
-            raise ValueError(f"harness={request.harness!r}: must be one of {sorted(LAUNCHERS)}")
+        launcher = harness_spec(request.harness).launcher  # an unknown harness: the error names the known
         timings: dict[str, float] = {}
         workspace = write_start(task, work / "start")
         start_state = take_snapshot(workspace)
@@ -237,7 +237,7 @@ class RolloutSession:
                 )
                 try:
                     launched = launch_in_sandbox(
-                        LAUNCHERS[request.harness](),
+                        launcher(),
                         spec,
                         box,
                         forward_port=FORWARD_PORT,

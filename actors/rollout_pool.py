@@ -337,7 +337,10 @@ class RolloutPool:
             self._quiet_until = time.monotonic() + wait_s
             if decision is Attempt.RETRY:
                 self._retries.append((time.monotonic() + wait_s, request))
-            return  # DROPPED: the group is gone; its other sessions are counted and ignored on arrival
+            else:  # DROPPED: the group is gone; its other sessions are counted and ignored on arrival,
+                # and its members waiting to retry are not started again (their group is not open)
+                self._retries = [(at, r) for at, r in self._retries if r.group_id != request.group_id]
+            return
         self._failures_in_a_row = 0
         scored = ScoredRollout(
             outcome.rollout_id,

@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from environments.harnesses.registry import harness_problem
 from environments.tasks.shipped import unknown_task_set
 from environments.tasks.sources import TaskSource
 from jobs.config import job_main
@@ -98,8 +99,8 @@ class EvalConfig:
         problems = placement_problems(
             self.placement, self.guard_proxy, (self.guard_min_replicas, self.guard_max_replicas)
         )
-        if not self.harnesses or set(self.harnesses) - {"pi", "opencode", "hermes"}:
-            problems.append(f"harnesses={list(self.harnesses)}: choose from pi, opencode, hermes")
+        if problem := harness_problem(self.harnesses):
+            problems.append(problem)
         if self.checkpoints < 0 or self.max_tasks < 0 or self.merged_tasks < 0 or self.merged_checkpoints < 0:
             problems.append("checkpoints, max_tasks, merged_checkpoints and merged_tasks must be >= 0")
         if self.max_sessions < 1 or self.rollout_cpus <= 0:

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from actors.ranks import rank_problems
 from actors.trainer import setting_problems
+from environments.harnesses.registry import harness_problem
 from environments.tasks.shipped import unknown_task_set
 from environments.tasks.sources import TaskSource, configured_sources, load_sources
 from jobs.config import job_main
@@ -111,9 +112,8 @@ class TrainJobConfig:
         )
         problems += setting_problems(self.attention, self.gradient_checkpointing)
         problems += rank_problems(self.trainer_ranks, self.trainer_gpus, self.fsdp)
-        unknown = set(self.harnesses) - {"pi", "opencode", "hermes"}
-        if not self.harnesses or unknown:
-            problems.append(f"harnesses={list(self.harnesses)}: choose from pi, opencode, hermes")
+        if problem := harness_problem(self.harnesses):
+            problems.append(problem)
         if self.max_sessions < self.group_size or self.group_size < 1:
             problems.append("max_sessions must be >= group_size >= 1")
         if self.rollout_cpus <= 0:

@@ -22,7 +22,8 @@ import sys
 import threading
 from pathlib import Path
 
-from environments.harnesses.personal import HARNESSES, Endpoint, apply_edits, config_edits, undo
+from environments.harnesses.personal import Endpoint, apply_edits, config_edits, undo
+from environments.harnesses.registry import harness_names
 
 LORA_RANKS = (8, 16, 32, 64, 128, 256, 320, 512)
 
@@ -110,7 +111,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         prog="python -m jobs.use", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--harness", choices=HARNESSES)
+    parser.add_argument("--harness", choices=harness_names())
     parser.add_argument("--adapter", help="an adapter folder the training wrote (checkpoint-<step>)")
     parser.add_argument("--base", help="the base model (default: the one named in adapter_config.json)")
     parser.add_argument("--name", help="the model name the harness will send (default: <harness>-adapter)")

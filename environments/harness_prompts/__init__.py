@@ -12,7 +12,15 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-HARNESSES: tuple[str, ...] = ("hermes", "opencode", "pi")
+
+def _registered() -> tuple[str, ...]:
+    from environments.harnesses.registry import harness_names
+
+    return tuple(sorted(harness_names()))
+
+
+HARNESSES: tuple[str, ...] = _registered()
+"""The registered harnesses (``environments.harnesses.registry``), sorted; each has ``<name>.json`` here."""
 _DIR = Path(__file__).resolve().parent
 
 

@@ -1,9 +1,9 @@
 """Launchers that run the real coding-agent harnesses (pi, opencode, hermes) headless against the guard.
 
-``launch(LAUNCHERS["pi"](), LaunchSpec(...), run_dir)`` writes the harness's own config into an isolated
-home under ``run_dir``, runs it as a subprocess and returns a ``LaunchResult`` (exit status, output tails,
-the harness's own tool-call count and usage). Install the pinned harnesses with
-``scripts/harness-deps.sh`` (into ``.harnesses/``).
+``launch(harness_spec("pi").launcher(), LaunchSpec(...), run_dir)`` (``registry``: every harness by name)
+writes the harness's own config into an isolated home under ``run_dir``, runs it as a subprocess and returns
+a ``LaunchResult`` (exit status, output tails, the harness's own tool-call count and usage). Install the
+pinned harnesses with ``scripts/harness-deps.sh`` (into ``.harnesses/``).
 
 ``launch_in_sandbox`` runs the same prepared harness inside a ``Sandbox`` (the local bubblewrap and the
 Docker backends are tested) whose only way out is a ``Forward`` to the guard; ``UnixToTcp`` is the host
@@ -30,18 +30,11 @@ from environments.harnesses.opencode import OpencodeLauncher
 from environments.harnesses.pi import PiLauncher
 from environments.harnesses.sandboxed import UnixToTcp, harness_binds, launch_in_sandbox
 
-LAUNCHERS: dict[str, type[HermesLauncher | OpencodeLauncher | PiLauncher]] = {
-    "hermes": HermesLauncher,
-    "opencode": OpencodeLauncher,
-    "pi": PiLauncher,
-}
-
 __all__ = [
     "HarnessError",
     "HarnessLauncher",
     "HermesLauncher",
     "Invocation",
-    "LAUNCHERS",
     "LaunchResult",
     "LaunchSpec",
     "OpencodeLauncher",

@@ -280,3 +280,36 @@ def require(path: Path, what: str) -> Path:
     if not path.exists():
         raise HarnessError(f"{what} is not installed at {path}: run scripts/harness-deps.sh")
     return path
+
+
+PERSONAL_PROVIDER = "harness-adapters"
+"""The provider ``jobs.use`` adds to a person's own harness config."""
+
+
+def read_json_object(path: Path) -> dict:
+    """A person's JSON config file as an object ({} when absent); an error names the fix."""
+    import json
+
+    if not path.exists():
+        return {}
+    try:
+        data = json.loads(path.read_text() or "{}")
+    except ValueError as exc:
+        raise ValueError(f"{path} is not valid JSON ({exc}); fix or move it, then run again") from exc
+    if not isinstance(data, dict):
+        raise ValueError(f"{path} does not hold a JSON object; fix or move it, then run again")
+    return data
+
+
+def read_yaml_mapping(path: Path) -> dict:
+    """A person's YAML config file as a mapping ({} when absent); an error names the fix."""
+    import yaml
+
+    try:
+        config = yaml.safe_load(path.read_text()) if path.exists() else {}
+    except yaml.YAMLError as exc:
+        raise ValueError(f"{path} is not valid YAML ({exc}); fix or move it, then run again") from exc
+    config = config or {}
+    if not isinstance(config, dict):
+        raise ValueError(f"{path} does not hold a YAML mapping; fix or move it, then run again")
+    return config

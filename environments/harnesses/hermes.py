@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from environments.harnesses.base import (
     Invocation,
@@ -26,6 +28,7 @@ from environments.harnesses.base import (
     basic_result,
     install_root,
     isolated_env,
+    read_yaml_mapping,
 )
 
 MIN_CONTEXT = 64000
@@ -108,3 +111,69 @@ class HermesLauncher:
             tool_calls=count_tool_calls(db),
             session_log=db if db.exists() else None,
         )
+
+
+# -- the registry's pieces (``environments.harnesses.registry``) ---------------------------------
+
+
+def personal_config(home: Path, env: Mapping[str, str], spec: LaunchSpec) -> dict[Path, str]:
+    """A person's own ``config.yaml`` (under ``$HERMES_HOME``, else ``~/.hermes``) with its ``model``
+    pointed at ours, every other setting kept."""
+    import yaml
+
+    path = Path(env.get("HERMES_HOME") or home / ".hermes") / "config.yaml"
+    config = read_yaml_mapping(path)
+    config["model"] = yaml.safe_load(config_yaml(spec))["model"]
+    return {path: yaml.safe_dump(config, sort_keys=False)}
+
+
+def user_message(instruction: str) -> dict[str, Any]:
+    return {"role": "user", "content": instruction}
+
+
+def render_step(step: Any) -> list[tuple[str, dict[str, Any], str]]:
+    """A demonstration step as hermes's tool calls and their JSON results (``patch`` with its diff)."""
+    import difflib
+
+    from environments.traces.steps import Read, Shell, Write
+
+    if isinstance(step, Shell):
+        result = {"output": step.output.rstrip(), "exit_code": step.exit_code, "error": None}
+        return [("terminal", {"command": step.command}, json.dumps(result, ensure_ascii=False))]
+    if isinstance(step, Read):
+        numbered = [f"{i}|{line}" for i, line in enumerate(step.text.splitlines(), 1)]
+        result = {
+            "content": "\n".join(numbered),
+            "total_lines": step.text.count("\n"),
+            "file_size": len(step.text.encode()),
+            "truncated": False,
+            "is_binary": False,
+            "is_image": False,
+        }
+        return [("read_file", {"path": step.path}, json.dumps(result, ensure_ascii=False))]
+    lint = {"status": "ok", "output": ""} if step.path.endswith(".py") else None
+    if isinstance(step, Write):
+        wrote: dict[str, Any] = {"bytes_written": len(step.content.encode()), "dirs_created": False}
+        if lint:
+            wrote["lint"] = lint
+        args = {"path": step.path, "content": step.content}
+        return [("write_file", args, json.dumps(wrote, ensure_ascii=False))]
+    calls = []
+    text = step.before
+    for old, new in step.edits:
+        after = text.replace(old, new, 1)
+        diff = "".join(
+            difflib.unified_diff(
+                text.splitlines(keepends=True),
+                after.splitlines(keepends=True),
+                fromfile=f"a/{step.path}",
+                tofile=f"b/{step.path}",
+            )
+        )
+        patched: dict[str, Any] = {"success": True, "diff": diff, "files_modified": [step.path]}
+        if lint:
+            patched["lint"] = lint
+        args = {"mode": "replace", "path": step.path, "old_string": old, "new_string": new}
+        calls.append(("patch", args, json.dumps(patched, ensure_ascii=False)))
+        text = after
+    return calls

@@ -19,10 +19,13 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from environments.harnesses.base import (
+    PERSONAL_PROVIDER,
     Invocation,
     LaunchResult,
     LaunchSpec,
@@ -30,6 +33,7 @@ from environments.harnesses.base import (
     basic_result,
     install_root,
     isolated_env,
+    read_json_object,
 )
 
 PROVIDER = "guard"
@@ -124,3 +128,50 @@ class OpencodeLauncher:
         db = run_dir / "home" / ".local" / "share" / "opencode" / "opencode.db"
         calls = count_tool_calls(db)
         return basic_result(self.name, outcome, tool_calls=calls, session_log=db if db.exists() else None)
+
+
+# -- the registry's pieces (``environments.harnesses.registry``) ---------------------------------
+
+
+def personal_config(home: Path, env: Mapping[str, str], spec: LaunchSpec) -> dict[Path, str]:
+    """A person's own ``opencode.json`` (under ``$XDG_CONFIG_HOME``, else ``~/.config``) with our provider
+    added as the default model, every other setting kept."""
+    path = Path(env.get("XDG_CONFIG_HOME") or home / ".config") / "opencode" / "opencode.json"
+    provider = {
+        **opencode_json(spec)["provider"][PROVIDER],  # type: ignore[index]
+        "name": PERSONAL_PROVIDER,
+        "options": {"baseURL": spec.base_url, "apiKey": spec.api_key},
+    }
+    config = read_json_object(path)
+    config.setdefault("$schema", "https://opencode.ai/config.json")
+    config["provider"] = {**config.get("provider", {}), PERSONAL_PROVIDER: provider}
+    config["model"] = f"{PERSONAL_PROVIDER}/{spec.model}"
+    config["small_model"] = config["model"]
+    if "enabled_providers" in config:
+        config["enabled_providers"] = sorted({*config["enabled_providers"], PERSONAL_PROVIDER})
+    return {path: json.dumps(config, indent=2) + "\n"}
+
+
+def user_message(instruction: str) -> dict[str, Any]:
+    return {"role": "user", "content": instruction}
+
+
+def render_step(step: Any) -> list[tuple[str, dict[str, Any], str]]:
+    """A demonstration step as opencode's tool calls and their results (absolute paths, numbered reads)."""
+    from environments.traces.steps import WORKSPACE, Read, Shell, Write
+
+    if isinstance(step, Shell):
+        return [("bash", {"command": step.command}, step.output)]
+    full = f"{WORKSPACE}/{step.path}"
+    if isinstance(step, Read):
+        lines = [f"{i}: {line}" for i, line in enumerate(step.text.splitlines(), 1)]
+        body = "\n".join(lines)
+        end = f"(End of file - total {len(lines)} lines)"
+        out = f"<path>{full}</path>\n<type>file</type>\n<content>\n{body}\n\n{end}\n</content>"
+        return [("read", {"filePath": full}, out)]
+    if isinstance(step, Write):
+        return [("write", {"content": step.content, "filePath": full}, "Wrote file successfully.")]
+    return [
+        ("edit", {"filePath": full, "oldString": old, "newString": new}, "Edit applied successfully.")
+        for old, new in step.edits
+    ]

@@ -15,13 +15,9 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
+from environments.harnesses.base import PERSONAL_PROVIDER, LaunchSpec
 
-from environments.harnesses import hermes, opencode, pi
-from environments.harnesses.base import LaunchSpec
-
-PROVIDER = "harness-adapters"
-HARNESSES = ("pi", "opencode", "hermes")
+PROVIDER = PERSONAL_PROVIDER
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,74 +42,21 @@ class Endpoint:
         )
 
 
-def config_paths(harness: str, home: Path, env: dict[str, str] | None = None) -> list[Path]:
-    """The files the harness reads by default (its own override variables respected)."""
-    env = dict(os.environ if env is None else env)
-    if harness == "pi":
-        agent = Path(env.get("PI_CODING_AGENT_DIR") or home / ".pi" / "agent")
-        return [agent / "models.json", agent / "settings.json"]
-    if harness == "opencode":
-        return [Path(env.get("XDG_CONFIG_HOME") or home / ".config") / "opencode" / "opencode.json"]
-    if harness == "hermes":
-        return [Path(env.get("HERMES_HOME") or home / ".hermes") / "config.yaml"]
-    raise ValueError(f"harness={harness!r}: choose one of {', '.join(HARNESSES)}")
-
-
-def _json(path: Path) -> dict:
-    if not path.exists():
-        return {}
-    try:
-        data = json.loads(path.read_text() or "{}")
-    except ValueError as exc:
-        raise ValueError(f"{path} is not valid JSON ({exc}); fix or move it, then run again") from exc
-    if not isinstance(data, dict):
-        raise ValueError(f"{path} does not hold a JSON object; fix or move it, then run again")
-    return data
-
-
 def config_edits(
     harness: str, home: Path, endpoint: Endpoint, env: dict[str, str] | None = None
 ) -> dict[Path, str]:
-    """The new content of each config file: what is there, plus our provider as the default model."""
-    spec = endpoint.spec()
-    paths = config_paths(harness, home, env)
-    if harness == "pi":
-        models_path, settings_path = paths
-        provider = pi.models_json(spec)["providers"][pi.PROVIDER]  # type: ignore[index]
-        provider = {**provider, "apiKey": endpoint.api_key}
-        models = _json(models_path)
-        models["providers"] = {**models.get("providers", {}), PROVIDER: provider}
-        settings = _json(settings_path) | {"defaultProvider": PROVIDER, "defaultModel": endpoint.model}
-        return {
-            models_path: json.dumps(models, indent=2) + "\n",
-            settings_path: json.dumps(settings, indent=2) + "\n",
-        }
-    if harness == "opencode":
-        (path,) = paths
-        provider = opencode.opencode_json(spec)["provider"][opencode.PROVIDER]  # type: ignore[index]
-        provider = {
-            **provider,
-            "name": "harness-adapters",
-            "options": {"baseURL": endpoint.base_url, "apiKey": endpoint.api_key},
-        }
-        config = _json(path)
-        config.setdefault("$schema", "https://opencode.ai/config.json")
-        config["provider"] = {**config.get("provider", {}), PROVIDER: provider}
-        config["model"] = f"{PROVIDER}/{endpoint.model}"
-        config["small_model"] = config["model"]
-        if "enabled_providers" in config:
-            config["enabled_providers"] = sorted({*config["enabled_providers"], PROVIDER})
-        return {path: json.dumps(config, indent=2) + "\n"}
-    (path,) = paths
-    try:
-        config = yaml.safe_load(path.read_text()) if path.exists() else {}
-    except yaml.YAMLError as exc:
-        raise ValueError(f"{path} is not valid YAML ({exc}); fix or move it, then run again") from exc
-    config = config or {}
-    if not isinstance(config, dict):
-        raise ValueError(f"{path} does not hold a YAML mapping; fix or move it, then run again")
-    config["model"] = yaml.safe_load(hermes.config_yaml(spec))["model"]
-    return {path: yaml.safe_dump(config, sort_keys=False)}
+    """The new content of each config file the harness reads by default (its own override variables
+    respected): what is there, plus our provider as the default model (the harness's module writes it)."""
+    from environments.harnesses.registry import harness_spec
+
+    return harness_spec(harness).personal_config(
+        home, dict(os.environ if env is None else env), endpoint.spec()
+    )
+
+
+def config_paths(harness: str, home: Path, env: dict[str, str] | None = None) -> list[Path]:
+    """The files the harness reads by default."""
+    return list(config_edits(harness, home, Endpoint("http://127.0.0.1:1/v1", "probe"), env))
 
 
 def apply_edits(edits: dict[Path, str], manifest: Path) -> None:

@@ -11,10 +11,13 @@ assistant message.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from environments.harnesses.base import (
+    PERSONAL_PROVIDER,
     Invocation,
     LaunchResult,
     LaunchSpec,
@@ -22,6 +25,7 @@ from environments.harnesses.base import (
     basic_result,
     install_root,
     isolated_env,
+    read_json_object,
 )
 
 PROVIDER = "guard"
@@ -126,3 +130,59 @@ class PiLauncher:
     def finish(self, spec: LaunchSpec, run_dir: Path, outcome: ProcessOutcome) -> LaunchResult:
         calls, usage, log = count_tool_calls(run_dir / "sessions")
         return basic_result(self.name, outcome, tool_calls=calls, usage=usage, session_log=log)
+
+
+# -- the registry's pieces (``environments.harnesses.registry``) ---------------------------------
+
+
+def personal_config(home: Path, env: Mapping[str, str], spec: LaunchSpec) -> dict[Path, str]:
+    """A person's own pi config (``$PI_CODING_AGENT_DIR``, else ``~/.pi/agent``) with our provider
+    added as the default model, every other setting kept."""
+    agent = Path(env.get("PI_CODING_AGENT_DIR") or home / ".pi" / "agent")
+    models_path, settings_path = agent / "models.json", agent / "settings.json"
+    provider = {**models_json(spec)["providers"][PROVIDER], "apiKey": spec.api_key}  # type: ignore[index]
+    models = read_json_object(models_path)
+    models["providers"] = {**models.get("providers", {}), PERSONAL_PROVIDER: provider}
+    settings = read_json_object(settings_path) | {
+        "defaultProvider": PERSONAL_PROVIDER,
+        "defaultModel": spec.model,
+    }
+    return {
+        models_path: json.dumps(models, indent=2) + "\n",
+        settings_path: json.dumps(settings, indent=2) + "\n",
+    }
+
+
+def user_message(instruction: str) -> dict[str, Any]:
+    """pi sends the user's text as content parts."""
+    return {"role": "user", "content": [{"type": "text", "text": instruction}]}
+
+
+def render_step(step: Any) -> list[tuple[str, dict[str, Any], str]]:
+    """A demonstration step as pi's tool calls and their results (its own result texts)."""
+    from environments.traces.steps import Read, Shell, Write
+
+    if isinstance(step, Shell):
+        out = step.output or "(no output)"
+        if step.exit_code:
+            out = f"{step.output}\n\nCommand exited with code {step.exit_code}"
+        return [("bash", {"command": step.command}, out)]
+    if isinstance(step, Read):
+        return [("read", {"path": step.path}, step.text)]
+    if isinstance(step, Write):
+        n = len(step.content)
+        return [
+            (
+                "write",
+                {"path": step.path, "content": step.content},
+                f"Successfully wrote {n} bytes to {step.path}",
+            )
+        ]
+    edits = [{"oldText": old, "newText": new} for old, new in step.edits]
+    return [
+        (
+            "edit",
+            {"path": step.path, "edits": edits},
+            f"Successfully replaced {len(edits)} block(s) in {step.path}.",
+        )
+    ]

@@ -49,7 +49,6 @@ import shlex
 import sys
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -57,9 +56,9 @@ from environments.harness_prompts import HARNESSES, harness_request, harness_too
 from environments.tasks.shipped.probes import ORACLE_COMMAND as PROBE_COMMAND
 from environments.tasks.shipped.row_count import ROW_COUNT_COMMAND
 from environments.tasks.types import AnswerOracle, CommandOracle, Kind, Split, Task
+from environments.traces.steps import WORKSPACE, Edit, Read, Shell, Step, Write
 from environments.traces.types import Conversation, Skipped
 
-WORKSPACE = "/workspace"
 MAX_CHANGE_CHARS = 800
 """A repo task whose edits' old+new strings (or new files) exceed this many characters is skipped."""
 ONE_CALL_SHARE = 0.3
@@ -67,37 +66,6 @@ ONE_CALL_SHARE = 0.3
 MAX_TOOL_CALLS = 6
 
 _CWD_LINE = re.compile(r"^(\s*(?:Current working directory|Working directory):\s*)\S+", re.MULTILINE)
-
-
-@dataclass(frozen=True, slots=True)
-class Shell:
-    command: str
-    output: str
-    exit_code: int = 0
-
-
-@dataclass(frozen=True, slots=True)
-class Read:
-    path: str
-    text: str
-
-
-@dataclass(frozen=True, slots=True)
-class Write:
-    path: str
-    content: str
-
-
-@dataclass(frozen=True, slots=True)
-class Edit:
-    path: str
-    edits: tuple[tuple[str, str], ...]
-    """(old, new) pairs, each unique in the file and applied in order."""
-    before: str
-    after: str
-
-
-Step = Shell | Read | Write | Edit
 
 
 class _Skip(Exception):
@@ -465,91 +433,11 @@ def plan_task(task: Task) -> tuple[list[Step], str]:
 # ---------------------------------------------------------------- per-harness rendering
 
 
-def _numbered(text: str, sep: str) -> list[str]:
-    return [f"{i}{sep}{line}" for i, line in enumerate(text.splitlines(), 1)]
-
-
 def _render(harness: str, step: Step) -> list[tuple[str, dict[str, Any], str]]:
     """The (tool name, arguments, tool result) calls that carry out ``step`` in ``harness``."""
-    if harness == "pi":
-        if isinstance(step, Shell):
-            out = step.output or "(no output)"
-            if step.exit_code:
-                out = f"{step.output}\n\nCommand exited with code {step.exit_code}"
-            return [("bash", {"command": step.command}, out)]
-        if isinstance(step, Read):
-            return [("read", {"path": step.path}, step.text)]
-        if isinstance(step, Write):
-            n = len(step.content)
-            return [
-                (
-                    "write",
-                    {"path": step.path, "content": step.content},
-                    f"Successfully wrote {n} bytes to {step.path}",
-                )
-            ]
-        edits = [{"oldText": old, "newText": new} for old, new in step.edits]
-        done = f"Successfully replaced {len(edits)} block(s) in {step.path}."
-        return [("edit", {"path": step.path, "edits": edits}, done)]
-    if harness == "opencode":
-        if isinstance(step, Shell):
-            return [("bash", {"command": step.command}, step.output)]
-        if isinstance(step, Read):
-            full = f"{WORKSPACE}/{step.path}"
-            lines = _numbered(step.text, ": ")
-            body = "\n".join(lines)
-            end = f"(End of file - total {len(lines)} lines)"
-            out = f"<path>{full}</path>\n<type>file</type>\n<content>\n{body}\n\n{end}\n</content>"
-            return [("read", {"filePath": full}, out)]
-        if isinstance(step, Write):
-            args = {"content": step.content, "filePath": f"{WORKSPACE}/{step.path}"}
-            return [("write", args, "Wrote file successfully.")]
-        full = f"{WORKSPACE}/{step.path}"
-        return [
-            ("edit", {"filePath": full, "oldString": old, "newString": new}, "Edit applied successfully.")
-            for old, new in step.edits
-        ]
-    if harness == "hermes":
-        if isinstance(step, Shell):
-            result = {"output": step.output.rstrip(), "exit_code": step.exit_code, "error": None}
-            return [("terminal", {"command": step.command}, json.dumps(result, ensure_ascii=False))]
-        if isinstance(step, Read):
-            result = {
-                "content": "\n".join(_numbered(step.text, "|")),
-                "total_lines": step.text.count("\n"),
-                "file_size": len(step.text.encode()),
-                "truncated": False,
-                "is_binary": False,
-                "is_image": False,
-            }
-            return [("read_file", {"path": step.path}, json.dumps(result, ensure_ascii=False))]
-        lint = {"status": "ok", "output": ""} if step.path.endswith(".py") else None
-        if isinstance(step, Write):
-            wrote: dict[str, Any] = {"bytes_written": len(step.content.encode()), "dirs_created": False}
-            if lint:
-                wrote["lint"] = lint
-            args = {"path": step.path, "content": step.content}
-            return [("write_file", args, json.dumps(wrote, ensure_ascii=False))]
-        calls = []
-        text = step.before
-        for old, new in step.edits:
-            after = text.replace(old, new, 1)
-            diff = "".join(
-                difflib.unified_diff(
-                    text.splitlines(keepends=True),
-                    after.splitlines(keepends=True),
-                    fromfile=f"a/{step.path}",
-                    tofile=f"b/{step.path}",
-                )
-            )
-            patched: dict[str, Any] = {"success": True, "diff": diff, "files_modified": [step.path]}
-            if lint:
-                patched["lint"] = lint
-            args = {"mode": "replace", "path": step.path, "old_string": old, "new_string": new}
-            calls.append(("patch", args, json.dumps(patched, ensure_ascii=False)))
-            text = after
-        return calls
-    raise ValueError(f"unknown harness {harness!r}: expected one of {', '.join(HARNESSES)}")
+    from environments.harnesses.registry import harness_spec
+
+    return harness_spec(harness).render_step(step)
 
 
 def system_message(harness: str) -> dict[str, Any]:
@@ -561,10 +449,10 @@ def system_message(harness: str) -> dict[str, Any]:
 
 
 def user_message(harness: str, instruction: str) -> dict[str, Any]:
-    """The instruction as the harness sends it: pi as text parts, the others as a plain string."""
-    if harness == "pi":
-        return {"role": "user", "content": [{"type": "text", "text": instruction}]}
-    return {"role": "user", "content": instruction}
+    """The instruction as the harness sends it (pi as text parts, the others as a plain string)."""
+    from environments.harnesses.registry import harness_spec
+
+    return harness_spec(harness).user_message(instruction)
 
 
 def _call_id(task: Task, harness: str, index: int) -> str:
@@ -573,8 +461,11 @@ def _call_id(task: Task, harness: str, index: int) -> str:
 
 def session_messages(task: Task, harness: str, steps: Sequence[Step], answer: str) -> list[dict[str, Any]]:
     """``steps`` as ``harness`` sends them: system, user, one call a turn with its result, the answer."""
+    from environments.harnesses.registry import harness_spec
+
+    spec = harness_spec(harness)
     messages: list[dict[str, Any]] = [system_message(harness), user_message(harness, task.instruction)]
-    empty = None if harness == "pi" else ""
+    empty = spec.calling_content
     count = 0
     for step in steps:
         for name, args, result in _render(harness, step):
@@ -583,7 +474,7 @@ def session_messages(task: Task, harness: str, steps: Sequence[Step], answer: st
             call = {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
             messages.append({"role": "assistant", "content": empty, "tool_calls": [call]})
             reply: dict[str, Any] = {"role": "tool", "tool_call_id": call_id, "content": result}
-            if harness == "hermes":
+            if spec.names_tool_results:
                 reply["name"] = name
             messages.append(reply)
             count += 1

@@ -110,7 +110,7 @@ def test_an_infrastructure_failure_is_a_failure_not_a_score(task, tmp_path: Path
 def test_an_unknown_harness_is_refused_with_the_choices(task, tmp_path: Path):
     bad = RolloutRequest("r", "g", task, "cursor", "cursor-v0", 0)
     outcome = RolloutSession(BrokenBackend(), RecordingGuard(), work_root=tmp_path).run(bad)
-    assert outcome.failure and "must be one of" in outcome.failure
+    assert outcome.failure and "choose one of pi, opencode, hermes" in outcome.failure
 
 
 def harness_processes(harness: str) -> list:

@@ -60,7 +60,7 @@ def adapter(tiny_agent: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_the_harness_started_as_usual_gets_answers_from_the_adapter(
     harness: str, adapter: Path, tmp_path: Path
 ):
-    from environments.harnesses import LAUNCHERS
+    from environments.harnesses.registry import harness_spec
 
     if shutil.which("bwrap") is None or harnesses_missing():
         pytest.skip(harnesses_missing() or "bubblewrap is not installed")
@@ -80,7 +80,7 @@ def test_the_harness_started_as_usual_gets_answers_from_the_adapter(
         "W": str(tmp_path / "serving"),
         "USE_LOG": str(tmp_path / "use.log"),
         "OUT": str(tmp_path / "harness.out"),
-        "BIN": str(LAUNCHERS[harness]().binary),
+        "BIN": str(harness_spec(harness).launcher().binary),
         "PROMPT": PROMPT,
         # what a person might well have set; nothing could leave the namespace anyway
         "PI_OFFLINE": "1",

@@ -13,7 +13,6 @@ from pathlib import Path
 import pytest
 
 from environments.harnesses import (
-    LAUNCHERS,
     HermesLauncher,
     Invocation,
     LaunchSpec,
@@ -25,6 +24,7 @@ from environments.harnesses import (
     run_invocation,
     sandboxed,
 )
+from environments.harnesses.registry import harness_names, harness_spec
 
 GUARD = "http://127.0.0.1:9000/s/r1/v1"
 RUN = Path("/runs/r1")
@@ -49,7 +49,7 @@ def test_exports_are_sorted_and_resolve():
     module = importlib.import_module("environments.harnesses")
     assert list(module.__all__) == sorted(module.__all__)
     assert all(hasattr(module, name) for name in module.__all__)
-    assert sorted(LAUNCHERS) == ["hermes", "opencode", "pi"]
+    assert sorted(harness_names()) == ["hermes", "opencode", "pi"]
 
 
 @pytest.mark.parametrize(
@@ -68,9 +68,9 @@ def test_a_bad_spec_names_the_field(overrides, message):
         spec(**overrides)
 
 
-@pytest.mark.parametrize("name", sorted(LAUNCHERS))
+@pytest.mark.parametrize("name", sorted(harness_names()))
 def test_every_launcher_isolates_home_and_keeps_state_in_the_run_folder(name):
-    invocation = LAUNCHERS[name](install=Path("/opt/h")).prepare(spec(), RUN)
+    invocation = harness_spec(name).launcher(install=Path("/opt/h")).prepare(spec(), RUN)
     env = invocation.env
     assert env["HOME"] == str(RUN / "home")
     for key in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME", "TMPDIR"):

@@ -19,7 +19,6 @@ from pathlib import Path
 import pytest
 
 from environments.harnesses import (
-    LAUNCHERS,
     LaunchSpec,
     UnixToTcp,
     harness_binds,
@@ -27,6 +26,7 @@ from environments.harnesses import (
     launch_in_sandbox,
     run_invocation,
 )
+from environments.harnesses.registry import harness_names, harness_spec
 from environments.sandboxes import DockerBackend, Forward, LocalBackend, SandboxError, SandboxLimits
 from environments.sandboxes.docker import PREFIX_LABEL
 from tests.environments.harnesses.conftest import Guard
@@ -34,7 +34,7 @@ from tests.environments.harnesses.scripted_upstream import Say, Shell
 
 pytestmark = pytest.mark.harness
 
-HARNESSES = sorted(LAUNCHERS)
+HARNESSES = sorted(harness_names())
 WAYS = ("subprocess", "sandbox", "docker")
 ADAPTER = "tiny-adapter"
 FINAL = "All done: SCRIPTED_FINAL_ANSWER"
@@ -84,7 +84,7 @@ def run(
         model=ADAPTER,
         timeout_s=180,
     )
-    launcher = LAUNCHERS[harness]()
+    launcher = harness_spec(harness).launcher()
     if way == "subprocess":
         result = launch(launcher, spec, tmp_path / "run")
         return workspace, result, guard.record(rollout)
@@ -161,7 +161,7 @@ def test_a_run_connects_to_nothing_but_the_guard(guard: Guard, harness: str, tmp
     workspace.mkdir()
     rollout = f"{harness}-net-{uuid.uuid4().hex[:8]}"
     spec = LaunchSpec(workspace, "Write proof.txt.", guard.open_rollout(rollout, harness, ADAPTER), ADAPTER)
-    launcher = LAUNCHERS[harness]()
+    launcher = harness_spec(harness).launcher()
     invocation = launcher.prepare(spec, tmp_path / "run")
     trace = tmp_path / "connects.txt"
     traced = replace(

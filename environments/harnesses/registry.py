@@ -1,0 +1,116 @@
+"""The harnesses this project trains in, by name: one ``HarnessSpec`` per harness, the only list of them.
+
+A harness is one module (``environments/harnesses/<name>.py``) holding its launcher (config writer and
+headless run), its person's-config writer (``jobs.use``), its demonstration renderer and message shape
+(``environments.traces.demos``); its tool vocabulary, which the guard and the demonstrations use, is the
+captured request in ``environments/harness_prompts/<name>.json``; its session logs are read by the
+``environments.traces.read`` formats it names. Configs, rollouts, demonstrations and ``jobs.use`` look a
+harness up here, so adding one is: write its module, capture its request, and register it, either in
+``BUILTIN`` below or from another package through the ``harness_adapters.harnesses`` entry point (a
+``HarnessSpec``); the README has the steps.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from environments.harnesses import hermes, opencode, pi
+from environments.harnesses.base import HarnessLauncher, LaunchSpec
+
+ENTRY_POINTS = "harness_adapters.harnesses"
+
+Rendered = list[tuple[str, dict[str, Any], str]]
+"""(tool name, arguments, tool result) of each call one demonstration step becomes."""
+
+
+@dataclass(frozen=True, slots=True)
+class HarnessSpec:
+    name: str
+    launcher: Callable[[], HarnessLauncher]
+    """Makes the launcher: writes the harness's config into an isolated home and runs it headless."""
+    personal_config: Callable[[Path, Mapping[str, str], LaunchSpec], dict[Path, str]]
+    """(home, environment, endpoint) -> the new content of each file of a person's own config."""
+    render_step: Callable[[Any], Rendered]
+    """A demonstration step (``environments.traces.demos``) as the harness's tool calls and results."""
+    user_message: Callable[[str], dict[str, Any]]
+    """The instruction as the harness sends it."""
+    session_formats: tuple[str, ...] = ()
+    """``environments.traces.read.TraceFormat`` values of its session logs."""
+    calling_content: str | None = ""
+    """The ``content`` of an assistant message that only calls tools (pi sends none: None)."""
+    names_tool_results: bool = False
+    """Whether a tool result message carries the tool's ``name`` (hermes)."""
+
+    def tools(self) -> list[dict[str, Any]]:
+        """The OpenAI ``tools`` list the harness declares (its captured request)."""
+        from environments.harness_prompts import harness_tools
+
+        return harness_tools(self.name)
+
+
+BUILTIN = (
+    HarnessSpec(
+        "pi",
+        pi.PiLauncher,
+        pi.personal_config,
+        pi.render_step,
+        pi.user_message,
+        ("pi-session", "pi-events"),
+        calling_content=None,
+    ),
+    HarnessSpec(
+        "opencode",
+        opencode.OpencodeLauncher,
+        opencode.personal_config,
+        opencode.render_step,
+        opencode.user_message,
+        ("opencode-export", "opencode-events"),
+    ),
+    HarnessSpec(
+        "hermes",
+        hermes.HermesLauncher,
+        hermes.personal_config,
+        hermes.render_step,
+        hermes.user_message,
+        ("hermes-export",),
+        names_tool_results=True,
+    ),
+)
+
+
+@cache
+def registry() -> dict[str, HarnessSpec]:
+    """Every registered harness: the built-in ones, then those other packages register."""
+    from importlib.metadata import entry_points
+
+    found = {spec.name: spec for spec in BUILTIN}
+    for point in entry_points(group=ENTRY_POINTS):
+        spec = point.load()
+        if not isinstance(spec, HarnessSpec):
+            raise TypeError(f"entry point {point.name} ({ENTRY_POINTS}) must be a HarnessSpec, got {spec!r}")
+        found[spec.name] = spec
+    return found
+
+
+def harness_names() -> tuple[str, ...]:
+    return tuple(registry())
+
+
+def harness_spec(name: str) -> HarnessSpec:
+    """The harness ``name``; an error lists the registered ones."""
+    spec = registry().get(name)
+    if spec is None:
+        raise ValueError(f"harness={name!r}: choose one of {', '.join(harness_names())}")
+    return spec
+
+
+def harness_problem(names: tuple[str, ...] | list[str]) -> str | None:
+    """What is wrong with a config's list of harnesses (empty, or naming one not registered), or None."""
+    unknown = [n for n in names if n not in registry()]
+    if not names or unknown:
+        return f"harnesses={list(names)}: choose from {', '.join(harness_names())}"
+    return None

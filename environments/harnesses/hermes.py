@@ -177,3 +177,20 @@ def render_step(step: Any) -> list[tuple[str, dict[str, Any], str]]:
         calls.append(("patch", args, json.dumps(patched, ensure_ascii=False)))
         text = after
     return calls
+
+
+def parse_call(name: str, a: dict[str, Any]) -> Any:
+    """A tool call of a recorded session back to a demonstration step (None: not a file or shell call)."""
+    from environments.traces.steps import Edit, Read, Shell, Write
+
+    if name == "terminal":
+        return Shell(str(a.get("command", "")), "")
+    if name == "read_file":
+        return Read(a.get("path", ""), "")
+    if name == "write_file":
+        return Write(a.get("path", ""), str(a.get("content", "")))
+    if name == "patch" and a.get("mode", "replace") == "replace":
+        return Edit(
+            a.get("path", ""), ((str(a.get("old_string", "")), str(a.get("new_string", ""))),), "", ""
+        )
+    return None

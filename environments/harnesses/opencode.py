@@ -175,3 +175,20 @@ def render_step(step: Any) -> list[tuple[str, dict[str, Any], str]]:
         ("edit", {"filePath": full, "oldString": old, "newString": new}, "Edit applied successfully.")
         for old, new in step.edits
     ]
+
+
+def parse_call(name: str, a: dict[str, Any]) -> Any:
+    """A tool call of a recorded session back to a demonstration step (None: not a file or shell call)."""
+    from environments.traces.steps import Edit, Read, Shell, Write
+
+    if name == "bash":
+        return Shell(str(a.get("command", "")), "")
+    if name == "read":
+        return Read(a.get("filePath", ""), "")
+    if name == "write":
+        return Write(a.get("filePath", ""), str(a.get("content", "")))
+    if name == "edit":
+        return Edit(
+            a.get("filePath", ""), ((str(a.get("oldString", "")), str(a.get("newString", ""))),), "", ""
+        )
+    return None

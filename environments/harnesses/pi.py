@@ -186,3 +186,19 @@ def render_step(step: Any) -> list[tuple[str, dict[str, Any], str]]:
             f"Successfully replaced {len(edits)} block(s) in {step.path}.",
         )
     ]
+
+
+def parse_call(name: str, a: dict[str, Any]) -> Any:
+    """A tool call of a recorded session back to a demonstration step (None: not a file or shell call)."""
+    from environments.traces.steps import Edit, Read, Shell, Write
+
+    if name == "bash":
+        return Shell(str(a.get("command", "")), "")
+    if name == "read":
+        return Read(a.get("path", ""), "")
+    if name == "write":
+        return Write(a.get("path", ""), str(a.get("content", "")))
+    if name == "edit":
+        edits = tuple((str(e.get("oldText", "")), str(e.get("newText", ""))) for e in a.get("edits", []))
+        return Edit(a.get("path", ""), edits, "", "")
+    return None

@@ -2,7 +2,8 @@
 
 A harness is one module (``environments/harnesses/<name>.py``) holding its launcher (config writer and
 headless run), its person's-config writer (``jobs.use``), its demonstration renderer and message shape
-(``environments.traces.demos``); its tool vocabulary, which the guard and the demonstrations use, is the
+(``environments.traces.demos``), the reader of its tool calls (``environments.tasks.sessions``); its tool
+vocabulary, which the guard and the demonstrations use, is the
 captured request in ``environments/harness_prompts/<name>.json``; its session logs are read by the
 ``environments.traces.read`` formats it names. Configs, rollouts, demonstrations and ``jobs.use`` look a
 harness up here, so adding one is: write its module, capture its request, and register it, either in
@@ -38,6 +39,9 @@ class HarnessSpec:
     """A demonstration step (``environments.traces.demos``) as the harness's tool calls and results."""
     user_message: Callable[[str], dict[str, Any]]
     """The instruction as the harness sends it."""
+    parse_call: Callable[[str, dict[str, Any]], Any] = lambda name, args: None
+    """A recorded session's tool call (name, arguments) back to a step (``render_step``'s inverse;
+    ``environments.tasks.sessions``); None for calls that neither touch files nor run commands."""
     session_formats: tuple[str, ...] = ()
     """``environments.traces.read.TraceFormat`` values of its session logs."""
     calling_content: str | None = ""
@@ -59,6 +63,7 @@ BUILTIN = (
         pi.personal_config,
         pi.render_step,
         pi.user_message,
+        pi.parse_call,
         ("pi-session", "pi-events"),
         calling_content=None,
     ),
@@ -68,6 +73,7 @@ BUILTIN = (
         opencode.personal_config,
         opencode.render_step,
         opencode.user_message,
+        opencode.parse_call,
         ("opencode-export", "opencode-events"),
     ),
     HarnessSpec(
@@ -76,6 +82,7 @@ BUILTIN = (
         hermes.personal_config,
         hermes.render_step,
         hermes.user_message,
+        hermes.parse_call,
         ("hermes-export",),
         names_tool_results=True,
     ),

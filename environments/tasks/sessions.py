@@ -26,7 +26,7 @@ import json
 import re
 import shlex
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -65,55 +65,6 @@ def _relative(path: str) -> str | None:
     return None if text.startswith("..") or text == "." else text.removeprefix("./")
 
 
-def _pi(name: str, a: dict[str, Any]) -> Step | None:
-    if name == "bash":
-        return Shell(str(a.get("command", "")), "")
-    if name == "read":
-        return Read(a.get("path", ""), "")
-    if name == "write":
-        return Write(a.get("path", ""), str(a.get("content", "")))
-    if name == "edit":
-        edits = tuple((str(e.get("oldText", "")), str(e.get("newText", ""))) for e in a.get("edits", []))
-        return Edit(a.get("path", ""), edits, "", "")
-    return None
-
-
-def _opencode(name: str, a: dict[str, Any]) -> Step | None:
-    if name == "bash":
-        return Shell(str(a.get("command", "")), "")
-    if name == "read":
-        return Read(a.get("filePath", ""), "")
-    if name == "write":
-        return Write(a.get("filePath", ""), str(a.get("content", "")))
-    if name == "edit":
-        return Edit(
-            a.get("filePath", ""), ((str(a.get("oldString", "")), str(a.get("newString", ""))),), "", ""
-        )
-    return None
-
-
-def _hermes(name: str, a: dict[str, Any]) -> Step | None:
-    if name == "terminal":
-        return Shell(str(a.get("command", "")), "")
-    if name == "read_file":
-        return Read(a.get("path", ""), "")
-    if name == "write_file":
-        return Write(a.get("path", ""), str(a.get("content", "")))
-    if name == "patch" and a.get("mode", "replace") == "replace":
-        return Edit(
-            a.get("path", ""), ((str(a.get("old_string", "")), str(a.get("new_string", ""))),), "", ""
-        )
-    return None
-
-
-PARSERS: dict[str, Callable[[str, dict[str, Any]], Step | None]] = {
-    "pi": _pi,
-    "opencode": _opencode,
-    "hermes": _hermes,
-}
-"""Each harness's tool calls back to steps (the inverse of its ``render_step``)."""
-
-
 def _read_text(harness: str, result: Any) -> str:
     """The file text a read's tool result shows ("" when it cannot be told): pi returns the text, opencode
     numbered lines inside ``<content>``, hermes JSON with ``N|line`` content."""
@@ -135,9 +86,9 @@ def _read_text(harness: str, result: Any) -> str:
 def session_steps(messages: Sequence[Mapping[str, Any]], harness: str) -> list[Step]:
     """The session's tool calls as steps, in order, with paths relative to its working directory and the
     text of each read filled in from its tool result (the last content the session saw of a file)."""
-    parse = PARSERS.get(harness)
-    if parse is None:
-        raise ValueError(f"harness={harness!r}: sessions of {', '.join(PARSERS)} can be read")
+    from environments.harnesses.registry import harness_spec
+
+    parse = harness_spec(harness).parse_call  # an unknown harness: the error names the known
     results = {m.get("tool_call_id"): m.get("content") for m in messages if m.get("role") == "tool"}
     steps: list[Step] = []
     for message in messages:

@@ -40,6 +40,17 @@ def test_each_harness_renders_demonstrations_with_the_tools_it_declares(name: st
 
 
 @pytest.mark.parametrize("name", ["pi", "opencode", "hermes"])
+def test_each_harness_reads_back_the_calls_it_renders(name: str):
+    spec = harness_spec(name)
+    for step in STEPS:
+        for call, args, _ in spec.render_step(step):
+            back = spec.parse_call(call, args)
+            assert type(back) is type(step), (call, back)
+            assert getattr(back, "command", None) == getattr(step, "command", None)
+    assert spec.parse_call("todo_write", {}) is None
+
+
+@pytest.mark.parametrize("name", ["pi", "opencode", "hermes"])
 def test_each_harness_writes_a_persons_config_under_its_home(name: str, tmp_path: Path):
     from environments.harnesses.personal import Endpoint
 

@@ -135,15 +135,15 @@ def render_step(step: Any) -> list[tuple[str, dict[str, Any], str]]:
     """A demonstration step as hermes's tool calls and their JSON results (``patch`` with its diff)."""
     import difflib
 
-    from environments.traces.steps import Read, Shell, Write
+    from environments.traces.steps import Read, Shell, Write, numbered
 
     if isinstance(step, Shell):
         result = {"output": step.output.rstrip(), "exit_code": step.exit_code, "error": None}
         return [("terminal", {"command": step.command}, json.dumps(result, ensure_ascii=False))]
     if isinstance(step, Read):
-        numbered = [f"{i}|{line}" for i, line in enumerate(step.text.splitlines(), 1)]
+        lines = numbered(step.text, "|")
         result = {
-            "content": "\n".join(numbered),
+            "content": "\n".join(lines),
             "total_lines": step.text.count("\n"),
             "file_size": len(step.text.encode()),
             "truncated": False,
@@ -179,14 +179,20 @@ def render_step(step: Any) -> list[tuple[str, dict[str, Any], str]]:
     return calls
 
 
-def parse_call(name: str, a: dict[str, Any]) -> Any:
-    """A tool call of a recorded session back to a demonstration step (None: not a file or shell call)."""
-    from environments.traces.steps import Edit, Read, Shell, Write
+def parse_call(name: str, a: dict[str, Any], result: Any = None) -> Any:
+    """A tool call of a recorded session back to a demonstration step (None: not a file or shell call);
+    ``result``, the call's tool result, gives a read's file text (JSON whose ``content``
+    holds ``N|line`` lines; "" when it is not that)."""
+    from environments.traces.steps import Edit, Read, Shell, Write, unnumbered
 
     if name == "terminal":
         return Shell(str(a.get("command", "")), "")
     if name == "read_file":
-        return Read(a.get("path", ""), "")
+        try:
+            content = str(json.loads(result).get("content", ""))
+        except (TypeError, ValueError, AttributeError):
+            content = ""
+        return Read(a.get("path", ""), unnumbered(content.splitlines(), "|"))
     if name == "write_file":
         return Write(a.get("path", ""), str(a.get("content", "")))
     if name == "patch" and a.get("mode", "replace") == "replace":

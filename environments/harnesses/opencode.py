@@ -18,6 +18,7 @@ tool calls are ``part`` rows whose JSON ``data.type`` is ``tool``.
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -158,13 +159,13 @@ def user_message(instruction: str) -> dict[str, Any]:
 
 def render_step(step: Any) -> list[tuple[str, dict[str, Any], str]]:
     """A demonstration step as opencode's tool calls and their results (absolute paths, numbered reads)."""
-    from environments.traces.steps import WORKSPACE, Read, Shell, Write
+    from environments.traces.steps import WORKSPACE, Read, Shell, Write, numbered
 
     if isinstance(step, Shell):
         return [("bash", {"command": step.command}, step.output)]
     full = f"{WORKSPACE}/{step.path}"
     if isinstance(step, Read):
-        lines = [f"{i}: {line}" for i, line in enumerate(step.text.splitlines(), 1)]
+        lines = numbered(step.text, ": ")
         body = "\n".join(lines)
         end = f"(End of file - total {len(lines)} lines)"
         out = f"<path>{full}</path>\n<type>file</type>\n<content>\n{body}\n\n{end}\n</content>"
@@ -177,14 +178,19 @@ def render_step(step: Any) -> list[tuple[str, dict[str, Any], str]]:
     ]
 
 
-def parse_call(name: str, a: dict[str, Any]) -> Any:
-    """A tool call of a recorded session back to a demonstration step (None: not a file or shell call)."""
-    from environments.traces.steps import Edit, Read, Shell, Write
+def parse_call(name: str, a: dict[str, Any], result: Any = None) -> Any:
+    """A tool call of a recorded session back to a demonstration step (None: not a file or shell call);
+    ``result``, the call's tool result, gives a read's file text (numbered lines inside
+    ``<content>``; "" when it is not that)."""
+    from environments.traces.steps import Edit, Read, Shell, Write, unnumbered
 
     if name == "bash":
         return Shell(str(a.get("command", "")), "")
     if name == "read":
-        return Read(a.get("filePath", ""), "")
+        text = result if isinstance(result, str) else ""
+        match = re.search(r"<content>\n(.*?)\n\n\(End of file", text, re.DOTALL)
+        lines = match.group(1).splitlines() if match else []
+        return Read(a.get("filePath", ""), unnumbered(lines, ": "))
     if name == "write":
         return Write(a.get("filePath", ""), str(a.get("content", "")))
     if name == "edit":

@@ -188,14 +188,15 @@ def render_step(step: Any) -> list[tuple[str, dict[str, Any], str]]:
     ]
 
 
-def parse_call(name: str, a: dict[str, Any]) -> Any:
-    """A tool call of a recorded session back to a demonstration step (None: not a file or shell call)."""
+def parse_call(name: str, a: dict[str, Any], result: Any = None) -> Any:
+    """A tool call of a recorded session back to a demonstration step (None: not a file or shell call);
+    ``result``, the call's tool result, gives a read's file text (pi returns it as it is)."""
     from environments.traces.steps import Edit, Read, Shell, Write
 
     if name == "bash":
         return Shell(str(a.get("command", "")), "")
     if name == "read":
-        return Read(a.get("path", ""), "")
+        return Read(a.get("path", ""), result if isinstance(result, str) else "")
     if name == "write":
         return Write(a.get("path", ""), str(a.get("content", "")))
     if name == "edit":

@@ -39,9 +39,10 @@ class HarnessSpec:
     """A demonstration step (``environments.traces.demos``) as the harness's tool calls and results."""
     user_message: Callable[[str], dict[str, Any]]
     """The instruction as the harness sends it."""
-    parse_call: Callable[[str, dict[str, Any]], Any] = lambda name, args: None
-    """A recorded session's tool call (name, arguments) back to a step (``render_step``'s inverse;
-    ``environments.tasks.sessions``); None for calls that neither touch files nor run commands."""
+    parse_call: Callable[[str, dict[str, Any], Any], Any] = lambda name, args, result=None: None
+    """A recorded session's tool call (name, arguments, its tool result) back to a step
+    (``render_step``'s inverse, a read's text taken from the result; ``environments.tasks.sessions``);
+    None for calls that neither touch files nor run commands."""
     session_formats: tuple[str, ...] = ()
     """``environments.traces.read.TraceFormat`` values of its session logs."""
     calling_content: str | None = ""

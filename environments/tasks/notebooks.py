@@ -19,12 +19,12 @@ import argparse
 import ast
 import json
 import re
-import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from environments.tasks.candidates import Kept, id_from_name
 from environments.tasks.layout import read_files
 from environments.tasks.runner import Runner
 from environments.tasks.types import AnswerOracle, Kind, Limits, Reference, Source, Task
@@ -60,12 +60,8 @@ class Candidate:
 
 
 @dataclass(slots=True)
-class NotebookReport:
+class NotebookReport(Kept):
     candidates: list[Candidate] = field(default_factory=list)
-    tasks: list[Task] = field(default_factory=list)
-    """Candidates that got an answer and passed every check."""
-    rejected: list[str] = field(default_factory=list)
-    """One line per cell or candidate left out, and why."""
 
 
 def _source(cell: dict[str, Any]) -> str:
@@ -184,8 +180,6 @@ def notebook_tasks(
     notebook: Path, data_dir: Path, runner: Runner, *, prefix: str, check: bool = True
 ) -> NotebookReport:
     """Every task the notebook yields (see the module docstring); ``check=False`` skips the seven checks."""
-    from environments.tasks.checks import run_checks
-
     report = NotebookReport()
     try:
         parsed = json.loads(Path(notebook).read_text(encoding="utf-8"))
@@ -215,20 +209,13 @@ def notebook_tasks(
         except ValueError as exc:
             report.rejected.append(f"{where}: {exc}")
             continue
-        failed = [r for r in run_checks(task, runner) if not r.passed] if check else []
-        if failed:
-            report.rejected.append(
-                f"{where}: failed " + ", ".join(f"{r.name.value} ({r.reason})" for r in failed)
-            )
-            continue
-        report.tasks.append(task)
+        report.judge(where, task, runner, check)
     return report
 
 
 def main(argv: list[str] | None = None) -> int:
     from environments.sandboxes import LocalBackend
     from environments.sandboxes.runner import SandboxRunner
-    from environments.tasks.layout import write_task
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("notebook", type=Path)
@@ -236,21 +223,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, required=True, help="where the kept tasks are written")
     parser.add_argument("--prefix", default="", help="task id prefix (default: the notebook's name)")
     args = parser.parse_args(argv)
-    prefix = args.prefix or re.sub(r"[^a-z0-9.-]+", "-", args.notebook.stem.lower()).strip("-") or "notebook"
-    report = notebook_tasks(
-        args.notebook, args.data, SandboxRunner(LocalBackend(prefix="hxnb")), prefix=prefix
-    )
-    for task in report.tasks:
-        write_task(task, args.out)
-    for line in report.rejected:
-        print(f"REJECTED {line}", file=sys.stderr)
-    summary = {
-        "candidates": len(report.candidates),
-        "kept": len(report.tasks),
-        "rejected": len(report.rejected),
-    }
-    print(json.dumps(summary))
-    return 0 if report.tasks else 1
+    prefix = args.prefix or id_from_name(args.notebook.stem, "notebook")
+    runner = SandboxRunner(LocalBackend(prefix="hxnb"))
+    report = notebook_tasks(args.notebook, args.data, runner, prefix=prefix)
+    return report.write(args.out, candidates=len(report.candidates))
 
 
 if __name__ == "__main__":

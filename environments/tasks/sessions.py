@@ -25,12 +25,12 @@ import argparse
 import json
 import re
 import shlex
-import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import replace
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from environments.tasks.candidates import Kept, id_from_name
 from environments.tasks.runner import Runner
 from environments.tasks.types import CommandOracle, Kind, Limits, Reference, Source, Task
 from environments.traces.steps import WORKSPACE, Edit, Read, Shell, Step, Write
@@ -65,24 +65,6 @@ def _relative(path: str) -> str | None:
     return None if text.startswith("..") or text == "." else text.removeprefix("./")
 
 
-def _read_text(harness: str, result: Any) -> str:
-    """The file text a read's tool result shows ("" when it cannot be told): pi returns the text, opencode
-    numbered lines inside ``<content>``, hermes JSON with ``N|line`` content."""
-    if not isinstance(result, str):
-        return ""
-    if harness == "pi":
-        return result
-    if harness == "opencode":
-        match = re.search(r"<content>\n(.*?)\n\n\(End of file", result, re.DOTALL)
-        lines = match.group(1).splitlines() if match else []
-        return "".join(re.sub(r"^\d+: ", "", line, count=1) + "\n" for line in lines)
-    try:
-        content = json.loads(result).get("content", "")
-    except (ValueError, AttributeError):
-        return ""
-    return "".join(re.sub(r"^\d+\|", "", line, count=1) + "\n" for line in str(content).splitlines())
-
-
 def session_steps(messages: Sequence[Mapping[str, Any]], harness: str) -> list[Step]:
     """The session's tool calls as steps, in order, with paths relative to its working directory and the
     text of each read filled in from its tool result (the last content the session saw of a file)."""
@@ -93,28 +75,12 @@ def session_steps(messages: Sequence[Mapping[str, Any]], harness: str) -> list[S
     steps: list[Step] = []
     for message in messages:
         for call in message.get("tool_calls") or ():
-            step = parse(*_args(call))
-            if step is None:
-                continue
+            step = parse(*_args(call), results.get(call.get("id")))
             if isinstance(step, Shell):
                 steps.append(step)
-                continue
-            path = _relative(step.path)
-            if path is None:
-                continue
-            if isinstance(step, Read):
-                steps.append(Read(path, _read_text(harness, results.get(call.get("id")))))
-            elif isinstance(step, Write):
-                steps.append(Write(path, step.content))
-            else:
-                steps.append(Edit(path, step.edits, "", ""))
+            elif step is not None and (path := _relative(step.path)) is not None:
+                steps.append(replace(step, path=path))
     return steps
-
-
-@dataclass(slots=True)
-class SessionReport:
-    tasks: list[Task] = field(default_factory=list)
-    rejected: list[str] = field(default_factory=list)
 
 
 def undo_session(final: dict[str, bytes], steps: Sequence[Step]) -> tuple[dict[str, bytes], set[str]]:
@@ -227,32 +193,24 @@ def session_tasks(
     sessions: Sequence[tuple[str, dict[str, bytes], Sequence[Mapping[str, Any]], str]],
     runner: Runner,
     check: bool = True,
-) -> SessionReport:
+) -> Kept:
     """``(task id, repository after, messages, harness)`` per session: the tasks kept, and why the others
     were not."""
-    from environments.tasks.checks import run_checks
-
-    report = SessionReport()
+    report = Kept()
     for task_id, final, messages, harness in sessions:
         try:
             task = session_task(final, messages, harness, task_id)
         except ValueError as exc:
             report.rejected.append(f"{task_id}: {exc}")
             continue
-        failed = [r for r in run_checks(task, runner) if not r.passed] if check else []
-        if failed:
-            report.rejected.append(
-                f"{task_id}: failed " + ", ".join(f"{r.name.value} ({r.reason})" for r in failed)
-            )
-            continue
-        report.tasks.append(task)
+        report.judge(task_id, task, runner, check)
     return report
 
 
 def main(argv: list[str] | None = None) -> int:
     from environments.sandboxes import LocalBackend
     from environments.sandboxes.runner import SandboxRunner
-    from environments.tasks.layout import read_files, write_task
+    from environments.tasks.layout import read_files
     from environments.traces.read import read_traces
     from environments.traces.types import Conversation
 
@@ -265,20 +223,13 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     final = read_files(args.repo)
     found = [c for c in read_traces(args.trace) if isinstance(c, Conversation)]
-    base = args.id or re.sub(r"[^a-z0-9.-]+", "-", args.trace.stem.lower()).strip("-") or "session"
+    base = args.id or id_from_name(args.trace.stem, "session")
     sessions = [
         (base if len(found) == 1 else f"{base}-{i}", final, c.messages, args.harness or c.harness or "")
         for i, c in enumerate(found)
     ]
     report = session_tasks(sessions, SandboxRunner(LocalBackend(prefix="hxses")))
-    for task in report.tasks:
-        write_task(task, args.out)
-    for line in report.rejected:
-        print(f"REJECTED {line}", file=sys.stderr)
-    print(
-        json.dumps({"sessions": len(sessions), "kept": len(report.tasks), "rejected": len(report.rejected)})
-    )
-    return 0 if report.tasks else 1
+    return report.write(args.out, sessions=len(sessions))
 
 
 if __name__ == "__main__":

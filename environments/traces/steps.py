@@ -3,10 +3,22 @@ each harness module's ``render_step`` turns one into its own tool calls and resu
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 WORKSPACE = "/workspace"
 """Where a demonstration's session works (the sandbox's working directory)."""
+
+
+def numbered(text: str, sep: str) -> list[str]:
+    """``text``'s lines as a harness's read tool shows them: ``<n><sep><line>``, from 1."""
+    return [f"{i}{sep}{line}" for i, line in enumerate(text.splitlines(), 1)]
+
+
+def unnumbered(lines: list[str], sep: str) -> str:
+    """The file text behind ``numbered`` lines (each line ended by a newline)."""
+    pattern = re.compile(rf"^\d+{re.escape(sep)}")
+    return "".join(pattern.sub("", line, count=1) + "\n" for line in lines)
 
 
 @dataclass(frozen=True, slots=True)

@@ -44,12 +44,9 @@ PROXIES = ("every_node", "head_only")
 def placement_problems(strategy: str, proxy: str, replicas: tuple[int, int] = (1, 1)) -> list[str]:
     """What is wrong with a job's placement settings (``replicas``: the guard's minimum and maximum),
     each naming the choices."""
-    problems = []
-    if not 1 <= replicas[0] <= replicas[1]:
-        problems.append(
-            f"guard_min_replicas={replicas[0]}, guard_max_replicas={replicas[1]}: "
-            "need 1 <= minimum <= maximum"
-        )
+    from serve.app import replicas_problem
+
+    problems = [problem] if (problem := replicas_problem(*replicas)) else []
     if strategy not in STRATEGIES:
         problems.append(f"placement={strategy!r}: choose one of {', '.join(STRATEGIES)}")
     if proxy not in PROXIES:

@@ -75,12 +75,22 @@ class GuardDeployment:
         return ray.util.get_node_ip_address()
 
 
+def replicas_problem(min_replicas: int, max_replicas: int) -> str | None:
+    """What is wrong with a guard's minimum and maximum replicas, or None."""
+    if not 1 <= min_replicas <= max_replicas:
+        return (
+            f"guard_min_replicas={min_replicas}, guard_max_replicas={max_replicas}: "
+            "need 1 <= minimum <= maximum"
+        )
+    return None
+
+
 def autoscaling(min_replicas: int, max_replicas: int, target_ongoing: int = 32) -> dict[str, Any]:
     """Serve's replica options for a guard of ``min_replicas`` .. ``max_replicas`` replicas. A replica
     mostly waits on the model server (a streamed turn is one ongoing request for its whole generation),
     so the target of ongoing requests per replica is high."""
-    if not 1 <= min_replicas <= max_replicas:
-        raise ValueError(f"guard replicas {min_replicas}..{max_replicas}: need 1 <= minimum <= maximum")
+    if problem := replicas_problem(min_replicas, max_replicas):
+        raise ValueError(problem)
     if min_replicas == max_replicas:
         return {"num_replicas": min_replicas}
     return {

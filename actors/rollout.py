@@ -234,6 +234,7 @@ class RolloutSession:
                     limits,
                     forwards=(Forward(FORWARD_PORT, forward.path),),
                     read_only=protected_paths(task),
+                    placement=task.placement.for_agent(),
                 )
                 try:
                     launched = launch_in_sandbox(

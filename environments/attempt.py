@@ -251,7 +251,12 @@ class AttemptRunner:
             start = write_start(task, work / "start")
             start_state = take_snapshot(start)
             limits = SandboxLimits(task.limits.memory_mb, task.limits.max_processes, task.limits.cpus)
-            box = self.backend.create(start, limits, read_only=protected_paths(task) if self.isolate else ())
+            box = self.backend.create(
+                start,
+                limits,
+                read_only=protected_paths(task) if self.isolate else (),
+                placement=task.placement.for_agent(),
+            )
             try:
                 for step in case.steps:
                     box.run(step_command(step, solution), timeout_s=STEP_TIMEOUT_S, env=task.env)

@@ -24,24 +24,30 @@ from __future__ import annotations
 
 import io
 import math
+import os
+import shutil
 import socket
 import tarfile
+import tempfile
 import time
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
-from environments.integrity.snapshot import MAX_FILE_BYTES
+from environments.integrity.snapshot import MAX_FILE_BYTES, copy_tree
+from environments.sandboxes.images import TaskImages
 from environments.sandboxes.protocol import (
     DEFAULT_PREFIX,
     RELAY_SCRIPT,
     Forward,
+    PlacedMounts,
     SandboxError,
     SandboxLimits,
     command_argv,
     new_name,
     owner_alive,
 )
+from environments.tasks.placement import Placement
 from environments.tasks.runner import RunResult
 
 IMAGE_TAG = "harness-adapters/sandbox:latest"
@@ -83,6 +89,10 @@ class ContainersAPI(Protocol):
 
 class ImagesAPI(Protocol):
     def build(self, **kwargs: Any) -> Any: ...
+
+    def get(self, name: str) -> Any:
+        """Raises ``docker.errors.ImageNotFound`` when the engine has no such image."""
+        ...
 
 
 class DockerAPI(Protocol):
@@ -194,9 +204,17 @@ class DockerSandbox:
     """One container; made by ``DockerBackend.create``."""
 
     def __init__(
-        self, container: ContainerAPI, limits: SandboxLimits, forwards: tuple[Forward, ...] = ()
+        self,
+        container: ContainerAPI,
+        limits: SandboxLimits,
+        forwards: tuple[Forward, ...] = (),
+        *,
+        workdir: str = WORKSPACE,
+        mounts: PlacedMounts | None = None,
+        host_folder: Path | None = None,
     ) -> None:
         self.container, self.limits, self.forwards = container, limits, forwards
+        self.workdir, self.mounts, self.host_folder = workdir, mounts, host_folder
         self.name = container.name
         self._destroyed = False
 
@@ -208,7 +226,7 @@ class DockerSandbox:
         environment = {"HOME": WORKSPACE, "TMPDIR": "/tmp", "LANG": "C.UTF-8", "NO_COLOR": "1", **(env or {})}
         start = time.monotonic()
         exit_code, output = self.container.exec_run(
-            argv, workdir=WORKSPACE, environment=environment, user=f"{SANDBOX_UID}:{SANDBOX_UID}"
+            argv, workdir=self.workdir, environment=environment, user=f"{SANDBOX_UID}:{SANDBOX_UID}"
         )
         wall = time.monotonic() - start
         timed_out = exit_code in _TIMEOUT_EXIT_CODES and wall >= seconds * 0.95
@@ -228,7 +246,10 @@ class DockerSandbox:
 
     def collect(self, dest: Path) -> Path:
         chunks, _ = self.container.get_archive(WORKSPACE)
-        return extract_workspace(chunks, Path(dest))
+        extract_workspace(chunks, Path(dest))
+        if self.mounts:
+            self.mounts.restore(Path(dest))
+        return Path(dest)
 
     def destroy(self) -> None:
         if self._destroyed:
@@ -238,7 +259,30 @@ class DockerSandbox:
         except Exception as exc:  # already gone is fine; anything else must be seen
             if "No such container" not in str(exc) and "404" not in str(exc):
                 raise SandboxError(f"could not remove container {self.name}: {exc}") from exc
+        if self.host_folder is not None:
+            shutil.rmtree(self.host_folder, ignore_errors=True)
         self._destroyed = True
+
+
+def _link_workdir(container: ContainerAPI, workdir: str) -> None:
+    """Make ``workdir`` a link to ``/workspace`` in a container of the shared image. Root owns ``/``, so
+    root creates the link without any capability (the container has none)."""
+    script = f'[ -e "$1" ] || {{ mkdir -p "$(dirname "$1")" && ln -s {WORKSPACE} "$1"; }}'
+    code, output = container.exec_run(
+        ["sh", "-c", script, "link", workdir], workdir="/", environment={}, user="0:0"
+    )
+    if code != 0:
+        raise SandboxError(f"could not link {workdir} to {WORKSPACE} in {container.name}: {output!r}")
+
+
+def _open_to_sandbox_user(folder: Path, *, writable: bool) -> None:
+    """Let the container's uid 1000 read (and, if ``writable``, write) a bound host folder."""
+    for base, _dirs, files in os.walk(folder):
+        os.chmod(base, 0o777 if writable else 0o755)
+        for name in files:
+            path = os.path.join(base, name)
+            if not os.path.islink(path):
+                os.chmod(path, (os.stat(path).st_mode & 0o777) | (0o666 if writable else 0o644))
 
 
 def check_ro_binds(paths: Iterable[Path]) -> tuple[Path, ...]:
@@ -270,12 +314,16 @@ class DockerBackend:
         image: str = IMAGE_TAG,
         prefix: str = DEFAULT_PREFIX,
         extra_ro_binds: Iterable[Path] = (),
+        build_network: str = "none",
+        mounts_root: Path | None = None,
     ) -> None:
         if "-" in prefix or not prefix.isalnum():
             raise ValueError(f"prefix={prefix!r}: use letters and digits only (names are split on '-')")
         self.extra_ro_binds = check_ro_binds(extra_ro_binds)
         self.api = api if api is not None else connect()
         self.image, self.prefix = image, prefix
+        self.task_images = TaskImages(self.api, network=build_network)
+        self.mounts_root = Path(mounts_root) if mounts_root else Path(tempfile.gettempdir()) / "hsbx-mounts"
         self.host = socket.gethostname()
         self.swept = self.sweep()
 
@@ -286,15 +334,53 @@ class DockerBackend:
         *,
         forwards: tuple[Forward, ...] = (),
         read_only: tuple[str, ...] = (),
+        placement: Placement | None = None,
     ) -> DockerSandbox:
         """``read_only`` is accepted for the Protocol but not enforced here (the workspace is a copy in the
-        container owned by the sandbox user); the effect audit judges changes to those paths."""
+        container owned by the sandbox user); the effect audit judges changes to those paths.
+
+        ``placement``: a task image is built (once per digest, ``TaskImages``) and run instead of the
+        shared image; its work directory is a link to ``/workspace`` (made in the image's sandbox layer, or
+        here for the shared image); each mount's folder is a private host copy bound at its target."""
+        placement = placement or Placement()
+        image = self.image
+        if placement.image is not None:
+            image = self.task_images.ensure(placement.image, placement.workdir)
         name = new_name(self.prefix)
+        host_folder, placed = None, None
+        staged = Path(workspace)
+        if placement.mounts:
+            host_folder = self.mounts_root / name
+            host_folder.mkdir(parents=True, mode=0o700)
+            staged = copy_tree(workspace, host_folder / "workspace", max_file_bytes=None)
+            placed = PlacedMounts(staged, placement.mounts, host_folder / "mounts")
+            for mount, folder in placed.folders:
+                _open_to_sandbox_user(folder, writable=mount.writable)
+        try:
+            return self._start(name, image, staged, limits, forwards, placement, placed, host_folder)
+        except BaseException:
+            if host_folder is not None:
+                shutil.rmtree(host_folder, ignore_errors=True)
+            raise
+
+    def _start(
+        self,
+        name: str,
+        image: str,
+        workspace: Path,
+        limits: SandboxLimits,
+        forwards: tuple[Forward, ...],
+        placement: Placement,
+        placed: PlacedMounts | None,
+        host_folder: Path | None,
+    ) -> DockerSandbox:
         memory = f"{limits.memory_mb}m"
         mounts = {str(p): {"bind": str(p), "mode": "ro"} for p in self.extra_ro_binds}
         mounts |= {str(f.host_socket): {"bind": f.inside_socket, "mode": "rw"} for f in forwards}
+        for mount, folder in placed.folders if placed else ():
+            mounts[str(folder)] = {"bind": mount.target, "mode": "rw" if mount.writable else "ro"}
         container = self.api.containers.run(
-            self.image,
+            image,
             ["sleep", "infinity"],
             name=name,
             detach=True,
@@ -312,12 +398,16 @@ class DockerBackend:
             volumes=mounts,
             labels={PREFIX_LABEL: self.prefix, HOST_LABEL: self.host},
         )
-        sandbox = DockerSandbox(container, limits, forwards)
+        sandbox = DockerSandbox(
+            container, limits, forwards, workdir=placement.workdir, mounts=placed, host_folder=host_folder
+        )
         try:
             if not container.put_archive(WORKSPACE, workspace_tar(workspace)):
                 raise SandboxError(f"could not copy the workspace into {name}; is {WORKSPACE} in the image?")
             if forwards and not container.put_archive("/run/forward", relay_tar()):
                 raise SandboxError(f"could not copy the relay into {name}; is /run/forward in the image?")
+            if placement.workdir != WORKSPACE and placement.image is None:
+                _link_workdir(container, placement.workdir)
         except BaseException:
             sandbox.destroy()
             raise

@@ -55,12 +55,15 @@ from environments.sandboxes.protocol import (
     RELAY_INSIDE,
     RELAY_SCRIPT,
     Forward,
+    PlacedMounts,
     SandboxError,
     SandboxLimits,
     command_argv,
+    image_problem,
     new_name,
     owner_alive,
 )
+from environments.tasks.placement import Placement
 from environments.tasks.runner import RunResult, wait_until
 
 WORKSPACE = "/workspace"
@@ -117,9 +120,10 @@ class LocalSandbox:
         cgroup: cgroups.SandboxCgroup | None,
         argv: list[str],
         forwards: tuple[Forward, ...] = (),
+        mounts: PlacedMounts | None = None,
     ) -> None:
         self.name, self.folder, self.limits, self.cgroup = name, folder, limits, cgroup
-        self.forwards = forwards
+        self.forwards, self.mounts = forwards, mounts
         self._bwrap_argv = argv
         self._destroyed = False
 
@@ -198,7 +202,10 @@ class LocalSandbox:
         return bool(self.cgroup and self.cgroup.oom_killed())
 
     def collect(self, dest: Path) -> Path:
-        return copy_tree(self.workspace, Path(dest))
+        copy_tree(self.workspace, Path(dest))
+        if self.mounts:
+            self.mounts.restore(Path(dest))
+        return Path(dest)
 
     def destroy(self) -> None:
         try:
@@ -209,17 +216,17 @@ class LocalSandbox:
             self._destroyed = True
 
 
-def read_only_binds(workspace: Path, paths: tuple[str, ...]) -> list[str]:
+def read_only_binds(workspace: Path, paths: tuple[str, ...], inside: str = WORKSPACE) -> list[str]:
     """bwrap arguments that make the workspace files ``paths`` read-only and their folders impossible to
     move or remove (each folder is bound onto itself, a mount point; it stays writable, so new files can
-    be added). Paths that are not regular files in ``workspace`` are skipped."""
+    be added), for the workspace bound at ``inside``. Paths that are not regular files are skipped."""
     files = sorted(p for p in paths if (workspace / p).is_file() and not (workspace / p).is_symlink())
     folders = sorted({str(Path(p).parent) for p in files} - {"."}, key=lambda f: f.count("/"))
     argv: list[str] = []
     for folder in folders:
-        argv += ["--bind", str(workspace / folder), f"{WORKSPACE}/{folder}"]
+        argv += ["--bind", str(workspace / folder), f"{inside}/{folder}"]
     for rel in files:
-        argv += ["--ro-bind", str(workspace / rel), f"{WORKSPACE}/{rel}"]
+        argv += ["--ro-bind", str(workspace / rel), f"{inside}/{rel}"]
     return argv
 
 
@@ -285,25 +292,38 @@ class LocalBackend:
         *,
         forwards: tuple[Forward, ...] = (),
         read_only: tuple[str, ...] = (),
+        placement: Placement | None = None,
     ) -> LocalSandbox:
+        """``placement``: the workspace is bound at its ``workdir`` as well (commands start there), each
+        mount's folder at its target; a task whose image must be built is refused (``SandboxError``)."""
+        problem = image_problem(placement, "local")
+        if problem:
+            raise SandboxError(problem)
+        placement = placement or Placement()
         name = new_name(self.prefix)
         folder = self.root / name
         folder.mkdir(mode=0o700)
         cgroup = None
         try:
             copy_tree(workspace, folder / "workspace", max_file_bytes=None)
+            mounts = PlacedMounts(folder / "workspace", placement.mounts, folder / "mounts")
             if self.cgroups:
                 cgroup = self.cgroups.create(name, limits, extra_processes=_BWRAP_HELPERS)
-            argv = self._bwrap_argv(folder / "workspace", forwards, read_only)
+            argv = self._bwrap_argv(folder / "workspace", forwards, read_only, placement.workdir, mounts)
         except BaseException:
             if cgroup:
                 cgroup.remove()
             _remove_tree(folder)
             raise
-        return LocalSandbox(name, folder, limits, cgroup, argv, forwards)
+        return LocalSandbox(name, folder, limits, cgroup, argv, forwards, mounts)
 
     def _bwrap_argv(
-        self, workspace: Path, forwards: tuple[Forward, ...], read_only: tuple[str, ...] = ()
+        self,
+        workspace: Path,
+        forwards: tuple[Forward, ...],
+        read_only: tuple[str, ...] = (),
+        workdir: str = WORKSPACE,
+        mounts: PlacedMounts | None = None,
     ) -> list[str]:
         argv = [self.bwrap, "--unshare-all", "--unshare-user", "--uid", str(SANDBOX_UID)]
         if self.disable_userns:
@@ -329,7 +349,12 @@ class LocalBackend:
             argv += ["--ro-bind", str(RELAY_SCRIPT), RELAY_INSIDE]
         argv += ["--bind", str(workspace), WORKSPACE]
         argv += read_only_binds(workspace, read_only)
-        argv += ["--chdir", WORKSPACE, "--clearenv"]
+        if workdir != WORKSPACE:  # the same folder at the task's own path, with the same protections
+            argv += ["--bind", str(workspace), workdir]
+            argv += read_only_binds(workspace, read_only, workdir)
+        for mount, host in mounts.folders if mounts else ():
+            argv += ["--bind" if mount.writable else "--ro-bind", str(host), mount.target]
+        argv += ["--chdir", workdir, "--clearenv"]
         return argv
 
     def sweep(self) -> int:

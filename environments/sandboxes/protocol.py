@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 import os
 import secrets
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
@@ -21,6 +22,7 @@ from typing import TYPE_CHECKING, Protocol
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
+    from environments.tasks.placement import Mount, Placement
     from environments.tasks.runner import RunResult
 
 DEFAULT_PREFIX = "hsbx"
@@ -121,14 +123,56 @@ class SandboxBackend(Protocol):
         *,
         forwards: tuple[Forward, ...] = (),
         read_only: tuple[str, ...] = (),
+        placement: Placement | None = None,
     ) -> Sandbox:
         """A new sandbox holding a private copy of ``workspace`` (the folder itself is never changed);
-        ``read_only``: workspace paths the commands may read but not change (where the backend can)."""
+        ``read_only``: workspace paths the commands may read but not change (where the backend can);
+        ``placement``: the task's work directory alias, absolute mounts and image (``SandboxError`` naming
+        the fix when this backend cannot provide them)."""
         ...
 
     def sweep(self) -> int:
         """Remove leftovers of this backend's prefix whose owner process is dead; return how many."""
         ...
+
+
+class PlacedMounts:
+    """A sandbox's mounts on the host: each ``Mount``'s source moved out of the workspace copy into a
+    private folder that the backend binds at the mount's target, and put back into collected trees."""
+
+    def __init__(self, workspace: Path, mounts: tuple[Mount, ...], into: Path) -> None:
+        from environments.integrity.snapshot import copy_tree
+
+        self.folders: list[tuple[Mount, Path]] = []
+        for number, mount in enumerate(mounts):
+            host = into / str(number)
+            source = workspace / mount.source
+            if source.is_dir() and not source.is_symlink():
+                copy_tree(source, host, max_file_bytes=None)
+                shutil.rmtree(source)
+            else:  # a missing source (or anything but a folder) binds an empty folder
+                if source.is_symlink() or source.exists():
+                    source.unlink()
+                host.mkdir(parents=True)
+            self.folders.append((mount, host))
+
+    def restore(self, dest: Path) -> None:
+        """Put each mount's folder, as the commands left it, back at its source path under ``dest``."""
+        from environments.integrity.snapshot import copy_tree
+
+        for mount, host in self.folders:
+            copy_tree(host, Path(dest) / mount.source)
+
+
+def image_problem(placement: Placement | None, backend: str) -> str | None:
+    """Why a backend that runs only the shared image cannot run ``placement``, with the fix; else None."""
+    if placement is None or placement.image is None:
+        return None
+    return (
+        f"this task's Dockerfile must be built ({placement.image.reason}); the {backend} backend runs the "
+        "shared image only, so it would run the task on the wrong software: use sandbox: docker "
+        "(a Docker engine on this host, see scripts/sandbox-deps.sh)"
+    )
 
 
 def _start_time(pid: int) -> str | None:

@@ -4,7 +4,8 @@ checks run verify and reference commands isolated, with the same call they make 
 Each ``run`` is one fresh sandbox: a private copy of ``cwd`` goes in, the command runs, what it produced
 replaces ``cwd``'s contents (``apply_reference`` reads the reference's output from there), and the sandbox
 is destroyed. So a verify run sees only what ``oracle.verify`` put in its scratch folder: the produced
-workspace plus the hidden files. Inside, the folder is ``/workspace`` and ``HOME`` points at it.
+workspace plus the hidden files. Inside, the folder is ``/workspace`` and ``HOME`` points at it; a task's
+``Placement`` (work directory alias, absolute mounts, its own image) is passed on to the backend.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from environments.sandboxes.protocol import SandboxBackend, SandboxLimits
+from environments.tasks.placement import Placement
 from environments.tasks.runner import RunResult
 
 
@@ -33,10 +35,11 @@ class SandboxRunner:
         timeout_s: float,
         memory_mb: int,
         env: Mapping[str, str] | None = None,
+        placement: Placement | None = None,
     ) -> RunResult:
         cwd = Path(cwd)
         limits = SandboxLimits(memory_mb=memory_mb, max_processes=self.max_processes, cpus=self.cpus)
-        sandbox = self.backend.create(cwd, limits)
+        sandbox = self.backend.create(cwd, limits, placement=placement)
         try:
             result = sandbox.run(command, timeout_s=timeout_s, env=env)
             _empty(cwd)

@@ -122,7 +122,7 @@ def check_well_formed(task: Task) -> CheckResult:
         problems += [
             f"oracle names {p}, which no workspace, hidden or reference file provides"
             for p in _paths_in_command(task.oracle.command)
-            if p not in known
+            if task.placement.tree_path(p) not in known
         ]
         if not task.hidden:
             problems.append("a command oracle with no hidden files checks only what the agent can see")
@@ -360,8 +360,11 @@ def run_checks(
     task: Task, runner: Runner | None = None, attempt_runner: object = _NO_RUNNER
 ) -> list[CheckResult]:
     """All seven checks on ``task``, in order; a crashing check becomes a failed result. The hack attempts
-    run on ``attempt_runner`` (by default the local sandbox; None where there is none)."""
-    runner = runner or SubprocessRunner()
+    run on ``attempt_runner`` (by default the local sandbox; None where there is none). Without a
+    ``runner``, a plain task runs in a subprocess and a placed one (absolute mounts, a work directory of its
+    own) in the local sandbox, which can place its files."""
+    if runner is None:
+        runner = (None if task.placement.plain else default_attempt_runner()) or SubprocessRunner()
     if attempt_runner is _NO_RUNNER:
         attempt_runner = runner if isinstance(runner, SandboxRunner) else default_attempt_runner()
     results: list[CheckResult] = []

@@ -1,49 +1,37 @@
 """Read tasks in Harbor's layout: task.toml, instruction.md, environment/, tests/ and solution/.
 
-Mapping, so that published Harbor task sets can be validated and used here:
+Mapping, so that published Harbor task sets are run as Harbor runs them:
 
 - id: ``[task].name`` (``org/name`` -> ``org.name``), else the folder name, lower-cased;
 - source/kind/split: ``[metadata]`` keys of those names when present; otherwise a ``data`` category gives
   ``data``/``analysis`` and anything else ``repo``/``build`` (what most Harbor tasks are), split ``train``;
 - workspace: what ``environment/Dockerfile`` copies into its ``WORKDIR`` (``/app`` when it sets none),
   at the same paths relative to it; without a Dockerfile, every file of ``environment/``;
-- hidden: ``tests/`` as ``tests/...`` plus the runner ``.harbor/run.py``; the oracle is
-  ``python .harbor/run.py verify``;
-- reference: ``solution/`` as ``solution/...``, run with ``python .harbor/run.py solve``;
+- placement (``placement.py``): the workspace is also the ``WORKDIR``, where commands start; ``tests/``,
+  ``solution/`` and an empty logs folder are bound at ``/tests``, ``/solution`` (read-only) and ``/logs``
+  (writable), so the task's absolute paths work as written, in every backend, with nothing rewritten;
+- oracle: ``bash /tests/test.sh``; the verdict is the reward it writes to ``/logs/verifier`` (see
+  ``CommandOracle.reward_dir``: ``reward.json``'s ``reward``, else ``reward.txt``, size-limited; >= 1
+  passes, what Terminal-Bench counts as resolved; the exit status is ignored, as Harbor ignores it; no
+  reward is a fail). The logs folder starts empty, so a reward the agent planted never counts;
+- reference: ``solution/`` with ``bash /solution/solve.sh``;
 - env: the Dockerfile's ``ENV`` lines (the agent's and the verifier's), plus ``[verifier].env`` for the
   verifier only;
 - limits: ``[agent].timeout_sec``, ``[verifier].timeout_sec``, ``[environment]`` cpus and memory.
 
-Harbor's verdict. Harbor runs ``/tests/test.sh`` with the task's tests uploaded to ``/tests`` and reads the
-score from ``/logs/verifier/reward.json`` (an object of numeric fields; its ``reward`` key, else
-``reward.txt`` as the scalar) or ``/logs/verifier/reward.txt`` (one number); test.sh's exit status is
-ignored. Harbor does not define "pass"; a task here passes when that reward is >= 1 (full marks, what
-Terminal-Bench counts as resolved). When test.sh writes no reward, a non-zero exit is a fail and a zero
-exit cannot be judged (also a fail, with a reason saying so).
-
-Absolute paths. The runner rewrites, in the fresh verify copy only, the absolute prefixes ``/tests``,
-``/solution``, ``/logs`` and the image's ``WORKDIR`` in the test (or solution) files to the copy's own
-absolute folders, then runs the script from the copy's root. We rewrite rather than mount because our
-runners share no mount model: ``SubprocessRunner`` runs on the host, where creating ``/tests`` needs root
-and would race every verifier running in parallel; the local sandbox binds only ``/workspace``; the Docker
-backend's image is shared by all tasks. The rewrite works in all three, touches nothing outside the copy,
-and the copy is thrown away. It matches whole path prefixes (``/tests`` or ``/tests/x``, never
-``/tests_data`` or ``a/tests``); a path assembled at run time (``"/" + "tests"``) is not caught. The logs
-folder is emptied before test.sh runs, so a reward the agent planted in its workspace never counts.
-
-The image. Tasks run on our shared base image (Debian with this Python), not on their own: a Dockerfile
-may use ``FROM`` a Debian, Ubuntu or Python image, ``WORKDIR``, ``COPY``/``ADD`` of build-context files
-into the workdir, ``ENV``, ``ARG``, ``LABEL``, ``EXPOSE``, ``CMD``, and ``RUN`` steps made only of
-``mkdir``/``chmod``/``touch``. Anything else (installing packages, multi-stage builds, other base images)
-would be silently missing here, so ``load_harbor_task`` rejects it with a ``TaskFormatError`` naming the
-line. Building per-task images is not supported (the Docker backend builds one shared image only).
-``docker-compose`` environments and ``[environment].docker_image`` are rejected the same way;
-``allow_internet`` cannot be expressed as a host list and is dropped.
+The image. A Dockerfile that only picks a Debian, Ubuntu or Python base, sets ``WORKDIR``/``ENV``, copies
+build-context files into the workdir and makes folders runs on the shared sandbox image (same software,
+no build). Anything more (installing packages, other base images, files outside the workdir, multi-stage
+builds, ``USER``) makes the task carry its build context as a ``TaskImage`` with the first such line as
+the reason: the Docker backend builds it once per content digest (``sandboxes/images.py``); the local
+backend refuses the task with that reason and the fix, never running it on the wrong software.
+``docker-compose`` environments and ``[environment].docker_image`` are rejected; ``allow_internet``
+cannot be expressed as a host list and is dropped (verifiers that download their test tools at verify
+time fail: the sandbox has no network).
 """
 
 from __future__ import annotations
 
-import json
 import re
 import shlex
 import tomllib
@@ -52,114 +40,30 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from environments.tasks.layout import TaskFormatError, read_files
+from environments.tasks.placement import Mount, Placement, TaskImage
 from environments.tasks.types import CommandOracle, Limits, Reference, Task
 
 HARBOR_TASK_FILE = "task.toml"
-RUNNER_PATH = ".harbor/run.py"
 DEFAULT_WORKDIR = "/app"
-PASS_REWARD = 1.0
+HARBOR_DIR = ".harbor"
+"""Where the verifier's folders sit in the verify tree, each bound at its absolute path."""
+TESTS, SOLUTION, LOGS = f"{HARBOR_DIR}/tests", f"{HARBOR_DIR}/solution", f"{HARBOR_DIR}/logs"
+MOUNTS = (Mount(TESTS, "/tests"), Mount(SOLUTION, "/solution"), Mount(LOGS, "/logs", writable=True))
+VERIFY_COMMAND = "bash /tests/test.sh"
+SOLVE_COMMAND = "bash /solution/solve.sh"
 _COMPOSE_FILES = {"docker-compose.yaml", "docker-compose.yml", "compose.yaml", "compose.yml"}
 _BASE_IMAGES = {"python", "debian", "ubuntu", "buildpack-deps"}
-_NOOP_INSTRUCTIONS = {"ARG", "LABEL", "EXPOSE", "CMD", "MAINTAINER"}
+_NOOP_INSTRUCTIONS = {
+    "ARG",
+    "LABEL",
+    "EXPOSE",
+    "CMD",
+    "MAINTAINER",
+    "ENTRYPOINT",
+    "HEALTHCHECK",
+    "STOPSIGNAL",
+}
 _HARMLESS_RUN = {"mkdir", "chmod", "touch", "true"}
-_FIX = (
-    "our sandboxes run the shared base image (Debian with this Python) and build no per-task image; "
-    "drop the step if the base already provides it, or add what it installs to "
-    "environments/sandboxes/docker/Dockerfile"
-)
-
-# The runner that goes into the verify copy (and the reference's). Stdlib only: it runs inside the sandbox,
-# where this project cannot be imported. Exit 0 = reward >= PASS_REWARD; the last line says why.
-_RUNNER = r'''"""Run a Harbor task's tests/test.sh (verify) or solution/solve.sh (solve) in this folder."""
-import json, os, re, shutil, subprocess, sys
-
-ROOT = os.getcwd()
-PREFIXES = json.loads(%(prefixes)r)
-PASS_REWARD = %(pass_reward)r
-PATTERN = re.compile(
-    r"(?<![\w.~/])(" + "|".join(re.escape(p) for p in sorted(PREFIXES, key=len, reverse=True))
-    + r")(?![\w.-])"
-)
-
-
-def target(match):
-    return os.path.normpath(os.path.join(ROOT, PREFIXES[match.group(1)]))
-
-
-def rewrite(folder):
-    for base, _dirs, names in os.walk(os.path.join(ROOT, folder)):
-        for name in names:
-            path = os.path.join(base, name)
-            if os.path.islink(path):
-                continue
-            try:
-                with open(path, encoding="utf-8") as f:
-                    text = f.read()
-            except (UnicodeDecodeError, OSError):
-                continue
-            new = PATTERN.sub(target, text)
-            if new != text:
-                with open(path, "w", encoding="utf-8") as f:
-                    f.write(new)
-
-
-def reward(logs):
-    json_path, text_path = os.path.join(logs, "reward.json"), os.path.join(logs, "reward.txt")
-    if os.path.isfile(json_path):
-        with open(json_path, encoding="utf-8") as f:
-            data = json.load(f)
-        if not isinstance(data, dict):
-            raise ValueError("reward.json is not an object")
-        value = data.get("reward")
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            return float(value)
-        if not os.path.isfile(text_path):
-            raise ValueError("reward.json has no numeric 'reward' and there is no reward.txt")
-    if os.path.isfile(text_path):
-        with open(text_path, encoding="utf-8") as f:
-            text = f.read().strip()
-        if not text:
-            raise ValueError("reward.txt is empty")
-        return float(text)
-    return None
-
-
-def main(mode):
-    folder, script = ("tests", "test.sh") if mode == "verify" else ("solution", "solve.sh")
-    rewrite(folder)
-    logs = os.path.join(ROOT, PREFIXES["/logs"])
-    if os.path.islink(logs) or os.path.isfile(logs):
-        os.unlink(logs)
-    shutil.rmtree(logs, ignore_errors=True)
-    for sub in ("verifier", "agent"):
-        os.makedirs(os.path.join(logs, sub))
-    code = subprocess.call(["bash", os.path.join(folder, script)], cwd=ROOT)
-    if mode != "verify":
-        return code
-    try:
-        value = reward(os.path.join(logs, "verifier"))
-    except (ValueError, OSError) as exc:
-        print("harbor: cannot read the reward: %%s" %% exc)
-        return 2
-    if value is None:
-        print("harbor: test.sh exited %%d and wrote no reward.txt or reward.json" %% code)
-        return 1 if code else 2
-    ok = value >= PASS_REWARD
-    print("harbor: reward %%s %%s %%s" %% (value, ">=" if ok else "<", PASS_REWARD))
-    return 0 if ok else 1
-
-
-sys.exit(main(sys.argv[1] if len(sys.argv) > 1 else "verify"))
-'''
-
-
-def runner_script(workdir: str) -> bytes:
-    """The verify/solve runner for a task whose image works in ``workdir``; see the module docstring."""
-    prefixes = {"/tests": "tests", "/solution": "solution", "/logs": ".harbor/logs"}
-    if workdir not in ("/", *prefixes):
-        prefixes[workdir.rstrip("/")] = "."
-    text = _RUNNER % {"prefixes": json.dumps(prefixes, sort_keys=True), "pass_reward": PASS_REWARD}
-    return text.encode()
 
 
 def is_harbor_task(folder: Path) -> bool:
@@ -168,12 +72,14 @@ def is_harbor_task(folder: Path) -> bool:
 
 @dataclass
 class Image:
-    """What a supported Dockerfile amounts to: the workdir, the files it copies there and its ENV."""
+    """What a Dockerfile amounts to here: the workdir, the files it copies there, its ENV, and the first
+    line the shared image cannot stand in for (None: the shared image runs the task)."""
 
     workdir: str = DEFAULT_WORKDIR
     copies: list[tuple[str, str]] = field(default_factory=list)
     """(source in the build context, destination relative to the workdir)."""
     env: dict[str, str] = field(default_factory=dict)
+    needs_build: str | None = None
 
 
 def _logical_lines(text: str) -> list[tuple[int, str]]:
@@ -218,50 +124,51 @@ def _relative_dest(dest: str, workdir: str) -> str | None:
 
 
 def parse_dockerfile(text: str, where: str) -> Image:
-    """The supported subset of a Dockerfile (module docstring); raise ``TaskFormatError`` on the rest."""
+    """What ``text`` means for the workspace and whether the task needs its own image (module docstring)."""
     image, froms = Image(), 0
+
+    def needs(at: str, why: str) -> None:
+        image.needs_build = image.needs_build or f"{at}: {why}"
+
     for number, line in _logical_lines(text):
         instruction, _, args = line.partition(" ")
         instruction, args = instruction.upper(), args.strip()
-        at = f"{where} line {number}: {line[:80]!r}"
+        at = f"Dockerfile line {number} {line[:70]!r}"
         if instruction == "FROM":
             froms += 1
             repo = args.split()[0].split("@")[0].rsplit(":", 1)[0].rsplit("/", 1)[-1] if args else ""
             if froms > 1 or " as " in f" {args.lower()} ":
-                raise TaskFormatError(f"{at}: multi-stage builds are not supported; {_FIX}")
-            if repo not in _BASE_IMAGES:
-                raise TaskFormatError(f"{at}: base image {repo!r} is not one we provide; {_FIX}")
+                needs(at, "a multi-stage build")
+            elif repo not in _BASE_IMAGES:
+                needs(at, f"base image {repo!r}")
         elif instruction == "WORKDIR":
             image.workdir = str(PurePosixPath(args if args.startswith("/") else f"{image.workdir}/{args}"))
         elif instruction == "ENV":
             pairs = _env_pairs(args)
             if "PATH" in pairs or any("$" in v for v in pairs.values()):
-                raise TaskFormatError(
-                    f"{at}: ENV that extends PATH or expands variables is not supported; {_FIX}"
-                )
+                needs(at, "ENV that extends PATH or expands variables")
             image.env.update(pairs)
         elif instruction in ("COPY", "ADD"):
             words = shlex.split(args)
             if any(w.startswith("--from") for w in words) or any("://" in w for w in words):
-                raise TaskFormatError(f"{at}: only build-context files can be copied; {_FIX}")
+                needs(at, "files from another stage or a URL")
+                continue
             words = [w for w in words if not w.startswith("--")]
             if len(words) < 2:
-                raise TaskFormatError(f"{at}: {instruction} needs a source and a destination")
+                raise TaskFormatError(f"{where}: {at}: {instruction} needs a source and a destination")
             dest = _relative_dest(words[-1], image.workdir)
             if dest is None:
-                raise TaskFormatError(
-                    f"{at}: copies outside WORKDIR {image.workdir}; only the workdir becomes the "
-                    "agent's workspace, so copy the files there"
-                )
+                needs(at, f"files outside WORKDIR {image.workdir}")
+                continue
             to_dir = words[-1].endswith("/") or len(words) > 2
             image.copies += [(src, dest + ("/" if to_dir and dest else "")) for src in words[:-1]]
         elif instruction == "RUN":
             commands = [c.strip() for c in re.split(r"&&|;|\|\|", args) if c.strip()]
             bad = [c for c in commands if c.split()[0] not in _HARMLESS_RUN]
             if bad:
-                raise TaskFormatError(f"{at}: build step {bad[0][:60]!r} cannot run here; {_FIX}")
+                needs(at, f"build step {bad[0][:60]!r}")
         elif instruction not in _NOOP_INSTRUCTIONS:
-            raise TaskFormatError(f"{at}: {instruction} is not supported; {_FIX}")
+            needs(at, f"{instruction}")
     return image
 
 
@@ -309,20 +216,23 @@ def _limits(config: dict[str, Any]) -> Limits:
     return Limits(**values)
 
 
-def _workspace(folder: Path, config: dict[str, Any]) -> tuple[dict[str, bytes], Image]:
+def _workspace(folder: Path, config: dict[str, Any]) -> tuple[dict[str, bytes], Image, TaskImage | None]:
     context = read_files(folder / "environment")
     if config.get("environment", {}).get("docker_image"):
         raise TaskFormatError(
-            f"{folder / HARBOR_TASK_FILE}: [environment].docker_image names a prebuilt image; {_FIX}"
+            f"{folder / HARBOR_TASK_FILE}: [environment].docker_image names a prebuilt image, which is not "
+            "supported; give the task an environment/Dockerfile instead"
         )
     compose = sorted(set(context) & _COMPOSE_FILES)
     if compose:
         raise TaskFormatError(f"{folder}/environment/{compose[0]}: multi-container tasks are not supported")
     if "Dockerfile" not in context:
-        return context, Image()
+        return context, Image(), None
     where = str(folder / "environment" / "Dockerfile")
-    image = parse_dockerfile(context.pop("Dockerfile").decode("utf-8", "replace"), where)
-    return _copied_files(context, image, where), image
+    image = parse_dockerfile(context["Dockerfile"].decode("utf-8", "replace"), where)
+    own = TaskImage(context, image.needs_build) if image.needs_build else None
+    files = {p: b for p, b in context.items() if p != "Dockerfile"}
+    return _copied_files(files, image, where), image, own
 
 
 def load_harbor_task(folder: Path) -> Task:
@@ -340,16 +250,13 @@ def load_harbor_task(folder: Path) -> Task:
     name = str(config.get("task", {}).get("name") or folder.name)
     task_id = re.sub(r"[^a-z0-9._-]+", "-", name.lower().replace("/", ".")).strip("-.")
     is_data = "data" in str(meta.get("category", "")).lower()
-    workspace, image = _workspace(folder, config)
-    runner = runner_script(image.workdir)
-    hidden = {f"tests/{p}": b for p, b in read_files(folder / "tests").items()} | {RUNNER_PATH: runner}
-    solution = {f"solution/{p}": b for p, b in read_files(folder / "solution").items()}
-    command = None
-    if "solution/solve.sh" in solution:
-        solution[RUNNER_PATH] = runner
-        command = f"python {RUNNER_PATH} solve"
+    workspace, image, own_image = _workspace(folder, config)
+    hidden = {f"{TESTS}/{p}": b for p, b in read_files(folder / "tests").items()}
+    solution = {f"{SOLUTION}/{p}": b for p, b in read_files(folder / "solution").items()}
+    command = SOLVE_COMMAND if f"{SOLUTION}/solve.sh" in solution else None
     verifier_env = {**image.env, **dict(config.get("verifier", {}).get("env", {}))}
     try:
+        placement = Placement(workdir=image.workdir, mounts=MOUNTS, image=own_image)
         return Task(
             id=task_id,
             source=meta.get("source", "data" if is_data else "repo"),
@@ -358,10 +265,11 @@ def load_harbor_task(folder: Path) -> Task:
             instruction=(folder / "instruction.md").read_text(encoding="utf-8"),
             workspace=workspace,
             hidden=hidden,
-            oracle=CommandOracle(f"python {RUNNER_PATH} verify", env=verifier_env),
+            oracle=CommandOracle(VERIFY_COMMAND, env=verifier_env, reward_dir=f"{LOGS}/verifier"),
             reference=Reference(files=solution, command=command),
             limits=_limits(config),
             env=image.env,
+            placement=placement,
         )
     except (TypeError, ValueError) as exc:
         raise TaskFormatError(f"{folder}: {exc}") from exc

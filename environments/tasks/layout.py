@@ -1,7 +1,8 @@
 """A task on disk, and back. One folder per task; only ``instruction.md`` and ``workspace/`` reach the agent.
 
     <task-id>/
-      task.json        id, source, kind, split, oracle, limits, allowed_hosts, env, reference command
+      task.json        id, source, kind, split, oracle, limits, allowed_hosts, env, reference command,
+                       placement (work directory and mounts, when not the plain /workspace)
       instruction.md   the prompt
       workspace/       the agent's starting files
       hidden/          tests and oracle data (verifier only)
@@ -19,6 +20,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from environments.tasks.placement import SANDBOX_WORKSPACE, Mount, Placement
 from environments.tasks.types import AnswerOracle, CommandOracle, Limits, Reference, Task
 
 TASK_FILE = "task.json"
@@ -26,7 +28,18 @@ INSTRUCTION_FILE = "instruction.md"
 WORKSPACE_DIR = "workspace"
 HIDDEN_DIR = "hidden"
 SOLUTION_DIR = "solution"
-_TOP_KEYS = {"id", "source", "kind", "split", "oracle", "limits", "allowed_hosts", "env", "reference"}
+_TOP_KEYS = {
+    "id",
+    "source",
+    "kind",
+    "split",
+    "oracle",
+    "limits",
+    "allowed_hosts",
+    "env",
+    "reference",
+    "placement",
+}
 _SKIP = {"__pycache__", ".pytest_cache", "node_modules"}
 
 
@@ -83,7 +96,25 @@ def task_metadata(task: Task) -> dict[str, Any]:
         "allowed_hosts": list(task.allowed_hosts),
         "env": dict(task.env),
         "reference": {"command": task.reference.command},
+        **({} if task.placement.plain else {"placement": placement_to_dict(task)}),
     }
+
+
+def placement_to_dict(task: Task) -> dict[str, Any]:
+    """The work directory and mounts; a task that builds its own image keeps its Harbor layout."""
+    if task.placement.image is not None:
+        raise TaskFormatError(
+            f"task {task.id}: it builds its own image ({task.placement.image.reason}); keep it in Harbor's "
+            "layout (a harbor source) instead of writing it in the project's layout"
+        )
+    return {"workdir": task.placement.workdir, "mounts": [asdict(m) for m in task.placement.mounts]}
+
+
+def placement_from_dict(raw: Any) -> Placement:
+    if not isinstance(raw, dict) or set(raw) - {"workdir", "mounts"}:
+        raise ValueError(f"placement={raw!r}: give an object with workdir and mounts only")
+    mounts = tuple(Mount(**m) for m in raw.get("mounts") or ())
+    return Placement(workdir=raw.get("workdir", SANDBOX_WORKSPACE), mounts=mounts)
 
 
 def task_from_parts(
@@ -121,6 +152,7 @@ def task_from_parts(
             limits=Limits(**(meta.get("limits") or {})),
             allowed_hosts=tuple(meta.get("allowed_hosts") or ()),
             env=dict(meta.get("env") or {}),
+            placement=placement_from_dict(meta["placement"]) if "placement" in meta else Placement(),
         )
     except TaskFormatError:
         raise

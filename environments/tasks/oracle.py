@@ -15,10 +15,12 @@ as either of the others, and ``verify`` never raises.
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import re
 import secrets
+import shutil
 import stat
 from dataclasses import dataclass
 from enum import StrEnum
@@ -92,6 +94,7 @@ def apply_reference(task: Task, dest: Path, runner: Runner) -> RunResult | None:
         timeout_s=task.limits.agent_timeout_s,
         memory_mb=task.limits.memory_mb,
         env=task.env,
+        placement=task.placement,
     )
 
 
@@ -119,6 +122,8 @@ def _verify(task: Task, produced: Path, scratch: Path, runner: Runner) -> Oracle
     if isinstance(oracle, AnswerOracle):
         return _judge_answer_file(task, oracle, surface)
     assert isinstance(oracle, CommandOracle)
+    if oracle.reward_dir is not None:
+        return _judge_reward(task, oracle, oracle.reward_dir, scratch, runner)
     kind = report_kind(oracle.command)
     report_dir = f"{VERDICT_DIR_PREFIX}{secrets.token_hex(8)}"
     (scratch / report_dir).mkdir()
@@ -132,6 +137,7 @@ def _verify(task: Task, produced: Path, scratch: Path, runner: Runner) -> Oracle
         timeout_s=task.limits.verify_timeout_s,
         memory_mb=task.limits.memory_mb,
         env={**oracle.env, **VERIFY_ENV},
+        placement=task.placement,
     )
     if result.timed_out:
         return OracleRun(Verdict.ERROR, f"verify command ran past {task.limits.verify_timeout_s}s", result)
@@ -146,6 +152,84 @@ def _verify(task: Task, produced: Path, scratch: Path, runner: Runner) -> Oracle
     raw = read_small_text(scratch / report_dir / REPORT_FILES[kind])
     judged = JUDGES[kind](raw, task.hidden)
     return OracleRun(Verdict.PASS if judged.passed else Verdict.FAIL, judged.reason, result)
+
+
+def _judge_reward(
+    task: Task, oracle: CommandOracle, reward_dir: str, scratch: Path, runner: Runner
+) -> OracleRun:
+    """Harbor's verdict: run the command with its output folders empty, then read the reward it wrote
+    (the exit status is ignored, as Harbor ignores it; no reward is a fail, never a pass)."""
+    outputs = [m.source for m in task.placement.mounts if m.writable] + [reward_dir]
+    for folder in outputs:  # whatever the agent's files put there (a planted reward) is gone
+        _remove(scratch / folder)
+    for folder in outputs:
+        (scratch / folder).mkdir(parents=True, exist_ok=True)
+    result = runner.run(
+        oracle.command,
+        scratch,
+        timeout_s=task.limits.verify_timeout_s,
+        memory_mb=task.limits.memory_mb,
+        env={**oracle.env, **VERIFY_ENV},
+        placement=task.placement,
+    )
+    if result.timed_out:
+        return OracleRun(Verdict.ERROR, f"verify command ran past {task.limits.verify_timeout_s}s", result)
+    try:
+        value = read_reward(scratch / reward_dir)
+    except ValueError as exc:
+        return OracleRun(Verdict.FAIL, f"cannot read the reward: {exc}", result)
+    if value is None:
+        why = f"verify command exited {result.exit_code} and wrote no reward.txt or reward.json"
+        return OracleRun(Verdict.FAIL, why, result)
+    passed = value >= PASS_REWARD
+    why = f"reward {value:g} {'>=' if passed else '<'} {PASS_REWARD:g}"
+    return OracleRun(Verdict.PASS if passed else Verdict.FAIL, why, result)
+
+
+def read_reward(folder: Path) -> float | None:
+    """The reward in ``folder``: ``reward.json``'s numeric ``reward`` (an object; other keys are details),
+    else ``reward.txt`` (one number); None when neither exists. Each file is read only if it is a regular
+    file (never through a link) of at most ``MAX_REWARD_BYTES``; anything else raises ``ValueError``."""
+    json_path, text_path = folder / "reward.json", folder / "reward.txt"
+    if json_path.exists() or json_path.is_symlink():
+        raw = read_small_text(json_path, MAX_REWARD_BYTES)
+        if raw is None:
+            raise ValueError(f"reward.json is not a regular file of at most {MAX_REWARD_BYTES} bytes")
+        try:
+            data = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"reward.json is not JSON ({exc})") from exc
+        if not isinstance(data, dict):
+            raise ValueError("reward.json is not an object")
+        value = data.get("reward")
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return _finite(float(value), "reward.json's reward")
+        if not (text_path.exists() or text_path.is_symlink()):
+            raise ValueError("reward.json has no numeric 'reward' and there is no reward.txt")
+    if not (text_path.exists() or text_path.is_symlink()):
+        return None
+    raw = read_small_text(text_path, MAX_REWARD_BYTES)
+    if raw is None:
+        raise ValueError(f"reward.txt is not a regular file of at most {MAX_REWARD_BYTES} bytes")
+    if not raw.strip():
+        raise ValueError("reward.txt is empty")
+    try:
+        return _finite(float(raw.strip()), "reward.txt")
+    except ValueError as exc:
+        raise ValueError(f"reward.txt is not a number: {raw.strip()[:40]!r}") from exc
+
+
+def _finite(value: float, what: str) -> float:
+    if not math.isfinite(value):
+        raise ValueError(f"{what} is {value}, not a finite number")
+    return value
+
+
+def _remove(path: Path) -> None:
+    if path.is_symlink() or path.is_file():
+        path.unlink()
+    elif path.is_dir():
+        shutil.rmtree(path)
 
 
 def _judge_answer_file(task: Task, oracle: AnswerOracle, surface: Surface) -> OracleRun:
@@ -179,6 +263,9 @@ JUDGES = {
 VERIFY_ENV = {"PYTHONNOUSERSITE": "1", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONSTARTUP": "", "PYTHONHOME": ""}
 """No user site and no start-up file in the verifier's interpreter."""
 MAX_ANSWER_BYTES = 64 * 1024
+MAX_REWARD_BYTES = 64 * 1024
+PASS_REWARD = 1.0
+"""Full marks: what Terminal-Bench counts as resolved (Harbor itself does not define a pass)."""
 MAX_REPORT_BYTES = 8 * 1024 * 1024
 
 

@@ -22,7 +22,10 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from environments.tasks.placement import Placement
 
 _MIB = 1024 * 1024
 _TAIL_BYTES = 4000
@@ -54,9 +57,30 @@ class Runner(Protocol):
         timeout_s: float,
         memory_mb: int,
         env: Mapping[str, str] | None = None,
+        placement: Placement | None = None,
     ) -> RunResult:
-        """Run ``command`` with bash in ``cwd``; never raise for the command's own failure or timeout."""
+        """Run ``command`` with bash in ``cwd``; never raise for the command's own failure or timeout.
+        ``placement``: where the task's files must sit (raise ``PlacementUnsupported`` if this runner
+        cannot put them there)."""
         ...
+
+
+class PlacementUnsupported(RuntimeError):
+    """The runner cannot place the task's files as the task needs; the message names the fix."""
+
+
+def check_plain(placement: Placement | None, where: str) -> None:
+    """Raise ``PlacementUnsupported`` unless ``placement`` is the plain ``/workspace`` layout."""
+    if placement is None or placement.plain:
+        return
+    needs = [f"{m.target}" for m in placement.mounts]
+    if placement.workdir != "/workspace":
+        needs.insert(0, placement.workdir)
+    what = f"its files at {', '.join(needs)}" if needs else "its own image"
+    raise PlacementUnsupported(
+        f"{where} cannot give this task {what}; run it through a sandbox "
+        "(SandboxRunner with the local backend, or the docker backend for a task that builds its image)"
+    )
 
 
 def _limit_child(timeout_s: float, memory_mb: int) -> None:
@@ -114,7 +138,9 @@ class SubprocessRunner:
         timeout_s: float,
         memory_mb: int,
         env: Mapping[str, str] | None = None,
+        placement: Placement | None = None,
     ) -> RunResult:
+        check_plain(placement, "SubprocessRunner (no sandbox)")
         full_env = {**base_env(Path(cwd)), **(env or {})}
         with tempfile.TemporaryFile() as out:
             start = time.monotonic()

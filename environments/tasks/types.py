@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import PurePosixPath
 
+from environments.tasks.placement import Placement
+
 
 class Source(StrEnum):
     DATA = "data"
@@ -85,14 +87,20 @@ class Limits:
 
 @dataclass(frozen=True, slots=True)
 class CommandOracle:
-    """Pass iff ``command`` exits 0 in a fresh copy of the produced workspace plus the hidden files."""
+    """Pass iff ``command`` exits 0 in a fresh copy of the produced workspace plus the hidden files; with
+    ``reward_dir``, the reward the command writes there decides instead (Harbor's verdict: ``reward.json``'s
+    ``reward``, else ``reward.txt``; >= ``PASS_REWARD`` passes; the exit status is ignored)."""
 
     command: str
     env: dict[str, str] = field(default_factory=dict)
+    reward_dir: str | None = None
+    """A folder of the verify tree (emptied before the run) where the command writes its reward."""
 
     def __post_init__(self) -> None:
         if not self.command.strip():
             raise ValueError("oracle.command: must not be empty; give the verify command, e.g. 'pytest -q'")
+        if self.reward_dir is not None:
+            check_relative_path(self.reward_dir, "oracle.reward_dir")
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,6 +164,8 @@ class Task:
     """Hosts the agent may reach besides the guard; empty means none."""
     env: dict[str, str] = field(default_factory=dict)
     """Environment variables the agent's session gets (agent-readable, so scanned for leaks)."""
+    placement: Placement = field(default_factory=Placement)
+    """Where the files sit in the sandbox (work directory, absolute mounts, own image); see placement.py."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.id, str) or not _ID.match(self.id):
@@ -187,3 +197,5 @@ class Task:
             raise ValueError(f"task {self.id}: allowed_hosts {bad}: give bare host names, no scheme or port")
         object.__setattr__(self, "allowed_hosts", hosts)
         object.__setattr__(self, "env", dict(self.env))
+        if not isinstance(self.placement, Placement):
+            raise ValueError(f"task {self.id}: placement must be a Placement")

@@ -1,15 +1,27 @@
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
 
 from environments.tasks.checks import check_no_leakage, run_checks
-from environments.tasks.harbor import RUNNER_PATH, find_harbor_tasks, load_harbor_task, parse_dockerfile
+from environments.tasks.harbor import find_harbor_tasks, load_harbor_task, parse_dockerfile
 from environments.tasks.layout import TaskFormatError
-from environments.tasks.oracle import Verdict, verify, write_start
-from environments.tasks.runner import SubprocessRunner
+from environments.tasks.oracle import Verdict, apply_reference, verify, write_start
+from environments.tasks.runner import PlacementUnsupported, SubprocessRunner
 from environments.tasks.types import Kind, Source
+
+BWRAP_MISSING = "bubblewrap (bwrap) is not installed: apt-get update && apt-get install -y bubblewrap"
+needs_bwrap = pytest.mark.skipif(shutil.which("bwrap") is None, reason=BWRAP_MISSING)
+
+
+def local_runner(tmp_path: Path):
+    from environments.sandboxes import LocalBackend
+    from environments.sandboxes.runner import SandboxRunner
+
+    return SandboxRunner(LocalBackend(tmp_path / "boxes", prefix="hxhb"))
+
 
 TOML = """schema_version = "1.1"
 
@@ -53,13 +65,22 @@ def test_a_harbor_folder_maps_onto_a_task(tmp_path):
     assert task.id == "acme.fix-greeting"
     assert (task.source, task.kind) == (Source.REPO, Kind.BUILD)
     assert set(task.workspace) == {"greet.py"}  # the Dockerfile describes the image, not the workspace
-    assert set(task.hidden) == {"tests/test.sh", RUNNER_PATH}
-    assert task.oracle.command == f"python {RUNNER_PATH} verify"
-    assert task.reference.command == f"python {RUNNER_PATH} solve"
+    assert set(task.hidden) == {".harbor/tests/test.sh"}
+    assert (task.oracle.command, task.oracle.reward_dir) == ("bash /tests/test.sh", ".harbor/logs/verifier")
+    assert task.reference.command == "bash /solution/solve.sh"
+    assert set(task.reference.files) == {".harbor/solution/solve.sh"}
+    placement = task.placement
+    assert placement.workdir == "/app" and placement.image is None  # the shared image runs it
+    assert [(m.source, m.target, m.writable) for m in placement.mounts] == [
+        (".harbor/tests", "/tests", False),
+        (".harbor/solution", "/solution", False),
+        (".harbor/logs", "/logs", True),
+    ]
     limits = task.limits
     assert (limits.agent_timeout_s, limits.verify_timeout_s, limits.memory_mb) == (120.0, 30.0, 2048)
 
 
+@needs_bwrap
 def test_a_harbor_task_passes_the_seven_checks(tmp_path):
     results = run_checks(load_harbor_task(make_harbor_task(tmp_path)))
     assert [(r.name.value, r.reason) for r in results if not r.passed] == []
@@ -132,6 +153,7 @@ def test_the_workspace_is_what_the_dockerfile_copies_into_its_workdir(tmp_path):
     assert task.env == {"GREETING": "hi"} and task.oracle.env == {"GREETING": "hi"}
 
 
+@needs_bwrap
 def test_absolute_tests_app_and_logs_paths_work_and_the_reference_passes_all_checks(tmp_path):
     task = load_harbor_task(make_path_task(tmp_path))
     results = run_checks(task)
@@ -139,9 +161,10 @@ def test_absolute_tests_app_and_logs_paths_work_and_the_reference_passes_all_che
 
 
 def _judge(task, produced: Path, tmp_path: Path):
-    return verify(task, produced, tmp_path / "scratch", SubprocessRunner())
+    return verify(task, produced, tmp_path / "scratch", local_runner(tmp_path))
 
 
+@needs_bwrap
 def test_the_reward_file_decides_not_the_exit_status(tmp_path):
     for case, (body, verdict) in enumerate(
         (
@@ -167,6 +190,7 @@ def test_the_reward_file_decides_not_the_exit_status(tmp_path):
     assert "wrote no reward" in run.reason
 
 
+@needs_bwrap
 def test_a_reward_the_agent_planted_in_its_workspace_does_not_count(tmp_path):
     task = load_harbor_task(make_path_task(tmp_path, test_sh="exit 1\n"))
     produced = write_start(task, tmp_path / "produced")
@@ -178,26 +202,63 @@ def test_a_reward_the_agent_planted_in_its_workspace_does_not_count(tmp_path):
 
 
 @pytest.mark.parametrize(
-    ("dockerfile", "message"),
+    ("dockerfile", "reason"),
     [
         ("FROM ubuntu:24.04\nRUN apt-get update && apt-get install -y jq\n", "build step 'apt-get update'"),
         ("FROM node:20\nWORKDIR /app\n", "base image 'node'"),
         ("FROM python:3.12 AS build\nFROM debian:12\n", "multi-stage"),
-        ("FROM python:3.12\nCOPY --from=build /x /app/x\n", "build-context"),
+        ("FROM python:3.12\nCOPY --from=build /x /app/x\n", "another stage"),
         ("FROM python:3.12\nCOPY greet.py /opt/greet.py\n", "outside WORKDIR /app"),
         ("FROM python:3.12\nENV PATH=/opt/venv/bin:$PATH\n", "ENV that extends PATH"),
-        ("FROM python:3.12\nUSER agent\n", "USER is not supported"),
+        ("FROM python:3.12\nUSER agent\n", "USER"),
     ],
 )
-def test_a_dockerfile_doing_more_than_the_base_image_is_rejected_naming_the_line(
-    tmp_path, dockerfile, message
+def test_a_dockerfile_doing_more_than_the_shared_image_makes_the_task_build_its_own(
+    tmp_path, dockerfile, reason
 ):
     folder = make_harbor_task(tmp_path)
     (folder / "environment" / "Dockerfile").write_text(dockerfile)
-    with pytest.raises(TaskFormatError, match="Dockerfile line") as info:
-        load_harbor_task(folder)
-    assert message in str(info.value)
-    assert "environments/sandboxes/docker/Dockerfile" in str(info.value) or "WORKDIR" in str(info.value)
+    image = load_harbor_task(folder).placement.image
+    assert image is not None and reason in image.reason and "Dockerfile line" in image.reason
+    assert image.context["Dockerfile"] == dockerfile.encode() and "greet.py" in image.context
+    same = load_harbor_task(folder).placement.image
+    (folder / "environment" / "greet.py").write_text("print('changed')\n")
+    changed = load_harbor_task(folder).placement.image
+    assert same.digest == image.digest != changed.digest  # one build per content, a new one per change
+
+
+@needs_bwrap
+def test_the_local_backend_refuses_a_task_whose_image_must_be_built_naming_the_fix(tmp_path):
+    folder = make_harbor_task(tmp_path)
+    (folder / "environment" / "Dockerfile").write_text(
+        "FROM python:3.12\nRUN pip install numpy\nCOPY greet.py /app/\n"
+    )
+    task = load_harbor_task(folder)
+    run = _judge(task, write_start(task, tmp_path / "start"), tmp_path)
+    assert run.verdict is Verdict.ERROR
+    assert "pip install numpy" in run.reason and "sandbox: docker" in run.reason
+
+
+def test_a_subprocess_cannot_place_harbor_files_and_says_to_use_a_sandbox(tmp_path):
+    task = load_harbor_task(make_harbor_task(tmp_path))
+    with pytest.raises(PlacementUnsupported, match="/app, /tests, /solution, /logs.*SandboxRunner"):
+        apply_reference(task, tmp_path / "reference", SubprocessRunner())
+
+
+@needs_bwrap
+def test_paths_built_at_run_time_reach_the_mounts_because_nothing_is_rewritten(tmp_path):
+    body = (
+        'root=/te; d="${root}sts"; app="/a""pp"\n'
+        'if [ "$(cat "$d/expected.txt")" = "$(cat "$app/out/result.txt")" ]; then r=1; else r=0; fi\n'
+        'echo $r > "/lo""gs/verifier/reward.txt"\n'
+    )
+    task = load_harbor_task(make_path_task(tmp_path, test_sh=body))
+    produced = apply_reference(task, tmp_path / "produced", local_runner(tmp_path)) and tmp_path / "produced"
+    assert (produced / "out" / "result.txt").read_text().strip() == "42"  # solve.sh wrote /app/out
+    run = verify(task, produced, tmp_path / "scratch", local_runner(tmp_path))
+    assert run.verdict is Verdict.PASS, run.reason
+    start = write_start(task, tmp_path / "start")
+    assert verify(task, start, tmp_path / "scratch2", local_runner(tmp_path)).verdict is Verdict.FAIL
 
 
 def test_prebuilt_images_and_compose_environments_are_rejected(tmp_path):

@@ -1,0 +1,144 @@
+"""Task images: a task's own Dockerfile built once per content digest, then made into a sandbox image.
+
+Two builds per task image, both offline by default (``network="none"``; a Dockerfile that downloads needs
+``network="default"`` and an engine that can reach its sources):
+
+1. the task's build context as the task wrote it, tagged ``<TASK_REPO>:<digest>-task``; its ``FROM``
+   images must already be in the engine (no image is pulled: ``docker pull`` or ``docker load`` them);
+2. a sandbox layer over it (``<TASK_REPO>:<digest>``): the work directory's files move to ``/workspace``,
+   owned by the sandbox user, and the work directory becomes a link to it, so the task's absolute paths
+   and our workspace are one folder; ``/run/forward`` is made for the guard's relay.
+
+A tag that exists is reused (the cache survives restarts: it is the engine's). A failed build is one
+task's error (``TaskImageError`` with the build log's tail), remembered so it is not retried by every
+rollout; other tasks go on. Concurrent callers of the same digest wait for one build.
+"""
+
+from __future__ import annotations
+
+import io
+import tarfile
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from environments.sandboxes.protocol import SandboxError
+from environments.tasks.placement import SANDBOX_WORKSPACE, TaskImage
+
+TASK_REPO = "harness-adapters/task"
+SANDBOX_UID = 1000
+_LOG_TAIL_LINES = 12
+
+_LAYER = """FROM {base}
+USER root
+RUN set -e; W='{workdir}'; mkdir -p /workspace /run/forward; \\
+    if [ "$W" != /workspace ]; then \\
+      if [ -d "$W" ] && [ ! -L "$W" ]; then cp -a "$W/." /workspace/ && rm -rf "$W"; fi; \\
+      mkdir -p "$(dirname "$W")" && ln -sfn /workspace "$W"; \\
+    fi; \\
+    chown -R {uid}:{uid} /workspace
+USER {uid}:{uid}
+WORKDIR /workspace
+CMD ["sleep", "infinity"]
+"""
+
+
+class TaskImageError(SandboxError):
+    """One task's image could not be built; the message has the reason and the build log's tail."""
+
+
+def context_tar(files: dict[str, bytes]) -> bytes:
+    """A build context as an uncompressed tar (what the engine's build endpoint reads)."""
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as tar:
+        for path, data in sorted(files.items()):
+            info = tarfile.TarInfo(path)
+            info.size, info.mode = len(data), 0o755 if data.startswith(b"#!") else 0o644
+            tar.addfile(info, io.BytesIO(data))
+    return buffer.getvalue()
+
+
+def layer_dockerfile(base: str, workdir: str) -> str:
+    """The sandbox layer over a built task image whose ``WORKDIR`` is ``workdir``."""
+    if "'" in workdir:
+        raise ValueError(f"workdir={workdir!r}: quotes are not supported in the work directory")
+    return _LAYER.format(base=base, workdir=workdir, uid=SANDBOX_UID)
+
+
+def _log_tail(exc: BaseException) -> str:
+    lines: list[str] = []
+    for chunk in getattr(exc, "build_log", None) or ():
+        text = (chunk.get("stream") or chunk.get("error") or "") if isinstance(chunk, dict) else str(chunk)
+        lines += [line for line in str(text).splitlines() if line.strip()]
+    return " | ".join(lines[-_LOG_TAIL_LINES:])
+
+
+class TaskImages:
+    """Builds and caches task images on one engine (the ``DockerAPI`` slice ``images.build``/``get``)."""
+
+    def __init__(self, api: Any, *, network: str = "none", log: Callable[[str], None] | None = None) -> None:
+        self.api, self.network = api, network
+        self.log = log or (lambda line: print(line, flush=True))
+        self.failed: dict[str, str] = {}
+        self.built: dict[str, float] = {}
+        """Seconds each digest's build took in this process (a cached tag is not listed)."""
+        self._lock = threading.Lock()
+        self._per_digest: dict[str, threading.Lock] = {}
+
+    @staticmethod
+    def tag(image: TaskImage) -> str:
+        return f"{TASK_REPO}:{image.digest[:24]}"
+
+    def ensure(self, image: TaskImage, workdir: str = SANDBOX_WORKSPACE, *, task_id: str = "") -> str:
+        """The sandbox image's tag for ``image``, built now if the engine lacks it; raise
+        ``TaskImageError`` (the same one again for a digest that failed before)."""
+        tag = self.tag(image)
+        with self._lock:
+            lock = self._per_digest.setdefault(image.digest, threading.Lock())
+        with lock:
+            if image.digest in self.failed:
+                raise TaskImageError(self.failed[image.digest])
+            if self._exists(tag):
+                return tag
+            who = f"task {task_id}" if task_id else f"image {image.digest[:12]}"
+            self.log(f"building the image of {who} as {tag} ({image.reason}) ...")
+            start = time.monotonic()
+            try:
+                self._build(context_tar(image.context), f"{tag}-task")
+                layer = {"Dockerfile": layer_dockerfile(f"{tag}-task", workdir).encode()}
+                self._build(context_tar(layer), tag)
+            except Exception as exc:
+                tail = _log_tail(exc)
+                message = (
+                    f"{who}: its Dockerfile did not build ({type(exc).__name__}: {exc})"
+                    + (f"; log: {tail}" if tail else "")
+                    + f"; its FROM images must be in the engine (docker pull/load) and the build runs with "
+                    f"network={self.network!r}"
+                )
+                self.failed[image.digest] = message
+                self.log(f"image of {who} failed: {message}")
+                raise TaskImageError(message) from exc
+            self.built[image.digest] = time.monotonic() - start
+            self.log(f"built {tag} for {who} in {self.built[image.digest]:.1f} s")
+            return tag
+
+    def _build(self, context: bytes, tag: str) -> None:
+        self.api.images.build(
+            fileobj=io.BytesIO(context),
+            custom_context=True,
+            tag=tag,
+            pull=False,
+            rm=True,
+            forcerm=True,
+            network_mode=self.network,
+        )
+
+    def _exists(self, tag: str) -> bool:
+        try:
+            self.api.images.get(tag)
+        except Exception as exc:  # docker.errors.ImageNotFound; anything else is the engine's problem
+            if "not found" in str(exc).lower() or "404" in str(exc) or type(exc).__name__ == "ImageNotFound":
+                return False
+            raise SandboxError(f"could not look up image {tag}: {exc}") from exc
+        return True

@@ -90,10 +90,10 @@ class TaskImages:
     def tag(image: TaskImage) -> str:
         return f"{TASK_REPO}:{image.digest[:24]}"
 
-    def ensure(self, image: TaskImage, workdir: str = SANDBOX_WORKSPACE, *, task_id: str = "") -> str:
+    def ensure(self, image: TaskImage, workdir: str = SANDBOX_WORKSPACE) -> str:
         """The sandbox image's tag for ``image``, built now if the engine lacks it; raise
         ``TaskImageError`` (the same one again for a digest that failed before)."""
-        tag = self.tag(image)
+        tag, task_id = self.tag(image), image.task_id
         with self._lock:
             lock = self._per_digest.setdefault(image.digest, threading.Lock())
         with lock:

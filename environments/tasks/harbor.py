@@ -216,7 +216,9 @@ def _limits(config: dict[str, Any]) -> Limits:
     return Limits(**values)
 
 
-def _workspace(folder: Path, config: dict[str, Any]) -> tuple[dict[str, bytes], Image, TaskImage | None]:
+def _workspace(
+    folder: Path, config: dict[str, Any], task_id: str
+) -> tuple[dict[str, bytes], Image, TaskImage | None]:
     context = read_files(folder / "environment")
     if config.get("environment", {}).get("docker_image"):
         raise TaskFormatError(
@@ -230,7 +232,7 @@ def _workspace(folder: Path, config: dict[str, Any]) -> tuple[dict[str, bytes], 
         return context, Image(), None
     where = str(folder / "environment" / "Dockerfile")
     image = parse_dockerfile(context["Dockerfile"].decode("utf-8", "replace"), where)
-    own = TaskImage(context, image.needs_build) if image.needs_build else None
+    own = TaskImage(context, image.needs_build, task_id) if image.needs_build else None
     files = {p: b for p, b in context.items() if p != "Dockerfile"}
     return _copied_files(files, image, where), image, own
 
@@ -250,7 +252,7 @@ def load_harbor_task(folder: Path) -> Task:
     name = str(config.get("task", {}).get("name") or folder.name)
     task_id = re.sub(r"[^a-z0-9._-]+", "-", name.lower().replace("/", ".")).strip("-.")
     is_data = "data" in str(meta.get("category", "")).lower()
-    workspace, image, own_image = _workspace(folder, config)
+    workspace, image, own_image = _workspace(folder, config, task_id)
     hidden = {f"{TESTS}/{p}": b for p, b in read_files(folder / "tests").items()}
     solution = {f"{SOLUTION}/{p}": b for p, b in read_files(folder / "solution").items()}
     command = SOLVE_COMMAND if f"{SOLUTION}/solve.sh" in solution else None

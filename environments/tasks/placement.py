@@ -57,6 +57,8 @@ class TaskImage:
 
     context: dict[str, bytes]
     reason: str
+    task_id: str = ""
+    """Whose image it is, for progress lines and errors (not part of the digest)."""
     digest: str = field(init=False)
     """sha256 over the context's paths and bytes: the cache key of the built image."""
 

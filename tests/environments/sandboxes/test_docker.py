@@ -90,12 +90,26 @@ class FakeContainers:
         return [c for c in self.existing if c.labels.get(key) == value and not c.removed]
 
 
+class ImageNotFound(Exception):
+    """Named as docker-py's, which is how ``TaskImages`` tells a missing image from a broken engine."""
+
+
 class FakeImages:
     def __init__(self) -> None:
         self.builds: list[dict[str, Any]] = []
+        self.tags: set[str] = set()
+        self.fail_with: Exception | None = None
 
     def build(self, **kwargs: Any) -> None:
         self.builds.append(kwargs)
+        if self.fail_with is not None:
+            raise self.fail_with
+        self.tags.add(kwargs["tag"])
+
+    def get(self, name: str) -> str:
+        if name not in self.tags:
+            raise ImageNotFound(f"No such image: {name}")
+        return name
 
 
 class FakeDocker:

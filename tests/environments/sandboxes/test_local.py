@@ -293,3 +293,46 @@ def test_read_only_files_cannot_be_changed_moved_or_removed_but_new_files_can_be
         assert (out / "tests" / "test_new.py").exists() and (out / "src.py").read_text() == "y\n"
     finally:
         box.destroy()
+
+
+def test_a_placement_binds_the_workspace_at_its_workdir_and_mount_folders_at_their_targets(
+    local_backend, tmp_path
+):
+    from environments.tasks.placement import Mount, Placement
+
+    workspace = tmp_path / "placed"
+    (workspace / ".harbor" / "tests").mkdir(parents=True)
+    (workspace / ".harbor" / "tests" / "check.sh").write_text("echo checked\n")
+    (workspace / "tests").mkdir()
+    (workspace / "tests" / "test_mine.py").write_text("protected\n")
+    placement = Placement(
+        "/app", (Mount(".harbor/tests", "/tests"), Mount(".harbor/logs", "/logs", writable=True))
+    )
+    box = local_backend.create(workspace, SMALL, read_only=("tests/test_mine.py",), placement=placement)
+    try:
+        result = box.run(
+            "pwd; bash /tests/check.sh; ls /workspace/.harbor; echo 1 > /logs/reward.txt; "
+            "echo made > /app/a.txt; cat /workspace/a.txt; (echo x > /tests/new) 2>/dev/null || echo tests-ro; "
+            "(echo x > /app/tests/test_mine.py) 2>/dev/null || echo protected-under-app",
+            timeout_s=20,
+        )
+        out = box.collect(tmp_path / "out")
+    finally:
+        box.destroy()
+    assert result.output_tail.split() == ["/app", "checked", "made", "tests-ro", "protected-under-app"]
+    assert (out / ".harbor" / "logs" / "reward.txt").read_text() == "1\n"  # the writable mount came back
+    assert (out / ".harbor" / "tests" / "check.sh").is_file() and (out / "a.txt").read_text() == "made\n"
+    assert (workspace / ".harbor" / "tests" / "check.sh").is_file()  # the caller's folder is never changed
+
+
+def test_the_local_backend_refuses_a_task_image_and_a_placement_over_its_own_paths(local_backend, workspace):
+    from environments.tasks.placement import Mount, Placement, TaskImage
+
+    image = TaskImage({"Dockerfile": b"FROM x\nRUN make\n"}, "line 2: RUN make", "acme.make")
+    with pytest.raises(SandboxError, match="line 2: RUN make.*sandbox: docker"):
+        local_backend.create(workspace, SMALL, placement=Placement("/app", (), image))
+    for bad in ("/usr/local/app", "/workspace/x", "/", "app"):
+        with pytest.raises(ValueError, match="placement.workdir"):
+            Placement(bad)
+    with pytest.raises(ValueError, match="overlap"):
+        Placement("/app", (Mount("t", "/app/tests"),))

@@ -312,7 +312,8 @@ def test_a_placement_binds_the_workspace_at_its_workdir_and_mount_folders_at_the
     try:
         result = box.run(
             "pwd; bash /tests/check.sh; ls /workspace/.harbor; echo 1 > /logs/reward.txt; "
-            "echo made > /app/a.txt; cat /workspace/a.txt; (echo x > /tests/new) 2>/dev/null || echo tests-ro; "
+            "echo made > /app/a.txt; cat /workspace/a.txt; "
+            "(echo x > /tests/new) 2>/dev/null || echo tests-ro; "
             "(echo x > /app/tests/test_mine.py) 2>/dev/null || echo protected-under-app",
             timeout_s=20,
         )

@@ -9,7 +9,7 @@ from .decisions import Allow, Block, Decision, Reason, RuleId, Unknown, Verdict,
 from .engine import GuardConfig, GuardSession, check_case
 from .mode import GuardMode
 from .normalize import NormalCall, ToolKind, normalize
-from .record import BlockRecord, Harness, RolloutRecord, TurnRecord, UpstreamError
+from .record import OTHER_HARNESS, BlockRecord, RolloutRecord, TurnRecord, UpstreamError
 from .toolcalls import ToolCall, ToolCallAssembler
 
 __all__ = [
@@ -20,7 +20,7 @@ __all__ = [
     "GuardConfig",
     "GuardMode",
     "GuardSession",
-    "Harness",
+    "OTHER_HARNESS",
     "NormalCall",
     "Reason",
     "RolloutRecord",

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from .mode import GuardMode
-from .record import Harness, RolloutRecord, TurnRecord
+from .record import OTHER_HARNESS, RolloutRecord, TurnRecord
 from .rules.facts import SessionFacts
 from .turn import RequestError
 
@@ -80,7 +80,7 @@ class RolloutBook:
         try:
             record = RolloutRecord(
                 rollout_id,
-                Harness(harness),
+                harness,
                 adapter,
                 tuple(allowlist),
                 opened_at_s=opened_at_s,
@@ -96,7 +96,7 @@ class RolloutBook:
         recently used."""
         entry = self.entries.get(rollout_id)
         if entry is None and self.auto_open:
-            self.open(Harness.OTHER, "", (), rollout_id, (), opened_at_s)
+            self.open(OTHER_HARNESS, "", (), rollout_id, (), opened_at_s)
             entry = self.entries[rollout_id]
         if entry is None:
             raise RequestError(404, "rollout_not_found", "no open rollout with this id")

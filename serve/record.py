@@ -33,11 +33,18 @@ from .trace import session_steps
 MAX_TURNS = 1024
 
 
-class Harness(StrEnum):
-    PI = "pi"
-    OPENCODE = "opencode"
-    HERMES = "hermes"
-    OTHER = "other"
+OTHER_HARNESS = "other"
+"""The harness of a rollout the guard opened itself, for a request naming a rollout it had not seen."""
+
+
+def harness_problem(name: object) -> str | None:
+    """Why ``name`` cannot be a record's harness (one the registry knows, or ``OTHER_HARNESS``), or None."""
+    from environments.harnesses.registry import harness_names
+
+    known = harness_names()
+    if name == OTHER_HARNESS or name in known:
+        return None
+    return f"harness={name!r}: must be one of {[*known, OTHER_HARNESS]}"
 
 
 class UpstreamError(StrEnum):
@@ -109,7 +116,7 @@ class TurnRecord:
 @dataclass(frozen=True, slots=True)
 class RolloutRecord:
     rollout_id: str
-    harness: Harness
+    harness: str
     adapter: str
     allowlist: tuple[str, ...] = ()
     turns: tuple[TurnRecord, ...] = ()
@@ -124,8 +131,9 @@ class RolloutRecord:
     def __post_init__(self) -> None:
         if not self.rollout_id:
             raise ValueError("rollout_id must be a non-empty string")
-        if not isinstance(self.harness, Harness):
-            raise ValueError(f"harness={self.harness!r}: must be one of {[h.value for h in Harness]}")
+        problem = harness_problem(self.harness)
+        if problem:
+            raise ValueError(problem)
         if len(self.turns) > MAX_TURNS:
             raise ValueError(f"a rollout holds at most {MAX_TURNS} turns")
         if not isinstance(self.guard, GuardMode):
@@ -156,7 +164,7 @@ class RolloutRecord:
     def to_json(self) -> dict[str, object]:
         return {
             "rollout_id": self.rollout_id,
-            "harness": self.harness.value,
+            "harness": self.harness,
             "adapter": self.adapter,
             "allowlist": list(self.allowlist),
             "conversation_key": self.conversation_key,
@@ -190,7 +198,7 @@ class RolloutRecord:
         return {
             "schema_version": "ATIF-v1.4",
             "session_id": self.rollout_id,
-            "agent": {"name": self.harness.value, "version": "unknown", "model_name": self.adapter},
+            "agent": {"name": self.harness, "version": "unknown", "model_name": self.adapter},
             "steps": steps,
             "final_metrics": {
                 "total_prompt_tokens": sum(len(t.prompt_ids) for t in self.turns),

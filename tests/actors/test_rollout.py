@@ -76,7 +76,7 @@ def test_an_attack_is_blocked_and_scores_zero_even_if_the_answer_is_right(guard,
 
 
 class BrokenBackend:
-    def create(self, workspace, limits, *, forwards=(), read_only=()):
+    def create(self, workspace, limits, *, forwards=(), read_only=(), placement=None):
         raise SandboxError("bubblewrap is missing: install it")
 
     def sweep(self) -> int:

@@ -11,7 +11,7 @@ from actors.trajectories import save_rollout_trajectory, save_trajectory, trajec
 from environments.sandboxes import SandboxError
 from environments.tasks.shipped import shipped_tasks
 from serve.audit import audit
-from serve.record import Harness, RolloutRecord, TurnRecord, reply_message
+from serve.record import RolloutRecord, TurnRecord, reply_message
 
 CALL = {"id": "c1", "type": "function", "function": {"name": "bash", "arguments": '{"command": "ls"}'}}
 
@@ -27,7 +27,7 @@ def record(rollout_id: str) -> RolloutRecord:
         TurnRecord(0, (1, 2, 3), (7, 8), (-0.1, -0.2), tool_calls=1, conversation="k"),
         TurnRecord(1, (1, 2, 3, 7, 8, 9), (5,), (-0.3,), tool_calls=0, conversation="k"),
     )
-    return RolloutRecord(rollout_id, Harness.PI, "pi-v2", ("pypi.org",), turns, conversation, "k")
+    return RolloutRecord(rollout_id, "pi", "pi-v2", ("pypi.org",), turns, conversation, "k")
 
 
 def test_the_saved_trajectory_keeps_counts_and_guard_extra_but_not_token_payloads(tmp_path: Path) -> None:
@@ -59,7 +59,7 @@ def test_a_failed_fetch_is_logged_and_returns_none(tmp_path: Path, caplog) -> No
 
 
 class BrokenBackend:
-    def create(self, workspace, limits, *, forwards=(), read_only=()):
+    def create(self, workspace, limits, *, forwards=(), read_only=(), placement=None):
         raise SandboxError("no sandbox here")
 
     def sweep(self) -> int:

@@ -13,7 +13,7 @@ import pytest
 
 from actors.trajectories import save_trajectory
 from serve.audit import EXIT_CLEAN, EXIT_FINDINGS, EXIT_UNREADABLE, audit, checks, main
-from serve.record import Harness, RolloutRecord, TurnRecord, reply_message
+from serve.record import RolloutRecord, TurnRecord, reply_message
 
 REPO = Path(__file__).resolve().parents[2]
 TAMPER = "echo 1 > /logs/verifier/reward.txt"
@@ -41,7 +41,7 @@ def trajectory(rollout_id: str, commands: list[str], allowlist: tuple[str, ...] 
         TurnRecord(i, (1, 2), (3,), (-0.5,), tool_calls=int(i < len(commands)), conversation="k")
         for i in range(len(commands) + 1)
     )
-    record = RolloutRecord(rollout_id, Harness.PI, "pi-v1", allowlist, turns, tuple(conversation), "k")
+    record = RolloutRecord(rollout_id, "pi", "pi-v1", allowlist, turns, tuple(conversation), "k")
     return record.to_atif()
 
 

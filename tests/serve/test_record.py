@@ -9,7 +9,7 @@ from atif_scan import parse_trace
 from proxyutil import MESSAGES
 
 from serve.decisions import Reason, RuleId
-from serve.record import BlockRecord, Harness, RolloutRecord, TurnRecord, UpstreamError, reply_message
+from serve.record import OTHER_HARNESS, BlockRecord, RolloutRecord, TurnRecord, UpstreamError, reply_message
 
 CALL = {"id": "c1", "type": "function", "function": {"name": "bash", "arguments": '{"command": "ls"}'}}
 
@@ -27,7 +27,7 @@ def _record() -> RolloutRecord:
         {"role": "tool", "tool_call_id": "c1", "content": "a.py"},
         reply_message("[guard] notice", []),
     )
-    return RolloutRecord("r1", Harness.PI, "pi-v3", ("pypi.org",), turns, conversation, conversation_key="k")
+    return RolloutRecord("r1", "pi", "pi-v3", ("pypi.org",), turns, conversation, conversation_key="k")
 
 
 def test_turn_invariants_are_checked():
@@ -62,4 +62,13 @@ def test_atif_export_parses_with_atif_scan_and_carries_the_metrics():
 
 
 def test_atif_export_of_an_empty_rollout_parses():
-    parse_trace(RolloutRecord("r", Harness.OTHER, "").to_atif())
+    parse_trace(RolloutRecord("r", OTHER_HARNESS, "").to_atif())
+
+
+def test_a_record_takes_any_harness_the_registry_knows_and_names_them_when_not():
+    from environments.harnesses.registry import harness_names
+
+    for name in (*harness_names(), OTHER_HARNESS):
+        assert RolloutRecord("r", name, "").harness == name
+    with pytest.raises(ValueError, match=r"harness='claude-code': must be one of \['hermes'|'pi'"):
+        RolloutRecord("r", "claude-code", "")

@@ -6,7 +6,7 @@ import json
 
 from environments.harness_prompts import harness_tools
 from environments.traces import TraceFormat, read_text
-from serve.record import Harness, RolloutRecord, TurnRecord, reply_message
+from serve.record import OTHER_HARNESS, RolloutRecord, TurnRecord, reply_message
 
 CALL = {"id": "c1", "type": "function", "function": {"name": "bash", "arguments": '{"command":"ls"}'}}
 READ = {"id": "c2", "type": "function", "function": {"name": "read", "arguments": '{"path":"a.py"}'}}
@@ -28,7 +28,7 @@ EXPECTED = [
 ]
 
 
-def _record(harness: Harness = Harness.PI) -> RolloutRecord:
+def _record(harness: str = "pi") -> RolloutRecord:
     turns = (
         TurnRecord(0, (1, 2, 3), (7, 8), (-0.1, -0.2), tool_calls=2, conversation="k"),
         TurnRecord(1, (1, 2, 3, 7, 8, 9), (5,), (-0.3,), tool_calls=0, conversation="k"),
@@ -48,7 +48,7 @@ def test_an_exported_record_reads_back_as_its_conversation():
 
 
 def test_a_record_of_an_unknown_harness_keeps_no_tools_and_no_filled_prompt():
-    (conv,), _ = read_text(json.dumps(_record(Harness.OTHER).to_atif()), source="r")
+    (conv,), _ = read_text(json.dumps(_record(OTHER_HARNESS).to_atif()), source="r")
     assert conv.harness is None and conv.tools == () and list(conv.messages) == EXPECTED
 
 

@@ -16,8 +16,10 @@ prefix and owner, so ``sweep`` removes a crashed launcher's containers.
 
 Only the calls in ``DockerAPI`` are used (``docker.from_env()`` satisfies it; tests pass a fake):
 ``containers.run``, ``containers.list``, a container's ``put_archive``, ``exec_run``, ``get_archive``,
-``stats`` and ``remove``, and ``images.build`` for the image. No image is pulled: ``build_image`` builds
-``IMAGE_TAG`` from ``docker/Dockerfile`` over a base image imported locally (see that file).
+``stats`` and ``remove``, and ``images.build``/``get`` for the images. No image is pulled: ``build_image``
+builds ``IMAGE_TAG`` from ``docker/Dockerfile`` over a base image imported locally (see that file), and a
+task that needs its own image gets it from ``images.TaskImages`` (built once per content digest). A task's
+mounts (``Placement``) are private host folders bound at their targets, so the engine must run on this host.
 """
 
 from __future__ import annotations

@@ -9,7 +9,9 @@ machine. This backend stops:
   points that cannot be moved or removed; new files beside them can still be added;
 - reading outside the workspace: a new mount namespace whose root is an empty tmpfs with read-only binds
   of ``/usr``, a few ``/etc`` files the dynamic linker and Python need, and this interpreter's prefixes;
-  the workspace copy is the only writable host folder (at ``/workspace``), ``/tmp`` is a private tmpfs;
+  the workspace copy is the only writable host folder (at ``/workspace``, and at a task's own work
+  directory too), besides a task's writable mounts (private folders, e.g. Harbor's ``/logs``);
+  ``/tmp`` is a private tmpfs;
   the host's ``/root``, ``/home``, ``/work``, ``/tmp`` and other sandboxes are not there;
 - the network: a new, empty network namespace (``--unshare-net``), so only its own loopback exists and
   every connection to the host (its loopback included) or outside fails at once; the guard is reachable

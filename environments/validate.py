@@ -1,13 +1,14 @@
 """Run the seven task checks over every task and print a summary.
 
-    python -m environments.validate [PATH ...] [--jobs N]
+    python -m environments.validate [PATH ...] [--jobs N] [--sandbox auto|docker]
 
 PATH may be a folder of task folders (ours or Harbor's), one task folder, or a ``.jsonl`` dataset; with
 none, the shipped task sets are built (or reused from the cache) and checked. Each failed check prints
 one line ``FAIL <task> <check>: <reason>``; a task that cannot be read fails ``well_formed`` and is
 counted under kind ``unknown``. The last line is JSON: ``{"tasks", "valid", "invalid", "by_kind",
 "by_split"}``, where each ``by_*`` entry is ``{"tasks": n, "valid": m}``. Exit status 1 if any task is
-invalid.
+invalid. ``--sandbox docker`` runs every check in the Docker backend, which builds the images of Harbor
+tasks whose Dockerfiles need them (``auto``: a subprocess or the local sandbox, see ``run_checks``).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import sys
 from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 from environments.tasks.checks import CheckName, CheckResult, run_checks
@@ -57,7 +59,7 @@ def iter_items(path: Path) -> Iterator[Item]:
     yield from (("harbor", p) for p in find_harbor_tasks(path) if p not in taken)
 
 
-def check_item(item: Item) -> TaskReport:
+def check_item(item: Item, sandbox: str = "auto") -> TaskReport:
     """Load one item and run the checks; a load failure is a failed ``well_formed`` check."""
     how, what = item
     label = what.name if isinstance(what, Path) else getattr(what, "id", "?")
@@ -69,7 +71,16 @@ def check_item(item: Item) -> TaskReport:
         label = str(exc).split(": ", 1)[0] if isinstance(what, TaskFormatError) else label
         return TaskReport(label, "unknown", "unknown", (CheckResult(CheckName.WELL_FORMED, False, str(exc)),))
     assert isinstance(task, Task)
-    return TaskReport(task.id, task.kind.value, task.split.value, tuple(run_checks(task)))
+    return TaskReport(task.id, task.kind.value, task.split.value, tuple(run_checks(task, _runner(sandbox))))
+
+
+def _runner(sandbox: str):
+    if sandbox == "auto":
+        return None
+    from environments.attempt import make_backend
+    from environments.sandboxes.runner import SandboxRunner
+
+    return SandboxRunner(make_backend(sandbox))
 
 
 def summarize(reports: list[TaskReport]) -> dict:
@@ -90,12 +101,13 @@ def summarize(reports: list[TaskReport]) -> dict:
     return summary
 
 
-def validate(paths: list[Path], jobs: int) -> list[TaskReport]:
+def validate(paths: list[Path], jobs: int, sandbox: str = "auto") -> list[TaskReport]:
     items = [item for path in paths for item in iter_items(path)]
+    check = partial(check_item, sandbox=sandbox)
     if jobs <= 1 or len(items) < 2:
-        return [check_item(item) for item in items]
+        return [check(item) for item in items]
     with ProcessPoolExecutor(max_workers=jobs) as pool:
-        return list(pool.map(check_item, items, chunksize=4))
+        return list(pool.map(check, items, chunksize=4))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -104,13 +116,16 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("paths", nargs="*", type=Path, help="task folders, parents of them, or .jsonl files")
     parser.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1), help="worker processes")
+    parser.add_argument(
+        "--sandbox", choices=("auto", "local", "docker"), default="auto", help="where the checks run"
+    )
     args = parser.parse_args(argv)
     paths = args.paths
     if not paths:
         from environments.tasks.shipped import build_shipped_tasks
 
         paths = [build_shipped_tasks()]
-    reports = validate(paths, max(1, args.jobs))
+    reports = validate(paths, max(1, args.jobs), args.sandbox)
     for report in reports:
         for result in report.results:
             if not result.passed:

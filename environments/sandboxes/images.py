@@ -5,9 +5,10 @@ Two builds per task image, both offline by default (``network="none"``; a Docker
 
 1. the task's build context as the task wrote it, tagged ``<TASK_REPO>:<digest>-task``; its ``FROM``
    images must already be in the engine (no image is pulled: ``docker pull`` or ``docker load`` them);
-2. a sandbox layer over it (``<TASK_REPO>:<digest>``): the work directory's files move to ``/workspace``,
-   owned by the sandbox user, and the work directory becomes a link to it, so the task's absolute paths
-   and our workspace are one folder; ``/run/forward`` is made for the guard's relay.
+2. a sandbox layer over it (tagged by a hash of the digest and the layer): the work directory's files move
+   to ``/workspace``, owned by the sandbox user, and the work directory becomes a link to it, so the
+   task's absolute paths and our workspace are one folder; ``/run/forward`` is made for the guard's relay;
+   ``/root`` is made traversable, as in the shared image, for harness interpreters bound from there.
 
 A tag that exists is reused (the cache survives restarts: it is the engine's). A failed build is one
 task's error (``TaskImageError`` with the build log's tail), remembered so it is not retried by every
@@ -16,6 +17,7 @@ rollout; other tasks go on. Concurrent callers of the same digest wait for one b
 
 from __future__ import annotations
 
+import hashlib
 import io
 import tarfile
 import threading
@@ -37,7 +39,8 @@ RUN set -e; W='{workdir}'; mkdir -p /workspace /run/forward; \\
       if [ -d "$W" ] && [ ! -L "$W" ]; then cp -a "$W/." /workspace/ && rm -rf "$W"; fi; \\
       mkdir -p "$(dirname "$W")" && ln -sfn /workspace "$W"; \\
     fi; \\
-    chown -R {uid}:{uid} /workspace
+    chown -R {uid}:{uid} /workspace; \
+    if [ -d /root ]; then chmod 0755 /root; fi
 USER {uid}:{uid}
 WORKDIR /workspace
 CMD ["sleep", "infinity"]
@@ -87,13 +90,20 @@ class TaskImages:
         self._per_digest: dict[str, threading.Lock] = {}
 
     @staticmethod
-    def tag(image: TaskImage) -> str:
-        return f"{TASK_REPO}:{image.digest[:24]}"
+    def task_tag(image: TaskImage) -> str:
+        """The task's own build: keyed by its context alone."""
+        return f"{TASK_REPO}:{image.digest[:24]}-task"
+
+    @staticmethod
+    def tag(image: TaskImage, workdir: str = SANDBOX_WORKSPACE) -> str:
+        """The sandbox image: keyed by the context and the layer over it (a changed layer is rebuilt)."""
+        layer = layer_dockerfile("", workdir).encode()
+        return f"{TASK_REPO}:{hashlib.sha256(image.digest.encode() + layer).hexdigest()[:24]}"
 
     def ensure(self, image: TaskImage, workdir: str = SANDBOX_WORKSPACE) -> str:
         """The sandbox image's tag for ``image``, built now if the engine lacks it; raise
         ``TaskImageError`` (the same one again for a digest that failed before)."""
-        tag, task_id = self.tag(image), image.task_id
+        tag, task_id = self.tag(image, workdir), image.task_id
         with self._lock:
             lock = self._per_digest.setdefault(image.digest, threading.Lock())
         with lock:
@@ -105,8 +115,9 @@ class TaskImages:
             self.log(f"building the image of {who} as {tag} ({image.reason}) ...")
             start = time.monotonic()
             try:
-                self._build(context_tar(image.context), f"{tag}-task")
-                layer = {"Dockerfile": layer_dockerfile(f"{tag}-task", workdir).encode()}
+                if not self._exists(self.task_tag(image)):
+                    self._build(context_tar(image.context), self.task_tag(image))
+                layer = {"Dockerfile": layer_dockerfile(self.task_tag(image), workdir).encode()}
                 self._build(context_tar(layer), tag)
             except Exception as exc:
                 tail = _log_tail(exc)

@@ -36,12 +36,15 @@ def test_an_image_is_built_once_per_digest_then_found_in_the_engine():
     api, lines = FakeDocker(), []
     images = TaskImages(api, log=lines.append)
     tag = images.ensure(IMAGE, "/app")
-    assert tag == f"harness-adapters/task:{IMAGE.digest[:24]}"
+    assert tag == TaskImages.tag(IMAGE, "/app") != TaskImages.tag(IMAGE, "/srv")
     task_build, layer_build = api.images.builds
-    assert files_of(task_build) == IMAGE.context and task_build["tag"] == f"{tag}-task"
+    assert files_of(task_build) == IMAGE.context
+    assert task_build["tag"] == f"harness-adapters/task:{IMAGE.digest[:24]}-task"
     assert task_build["network_mode"] == "none" and task_build["pull"] is False
     layer = files_of(layer_build)["Dockerfile"].decode()
-    assert layer.startswith(f"FROM {tag}-task\n") and "W='/app'" in layer and "USER 1000:1000" in layer
+    assert (
+        layer.startswith(f"FROM {task_build['tag']}\n") and "W='/app'" in layer and "USER 1000:1000" in layer
+    )
     assert lines[0].startswith("building the image of task acme.jq") and "RUN apt-get" in lines[0]
     assert lines[1].startswith(f"built {tag} for task acme.jq in ")
     assert images.ensure(IMAGE, "/app") == tag and len(api.images.builds) == 2  # cached in this process
@@ -64,7 +67,7 @@ def test_a_failed_build_is_that_tasks_error_and_is_not_retried():
     assert len(api.images.builds) == 1 and lines[-1].startswith("image of task acme.jq failed")
     api.images.fail_with = None
     other = TaskImage({"Dockerfile": b"FROM debian:12\nRUN true && touch /x\nUSER 0\n"}, "line 3: USER")
-    assert images.ensure(other, "/app").endswith(other.digest[:24])  # the rest goes on
+    assert images.ensure(other, "/app") == TaskImages.tag(other, "/app")  # the rest goes on
 
 
 def test_concurrent_sessions_of_one_task_wait_for_one_build():
@@ -96,7 +99,7 @@ def test_a_placed_task_runs_its_own_image_at_its_workdir_with_private_mount_fold
     )
     box = backend.create(workspace, SandboxLimits(memory_mb=256), placement=placement)
     image, _, kwargs = api.containers.created[0]
-    assert image == TaskImages.tag(IMAGE)
+    assert image == TaskImages.tag(IMAGE, "/app")
     binds = {v["bind"]: (Path(k), v["mode"]) for k, v in kwargs["volumes"].items()}
     tests_host, tests_mode = binds["/tests"]
     assert tests_mode == "ro" and (tests_host / "test.sh").read_text() == "exit 0\n"

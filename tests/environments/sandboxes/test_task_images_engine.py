@@ -43,8 +43,8 @@ def backend(docker_api, prefix):
 
 def forget(api, task) -> None:
     """Remove a task's images from the engine, so the test sees the build itself."""
-    tag = TaskImages.tag(task.placement.image)
-    for name in (tag, f"{tag}-task"):
+    image = task.placement.image
+    for name in (TaskImages.tag(image, task.placement.workdir), TaskImages.task_tag(image)):
         try:
             api.images.remove(name, force=True)
         except Exception as exc:  # docker.errors.ImageNotFound

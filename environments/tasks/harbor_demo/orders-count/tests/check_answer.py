@@ -1,4 +1,5 @@
 """Exit 0 iff the answer file holds the expected whole number."""
+
 import sys
 
 try:

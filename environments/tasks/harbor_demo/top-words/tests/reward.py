@@ -1,4 +1,5 @@
 """Print 1 if the JUnit report shows every test ran and passed, else 0."""
+
 import sys
 import xml.etree.ElementTree as ET
 

@@ -64,3 +64,22 @@ def test_find_task_folders_skips_task_json_inside_a_workspace(tmp_path):
     write_task(answer_task(), tmp_path / "set")
     assert [p.name for p in find_task_folders(tmp_path)] == ["calc-add-repair", "prices-total"]
     assert find_task_folders(tmp_path / "set" / "prices-total") == [tmp_path / "set" / "prices-total"]
+
+
+def test_a_placed_task_round_trips_and_one_with_its_own_image_stays_in_harbor_layout(tmp_path):
+    from environments.tasks.harbor import load_harbor_task
+    from tests.environments.tasks.test_harbor import make_harbor_task
+
+    harbor = load_harbor_task(make_harbor_task(tmp_path / "harbor"))
+    again = read_task(write_task(harbor, tmp_path / "ours"))
+    assert again == harbor and again.placement.workdir == "/app" and len(again.placement.mounts) == 3
+    dockerfile = tmp_path / "harbor" / "fix-greeting" / "environment" / "Dockerfile"
+    dockerfile.write_text("FROM python:3.12\nRUN pip install rich\nCOPY greet.py /app/\n")
+    with pytest.raises(TaskFormatError, match="builds its own image.*Harbor's layout"):
+        write_task(load_harbor_task(dockerfile.parents[1]), tmp_path / "ours2")
+    folder = write_task(harbor, tmp_path / "ours3")
+    meta = json.loads((folder / "task.json").read_text())
+    meta["placement"]["workdir"] = "/usr/app"
+    (folder / "task.json").write_text(json.dumps(meta))
+    with pytest.raises(TaskFormatError, match="overlaps /usr"):
+        read_task(folder)

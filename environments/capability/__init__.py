@@ -1,0 +1,1 @@
+"""General-capability suites run on every checkpoint, to catch what narrow training breaks."""

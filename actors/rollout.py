@@ -346,16 +346,12 @@ def make_rollout_session(setup: RolloutSetup, harness: str, root: str) -> Rollou
 
     folder = Path(root)
     folder.mkdir(parents=True, exist_ok=True)
-    if setup.sandbox == "docker":
-        from environments.sandboxes import DockerBackend
+    from environments.sandboxes import backend_named
 
-        backend: SandboxBackend = DockerBackend(extra_ro_binds=harness_binds())
-    elif setup.sandbox == "local":
-        from environments.sandboxes import LocalBackend
-
-        backend = LocalBackend(folder / "boxes", prefix=f"hx{harness[:2]}", extra_ro_binds=harness_binds())
-    else:
-        raise ValueError(f"sandbox={setup.sandbox!r}: use local or docker")
+    prefix = f"hx{harness[:2]}" if setup.sandbox == "local" else "hsbx"
+    backend: SandboxBackend = backend_named(
+        setup.sandbox, folder / "boxes", prefix=prefix, extra_ro_binds=harness_binds()
+    )
     trajectories: Path | str | None = None
     if setup.trajectory_dir:  # a storage URI stays a string: written there from whichever node
         trajectories = setup.trajectory_dir if "://" in setup.trajectory_dir else Path(setup.trajectory_dir)

@@ -314,15 +314,9 @@ def load_tasks(paths: Iterable[Path]) -> dict[str, Task]:
 
 
 def make_backend(name: str, root: Path | None = None) -> SandboxBackend:
-    if name == "docker":
-        from environments.sandboxes import DockerBackend
+    from environments.sandboxes import backend_named
 
-        return DockerBackend()
-    if name == "local":
-        from environments.sandboxes import LocalBackend
-
-        return LocalBackend(root, prefix="hxat")
-    raise ValueError(f"--sandbox {name!r}: use local or docker")
+    return backend_named(name, root, prefix="hxat")
 
 
 def main(argv: list[str] | None = None) -> int:

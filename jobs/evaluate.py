@@ -28,7 +28,9 @@ and listed by rule) or ``off``.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
+import json
 import os
 import time
 import uuid
@@ -94,6 +96,13 @@ class EvalConfig:
     guard_max_replicas: int = 1
     """Above ``guard_min_replicas``: Ray Serve autoscales each shard up to this many replicas, which share
     one ledger actor of open rollouts (``serve/book.py``)."""
+    impossible: tuple[str, ...] = ()
+    """Impossible variants of the held-out repo tasks run on every checkpoint (``oneoff``, ``conflicting``;
+    ``environments/tasks/impossible.py``); their pass rate is the cheating rate in the report."""
+    capability_problems: int = 0
+    """HumanEval problems each checkpoint answers through the same multi-LoRA server (0: skip; 164: all)."""
+    capability_max_tokens: int = 512
+    """Output tokens of one HumanEval reply."""
 
     def __post_init__(self) -> None:
         problems = placement_problems(
@@ -107,6 +116,13 @@ class EvalConfig:
             problems.append("max_sessions must be >= 1 and rollout_cpus > 0")
         if problem := unknown_task_set(self.task_set):
             problems.append(problem)
+        wrong = [m for m in self.impossible if m not in ("oneoff", "conflicting")]
+        if wrong:
+            problems.append(f"impossible={list(self.impossible)}: use oneoff and/or conflicting")
+        if not 0 <= self.capability_problems <= 164 or self.capability_max_tokens < 1:
+            problems.append(
+                "capability_problems must be 0-164 (HumanEval has 164), capability_max_tokens >= 1"
+            )
         try:
             object.__setattr__(self, "guard", GuardMode.parse(self.guard))
         except ValueError as exc:
@@ -297,7 +313,6 @@ def merged_comparison(
 ) -> dict:
     """Wall time of the same subset served both ways (see the module docstring). The multi-LoRA way is
     charged the one server start this job paid, a fresh publish of each adapter and the sessions."""
-    import dataclasses
 
     import ray
 
@@ -361,7 +376,7 @@ def run(cfg: EvalConfig) -> dict:
     from actors.cluster import connect_ray
     from actors.model_card import set_evaluation
     from actors.serving.remote import RayServing
-    from jobs.eval_report import markdown_table, summarize, write_report
+    from jobs.eval_report import capability_table, markdown_table, summarize, write_report
     from jobs.models import load_preset, resolve_model
     from jobs.stack import job_stack
 
@@ -390,10 +405,19 @@ def run(cfg: EvalConfig) -> dict:
         server_start_s = time.monotonic() - stack_started
         serving = RayServing(stack.server)  # adapters travel as bytes: the server may be on another node
         live, load_failures = publish_all(serving.publish, checkpoints)
+        variants = impossible_tasks(tasks, cfg.impossible)
+        if cfg.impossible:
+            say(f"{len(variants)} impossible variants ({', '.join(cfg.impossible)}) per checkpoint")
         results: list[SessionResult] = []
         for harness in cfg.harnesses:
-            work = [(c, t) for c in live if c.harness == harness for t in tasks]
+            everything = [*tasks, *(v.task for v in variants.values())]
+            work = [(c, t) for c in live if c.harness == harness for t in everything]
             results += run_sessions(cfg, stack.guard_url(harness), harness, out, harness, work)
+        results = [
+            dataclasses.replace(r, variant=variants[r.task_id].mutation) if r.task_id in variants else r
+            for r in results
+        ]
+        capability = capability_rows(cfg, stack.url, live, out, say) if cfg.capability_problems else []
         eval_s = time.monotonic() - started
         extra: dict[str, Any] = {
             "eval_s": round(eval_s, 1),
@@ -407,7 +431,7 @@ def run(cfg: EvalConfig) -> dict:
         if cfg.merged_tasks:
             say("cost comparison: the same subset served merged, one checkpoint at a time")
             extra |= merged_comparison(cfg, stack, serving_cfg, live, out, server_start_s)
-    paths = write_report(out, results, load_failures, extra)
+    paths = write_report(out, results, load_failures, extra, capability)
     if cfg.storage:
         from actors.storage import open_storage, upload
 
@@ -420,7 +444,9 @@ def run(cfg: EvalConfig) -> dict:
         if checkpoint.path is not None:
             mine = [c for c in cells if c.checkpoint == checkpoint.name]
             table = markdown_table(mine) if mine else "No session was scored.\n"
-            set_evaluation(Path(checkpoint.path), table)
+            general = capability_table([r for r in capability if r.checkpoint == checkpoint.name])
+            general = f"\nGeneral capability:\n\n{general}" if general else ""
+            set_evaluation(Path(checkpoint.path), table + general)
     say(f"report: {paths['report']}")
     print((out / "report.md").read_text(), flush=True)
     unscored = sum(r.failure is not None for r in results)
@@ -431,6 +457,49 @@ def run(cfg: EvalConfig) -> dict:
         **extra,
         "report": str(paths["report"]),
     }
+
+
+@dataclass(frozen=True, slots=True)
+class Variant:
+    """An impossible variant of a held-out task, and which mutation made it."""
+
+    task: Any
+    mutation: str
+
+
+def impossible_tasks(tasks: Sequence[Any], mutations: Sequence[str]) -> dict[str, Variant]:
+    """The impossible variants of the repo tasks among ``tasks``, by id; a task without a mutable visible
+    test has none."""
+    from environments.tasks.impossible import impossible_variant
+
+    out: dict[str, Variant] = {}
+    for task in tasks:
+        for mutation in mutations:
+            variant = impossible_variant(task, mutation) if task.source.value == "repo" else None
+            if variant is not None:
+                out[variant.id] = Variant(variant, mutation)
+    return out
+
+
+def capability_rows(cfg: EvalConfig, url: str, live: Sequence[Checkpoint], out: Path, say) -> list:
+    """HumanEval for every served checkpoint (the base once), through the server at ``url``; each program
+    runs in the configured sandbox. Per-problem outcomes go to ``<out>/capability.json``."""
+    from environments.capability.client import chat_generate
+    from environments.capability.humaneval import load_problems, run_suite
+    from environments.sandboxes import SandboxRunner, backend_named
+    from jobs.eval_report import CapabilityRow
+
+    problems = load_problems(cfg.capability_problems)
+    runner = SandboxRunner(backend_named(cfg.sandbox, out / "capability-boxes", prefix="hxcap"))
+    rows, detail = [], {}
+    for name in dict.fromkeys(c.name for c in live):
+        generate = chat_generate(url, name, max_tokens=cfg.capability_max_tokens)
+        result = run_suite(problems, generate, runner)
+        rows.append(CapabilityRow.of(name, "humaneval", result.passed, result.total))
+        detail[name] = [dataclasses.asdict(p) for p in result.problems]
+        say(f"humaneval {name}: {result.passed}/{result.total}")
+    (out / "capability.json").write_text(json.dumps(detail, indent=1) + "\n")
+    return rows
 
 
 def main(argv: list[str] | None = None) -> None:

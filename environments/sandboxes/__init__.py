@@ -14,6 +14,15 @@ from environments.sandboxes.local import LocalBackend, LocalSandbox
 from environments.sandboxes.protocol import Forward, Sandbox, SandboxBackend, SandboxError, SandboxLimits
 from environments.sandboxes.runner import SandboxRunner
 
+
+def backend_named(name: str, root=None, *, prefix: str = "hsbx", extra_ro_binds=()) -> SandboxBackend:
+    """The backend a config names: ``local`` (bubblewrap; its folders under ``root``) or ``docker``."""
+    if name == "docker":
+        return DockerBackend(prefix=prefix, extra_ro_binds=extra_ro_binds)
+    if name == "local":
+        return LocalBackend(root, prefix=prefix, extra_ro_binds=tuple(extra_ro_binds))
+    raise ValueError(f"sandbox={name!r}: use local or docker")
+
 __all__ = [
     "DockerAPI",
     "DockerBackend",
@@ -26,5 +35,6 @@ __all__ = [
     "SandboxError",
     "SandboxLimits",
     "SandboxRunner",
+    "backend_named",
     "build_image",
 ]

@@ -174,3 +174,40 @@ def test_would_be_blocks_are_counted_next_to_blocks_and_listed_by_rule(tmp_path:
         would
     )
     assert "Would-be" not in write_report(tmp_path / "none", results[1:2], {})["report"].read_text()
+
+
+def _variant(checkpoint: str, step: int, passed: bool, harness: str = "pi") -> SessionResult:
+    return SessionResult(
+        harness, checkpoint, step, f"t-{checkpoint}-{passed}", "repair", passed, variant="oneoff"
+    )
+
+
+def test_impossible_variants_count_only_in_the_cheating_rate_and_its_verdict_reads_the_interval():
+    from jobs.eval_report import cheating_rows, cheating_verdict, report_markdown
+
+    honest = [SessionResult("pi", "base", 0, "t", "repair", True)]
+    variants = [_variant("base", 0, False) for _ in range(20)] + [
+        _variant("pi-v9", 9, i < 12) for i in range(20)
+    ]
+    cells = summarize(honest + variants)
+    assert [(c.task_kind, c.sessions, c.passes) for c in cells if c.checkpoint == "base"] == [
+        ("all", 1, 1),
+        ("repair", 1, 1),
+    ]  # the variants are not in pass@1
+    rows = cheating_rows(honest + variants)
+    assert [(r.checkpoint, r.sessions, r.passes) for r in rows] == [("base", 20, 0), ("pi-v9", 20, 12)]
+    assert cheating_verdict(rows)["pi"].startswith("raised it: pi-v9 0.600 vs start 0.000")
+    even = [_variant("base", 0, i < 2) for i in range(10)] + [_variant("pi-v9", 9, i < 3) for i in range(10)]
+    assert cheating_verdict(cheating_rows(even))["pi"].startswith("no clear change")
+    text = report_markdown(cells, honest + variants, {})
+    assert "## Cheating rate" in text and "| pi | pi-v9 | 9 | 20 | 0.600 |" in text
+
+
+def test_the_capability_rows_carry_their_interval_into_the_report():
+    from jobs.eval_report import CapabilityRow, report_json, report_markdown
+
+    rows = [CapabilityRow.of("base", "humaneval", 3, 8), CapabilityRow.of("pi-v2", "humaneval", 0, 8)]
+    assert rows[0].pass_at_1 == 3 / 8 and 0.0 < rows[0].low < 0.375 < rows[0].high < 1.0
+    text = report_markdown([], [], {}, None, rows)
+    assert "## General capability" in text and "| pi-v2 | humaneval | 8 | 0.000 | [0.000, 0.324] |" in text
+    assert report_json([], [], {}, None, rows)["capability"][1]["passed"] == 0

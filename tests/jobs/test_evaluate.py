@@ -149,3 +149,46 @@ def test_checkpoints_in_a_storage_uri_are_copied_here_before_discovery(tmp_path:
     assert not (local / "pi" / "trajectories").exists()  # only checkpoints travel
     assert adapter_problem(str(local / "pi" / "checkpoint-4")) is None
     assert fetch_checkpoints(str(bucket), ["pi"], tmp_path / "unused") == bucket  # a folder is used in place
+
+
+def test_impossible_and_capability_settings_are_checked_at_load():
+    with pytest.raises((ConfigError, ValueError), match="oneoff and/or conflicting"):
+        load_config(EvalConfig, CONFIGS[0], ("impossible=[offbyone]",))
+    with pytest.raises((ConfigError, ValueError), match="HumanEval has 164"):
+        load_config(EvalConfig, CONFIGS[0], ("capability_problems=200",))
+
+
+def test_the_held_out_repo_tasks_get_their_impossible_variants():
+    from jobs.evaluate import impossible_tasks
+
+    tasks = eval_tasks(("repair", "analysis"), 0)
+    variants = impossible_tasks(tasks, ("oneoff", "conflicting"))
+    mutations = {v.mutation for v in variants.values()}
+    assert mutations == {"oneoff", "conflicting"} and all(
+        v.task.kind.value == "repair" for v in variants.values()
+    )
+    assert all(i.endswith(f"-impossible-{v.mutation}") for i, v in variants.items())
+    assert impossible_tasks(tasks, ()) == {}
+
+
+@pytest.mark.skipif(__import__("shutil").which("bwrap") is None, reason="bubblewrap (bwrap) is not installed")
+def test_capability_rows_score_each_served_checkpoint_once_through_the_server(tmp_path: Path):
+    from environments.capability.humaneval import load_problems
+    from jobs.evaluate import capability_rows
+    from tests.environments.capability.test_humaneval import ScriptedServer, scripted
+
+    problems = load_problems(4)
+    honest, broken = scripted(problems, wrong=set()), scripted(problems, wrong={0, 1, 2, 3})
+    server = ScriptedServer(lambda prompt, model: (honest if model == "base" else broken)(prompt))
+    server_models = server.models
+    live = [Checkpoint("pi", "base", 0), Checkpoint("opencode", "base", 0), Checkpoint("pi", "pi-v1", 1, "x")]
+    cfg = EvalConfig(capability_problems=4, sandbox="local")
+    lines: list[str] = []
+    try:
+        rows = capability_rows(cfg, server.url, live, tmp_path, lines.append)
+    finally:
+        server.close()
+    assert [(r.checkpoint, r.passed, r.total) for r in rows] == [("base", 4, 4), ("pi-v1", 0, 4)]
+    assert sorted(set(server_models)) == ["base", "pi-v1"] and len(server_models) == 8  # the base once
+    assert lines == ["humaneval base: 4/4", "humaneval pi-v1: 0/4"]
+    assert (tmp_path / "capability.json").is_file()

@@ -94,3 +94,67 @@ def test_a_model_error_is_that_problems_failure(problems, tmp_path):
 
     result = run_suite(problems[:2], broken, runner=None)
     assert result.passed == 0 and all("ConnectionError" in r.reason for r in result.problems)
+
+
+class ScriptedServer:
+    """An OpenAI-compatible chat endpoint on loopback; ``answer(prompt, model)`` gives each reply; records the
+    models asked (``missing`` gets a 404)."""
+
+    def __init__(self, answer) -> None:
+        import json
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        self.models: list[str] = []
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):  # noqa: N802 - the http.server hook name
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                outer.models.append(body["model"])
+                if body["model"] == "missing":
+                    self.send_response(404)
+                    self.end_headers()
+                    return
+                reply = {
+                    "choices": [
+                        {
+                            "message": {
+                                "role": "assistant",
+                                "content": answer(body["messages"][0]["content"], body["model"]),
+                            }
+                        }
+                    ]
+                }
+                data = json.dumps(reply).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+
+
+@needs_bwrap
+def test_the_suite_through_an_openai_endpoint_scores_what_the_server_answers(problems, runner):
+    from environments.capability.client import chat_generate
+
+    chosen = problems[:4]
+    model = scripted(chosen, wrong={0})
+    server = ScriptedServer(lambda prompt, _model: model(prompt))
+    try:
+        result = run_suite(chosen, chat_generate(server.url, "pi-v3", max_tokens=64), runner)
+        missing = run_suite(chosen[:1], chat_generate(server.url, "missing"), runner)
+    finally:
+        server.close()
+    assert (result.passed, result.total) == (3, 4) and set(server.models) == {"pi-v3", "missing"}
+    assert missing.passed == 0 and "HTTPStatusError" in missing.problems[0].reason

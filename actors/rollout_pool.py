@@ -401,6 +401,9 @@ class RolloutPool:
             {
                 "rollout/reward": outcome.reward,
                 "rollout/tool_calls": float(outcome.tool_calls),
+                "rollout/passed": float(
+                    outcome.verdict == "pass" and not outcome.tampered and not outcome.blocked
+                ),
                 "rollout/blocked": float(outcome.blocked),
                 "rollout/would_block": float(len(outcome.would_block_reasons)),
                 "rollout/would_blocked_total": float(c.would_blocked),

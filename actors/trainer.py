@@ -93,6 +93,52 @@ CHECKPOINTING_MIN_TOKENS = 16384
 """Token budget from which ``auto`` turns gradient checkpointing on (GPU only)."""
 
 
+ADAPTER_WEIGHTS = "adapter_model.safetensors"
+
+
+def warm_start_config(folder: str) -> Any:
+    """The ``LoraConfig`` of the adapter in ``folder``, made trainable; raises ``ValueError`` naming what is
+    missing or not a LoRA adapter."""
+    from peft import LoraConfig, PeftConfig
+
+    path = Path(folder)
+    if not (path / "adapter_config.json").is_file() or not (path / ADAPTER_WEIGHTS).is_file():
+        raise ValueError(
+            f"init_adapter={folder!r}: needs adapter_config.json and {ADAPTER_WEIGHTS} (jobs.sft writes both "
+            "into its out_dir; a full fine-tune has no adapter to start from)"
+        )
+    config = PeftConfig.from_pretrained(str(path))
+    if not isinstance(config, LoraConfig):
+        raise ValueError(f"init_adapter={folder!r}: a {type(config).__name__}, not a LoRA adapter")
+    config.inference_mode = False
+    config.task_type = "CAUSAL_LM"
+    return config
+
+
+def load_adapter_weights(model: Any, folder: str) -> int:
+    """Copy the adapter weights in ``folder`` into ``model``'s (a PEFT model built with
+    ``warm_start_config(folder)``); return how many tensors were loaded. Every LoRA tensor of the model
+    must come from the file, so a file of another base model or shape fails here, by name."""
+    from peft import set_peft_model_state_dict
+    from safetensors.torch import load_file
+
+    state = load_file(str(Path(folder) / ADAPTER_WEIGHTS))
+    try:
+        result = set_peft_model_state_dict(model, state)
+    except RuntimeError as exc:  # size mismatches
+        raise ValueError(
+            f"init_adapter={folder!r} does not fit this model: {str(exc).splitlines()[0]}"
+        ) from exc
+    lora = [name for name, _ in model.named_parameters() if "lora_" in name]
+    missing = [name for name in getattr(result, "missing_keys", []) if "lora_" in name]
+    if result.unexpected_keys or missing or not lora:
+        raise ValueError(
+            f"init_adapter={folder!r} does not fit this model: {len(result.unexpected_keys)} unexpected and "
+            f"{len(missing)} missing LoRA tensors (e.g. {(list(result.unexpected_keys) + missing)[:2]})"
+        )
+    return len(state)
+
+
 def checkpointing_wanted(setting: str, cuda: bool, token_budget: int) -> bool:
     """Whether to recompute activations in the backward pass: an explicit ``on``/``off``, else on for GPU
     training once a packed micro-batch holds ``CHECKPOINTING_MIN_TOKENS`` tokens or more (0 = one sample
@@ -146,6 +192,10 @@ class TrainerConfig:
     cannot hold."""
     group_size: int = 8
     """Rollouts per task: TRL's ``num_generations`` (every rank must agree; rank 0's pool uses it)."""
+    init_adapter: str = ""
+    """A LoRA adapter folder to start from (``jobs.sft``'s output, or any ``save_pretrained`` adapter of
+    this base model): its rank, alpha and target modules replace ``lora_rank``/``lora_alpha``, and its
+    weights are the first version published ("": a fresh adapter, whose B matrices are zero)."""
 
     def __post_init__(self) -> None:
         from actors.ranks import rank_problems
@@ -220,9 +270,12 @@ class HarnessTrainer:
         cfg = self.cfg
         cpu = not torch.cuda.is_available()
         args = AsyncGRPOConfig(**grpo_arguments(cfg, cuda=not cpu))
-        peft = LoraConfig(
-            r=cfg.lora_rank, lora_alpha=cfg.lora_alpha, target_modules="all-linear", task_type="CAUSAL_LM"
-        )
+        if cfg.init_adapter:
+            peft = warm_start_config(cfg.init_adapter)
+        else:
+            peft = LoraConfig(
+                r=cfg.lora_rank, lora_alpha=cfg.lora_alpha, target_modules="all-linear", task_type="CAUSAL_LM"
+            )
         # TRL requires a dataset even when the rollout worker brings its own prompts; ours ignores it.
         placeholder = datasets.Dataset.from_dict({"prompt": [f"{cfg.harness} rollouts come from the pool"]})
         from actors.serving.weights import local_weights
@@ -235,6 +288,8 @@ class HarnessTrainer:
             rollout_worker=self.pool,
             callbacks=[self._dashboard_callback()],
         )
+        if cfg.init_adapter:
+            load_adapter_weights(trainer.model, cfg.init_adapter)
         if not trainer._lora_sync:
             raise RuntimeError(
                 "the serving actor does not take runtime LoRA updates: start it with enable_lora and "
@@ -252,11 +307,15 @@ class HarnessTrainer:
         from transformers import TrainerCallback
 
         owner = self
+        last_end = [time.monotonic()]
 
         class StepEnd(TrainerCallback):
             def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
                 if owner.pool is None:  # a later rank: TRL's sync waits for rank 0 at a barrier
                     return
+                now = time.monotonic()  # the step's wall time goes out with this step's log (Trackio too)
+                owner.pool.metrics_queue.put({"perf/step_s": now - last_end[0]})
+                last_end[0] = now
                 start = time.monotonic()
                 while not owner.pool.may_publish(time.monotonic() - start):
                     time.sleep(0.2)

@@ -327,6 +327,26 @@ def capability_table(rows: Sequence[CapabilityRow]) -> str:
     return text
 
 
+def trackio_points(
+    cells: Sequence[Cell], cheating: Sequence[CheatingRow]
+) -> list[tuple[int, dict[str, float]]]:
+    """``(training step, figures)`` for Trackio: per harness, pass@1 with its interval, mean tool calls and
+    the cheating rate, keyed ``eval/<harness>/<figure>``, in step order."""
+    by_step: dict[int, dict[str, float]] = defaultdict(dict)
+    for c in cells:
+        if c.task_kind == ALL:
+            key = f"eval/{c.harness}"
+            by_step[c.step] |= {
+                f"{key}/pass_at_1": c.pass_at_1,
+                f"{key}/pass_at_1_low": c.low,
+                f"{key}/pass_at_1_high": c.high,
+                f"{key}/tool_calls": c.mean_tool_calls,
+            }
+    for r in cheating:
+        by_step[r.step][f"eval/{r.harness}/cheating_rate"] = r.rate
+    return sorted(by_step.items())
+
+
 def report_markdown(
     cells: Sequence[Cell],
     results: Sequence[SessionResult],

@@ -103,6 +103,9 @@ class EvalConfig:
     """HumanEval problems each checkpoint answers through the same multi-LoRA server (0: skip; 164: all)."""
     capability_max_tokens: int = 512
     """Output tokens of one HumanEval reply."""
+    trackio_project: str = ""
+    """The Trackio project the table and per-step figures go to (the training run's, to see both
+    together); "" logs nowhere."""
 
     def __post_init__(self) -> None:
         problems = placement_problems(
@@ -440,6 +443,20 @@ def run(cfg: EvalConfig) -> dict:
             if (out / name).exists():
                 upload(out / name, storage, name)
     cells = summarize(results)
+    if cfg.trackio_project:
+        from actors.tracking import TrackioLogger
+        from jobs.eval_report import cheating_rows, trackio_points
+
+        cheating = cheating_rows(results)
+        tables = {
+            "evaluation": [dataclasses.asdict(c) for c in cells],
+            "cheating": [dataclasses.asdict(r) for r in cheating],
+            "capability": [dataclasses.asdict(r) for r in capability],
+        }
+        config = {"train_dir": cfg.train_dir, "harnesses": list(cfg.harnesses), "guard": cfg.guard.value}
+        TrackioLogger(cfg.trackio_project).log_run(
+            f"evaluation-{out.name}", config, trackio_points(cells, cheating), tables
+        )
     for checkpoint in live:  # each adapter's model card gets its own rows of the table
         if checkpoint.path is not None:
             mine = [c for c in cells if c.checkpoint == checkpoint.name]

@@ -97,6 +97,9 @@ class SFTConfig:
     """Used only on a CUDA device; CPU runs are always float32."""
     seed: int = 0
     logging_steps: int = 1
+    trackio_project: str = ""
+    """A single run's Trackio project (its training and held-out losses, by step); "" logs nowhere. The
+    sweep logs to ``sweep.trackio_project``."""
     sweep: SweepSection = field(default_factory=SweepSection)
 
     def __post_init__(self) -> None:
@@ -139,7 +142,19 @@ def main(argv: list[str] | None = None) -> None:
         from jobs.sft_train import run_sft
 
         figures = run_sft(cfg)
+        if cfg.trackio_project:
+            figures["trackio_rows"] = log_single_run(cfg, figures)
     print(json.dumps(figures), flush=True)
+
+
+def log_single_run(cfg: SFTConfig, figures: dict) -> int:
+    """A single run's TRL log history (``metrics.json``) to ``cfg.trackio_project``; the rows logged."""
+    from actors.tracking import TrackioLogger
+    from jobs.sft_sweep import trackio_rows
+
+    history = json.loads((Path(cfg.out_dir) / "metrics.json").read_text())["log_history"]
+    logger = TrackioLogger(cfg.trackio_project, cfg.sweep.trackio_dir)
+    return logger.log_run(Path(cfg.out_dir).name, {"model": cfg.model, **figures}, trackio_rows(history))
 
 
 if __name__ == "__main__":

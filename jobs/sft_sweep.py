@@ -12,7 +12,6 @@ lowest held-out loss (the last training loss when there is no held-out split); `
 from __future__ import annotations
 
 import json
-import os
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, replace
@@ -122,35 +121,6 @@ def run_point(cfg: SFTConfig) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     return figures, record["log_history"]
 
 
-class TrackioLogger:
-    """The sweep's one Trackio writer. Must live in a process that has not imported Trackio yet when a
-    directory is given, because Trackio reads ``TRACKIO_DIR`` at import."""
-
-    def __init__(self, project: str, trackio_dir: str = "") -> None:
-        os.environ["HF_HUB_OFFLINE"] = "1"  # local SQLite only; never reach for a Space
-        if trackio_dir:
-            os.environ["TRACKIO_DIR"] = str(Path(trackio_dir).resolve())
-        import trackio
-
-        self._trackio = trackio
-        self.project = project
-
-    def log_run(self, name: str, config: dict[str, Any], history: Sequence[dict[str, Any]]) -> int:
-        run = self._trackio.init(
-            project=self.project, name=name, config=config, auto_log_cpu=False, auto_log_gpu=False
-        )
-        rows = trackio_rows(history)
-        for step, metrics in rows:
-            run.log(metrics, step=step)
-        run.finish()
-        return len(rows)
-
-    def directory(self) -> str:
-        from trackio.utils import TRACKIO_DIR
-
-        return str(TRACKIO_DIR)
-
-
 def run_sweep(cfg: SFTConfig, *, log: Log = print) -> dict[str, Any]:
     """Train every grid point as a Ray task, log all to one Trackio project, write results beside them."""
     started = time.perf_counter()
@@ -158,6 +128,7 @@ def run_sweep(cfg: SFTConfig, *, log: Log = print) -> dict[str, Any]:
 
     from actors.cluster import connect_ray
     from actors.placement import make_actor, submit_task
+    from actors.tracking import TrackioLogger
     from jobs.sft_train import resolve_model_path
 
     root = Path(cfg.out_dir)
@@ -189,7 +160,9 @@ def run_sweep(cfg: SFTConfig, *, log: Log = print) -> dict[str, Any]:
                 log(f"[sft sweep] {point.name} failed: {message}")
                 continue
             rows[point] = {**base, **figures, "status": "ok"}
-            logged = ray.get(logger.log_run.remote(point.name, {**asdict(point), **figures}, history))
+            logged = ray.get(
+                logger.log_run.remote(point.name, {**asdict(point), **figures}, trackio_rows(history))
+            )
             log(f"[sft sweep] {point.name}: held-out loss {figures['eval_loss']} ({logged} Trackio rows)")
         trackio_dir = ray.get(logger.directory.remote())
     finally:

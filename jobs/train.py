@@ -54,6 +54,10 @@ class TrainJobConfig:
     max_staleness: int = 4
     lora_rank: int = 32
     lora_alpha: int = 64
+    init_adapter: str = ""
+    """Start every trainer from this LoRA adapter (``jobs.sft``'s out_dir: the SFT warm start) instead of a
+    fresh one; ``{harness}`` in it is each trainer's harness (``artifacts/sft-{harness}``). Its rank and
+    alpha replace ``lora_rank``/``lora_alpha``."""
     learning_rate: float = 1.0e-5
     max_steps: int = 200
     token_budget: int = 65536
@@ -118,6 +122,12 @@ class TrainJobConfig:
             problems.append("max_sessions must be >= group_size >= 1")
         if self.rollout_cpus <= 0:
             problems.append(f"rollout_cpus={self.rollout_cpus}: must be > 0 (a placement-group bundle)")
+        for harness in self.harnesses if self.init_adapter else ():
+            folder = Path(self.init_adapter.replace("{harness}", harness))
+            if not (folder / "adapter_config.json").is_file():
+                problems.append(
+                    f"init_adapter={str(folder)!r}: no adapter_config.json there; give jobs.sft's out_dir"
+                )
         if self.sandbox not in ("local", "docker"):
             problems.append(f"sandbox={self.sandbox!r}: use local or docker")
         if problem := unknown_task_set(self.task_set):
@@ -209,6 +219,7 @@ def run(cfg: TrainJobConfig) -> dict:
                     ranks=cfg.trainer_ranks,
                     fsdp=cfg.fsdp,
                     group_size=cfg.group_size,
+                    init_adapter=cfg.init_adapter.replace("{harness}", harness),
                 )
                 pool = PoolConfig(harness, cfg.group_size, cfg.max_sessions, max_staleness=cfg.max_staleness)
                 setup = RolloutSetup(

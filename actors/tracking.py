@@ -1,0 +1,53 @@
+"""Trackio, the runs' tracker: one writer per process, local SQLite files only (never a Space).
+
+The train job's trainers log through TRL (``report_to``); this writer is for what runs outside a trainer:
+an SFT run or a sweep's points (their TRL log history, replayed), and the evaluation's table and its
+per-step figures, in the same project as the training run they judge.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+
+class TrackioLogger:
+    """The sweep's one Trackio writer. Must live in a process that has not imported Trackio yet when a
+    directory is given, because Trackio reads ``TRACKIO_DIR`` at import."""
+
+    def __init__(self, project: str, trackio_dir: str = "") -> None:
+        os.environ["HF_HUB_OFFLINE"] = "1"  # local SQLite only; never reach for a Space
+        if trackio_dir:
+            os.environ["TRACKIO_DIR"] = str(Path(trackio_dir).resolve())
+        import trackio
+
+        self._trackio = trackio
+        self.project = project
+
+    def log_run(
+        self,
+        name: str,
+        config: dict[str, Any],
+        rows: Sequence[tuple[int, dict[str, float]]],
+        tables: dict[str, Sequence[dict[str, Any]]] | None = None,
+    ) -> int:
+        """One run of ``(step, metrics)`` rows, plus ``tables`` (name -> records) logged once; returns
+        how many rows were logged."""
+        run = self._trackio.init(
+            project=self.project, name=name, config=config, auto_log_cpu=False, auto_log_gpu=False
+        )
+        for step, metrics in rows:
+            run.log(metrics, step=step)
+        if tables:
+            import pandas as pd
+
+            run.log({k: self._trackio.Table(dataframe=pd.DataFrame(list(v))) for k, v in tables.items() if v})
+        run.finish()
+        return len(rows)
+
+    def directory(self) -> str:
+        from trackio.utils import TRACKIO_DIR
+
+        return str(TRACKIO_DIR)

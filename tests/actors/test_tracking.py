@@ -1,0 +1,56 @@
+"""The Trackio writer outside trainers: an evaluation's per-step figures and tables land in the project's
+SQLite file (in a child process: Trackio reads its directory at import)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+from jobs.eval_report import Cell, CheatingRow, trackio_points
+
+
+def cell(harness: str, step: int, kind: str = "all", passes: int = 2) -> Cell:
+    return Cell(harness, f"{harness}-v{step}", step, kind, 4, passes, passes / 4, 0.1, 0.9, 2.5, 0, 0)
+
+
+def test_evaluation_points_are_per_step_and_per_harness():
+    cells = [cell("pi", 0), cell("pi", 4, passes=3), cell("pi", 4, kind="repair"), cell("hermes", 4)]
+    cheating = [CheatingRow("pi", "pi-v4", 4, 10, 2, 0.2, 0.05, 0.5)]
+    points = dict(trackio_points(cells, cheating))
+    assert sorted(points) == [0, 4]
+    assert points[4]["eval/pi/pass_at_1"] == 0.75 and points[4]["eval/pi/cheating_rate"] == 0.2
+    assert points[4]["eval/hermes/tool_calls"] == 2.5 and "eval/hermes/pass_at_1_low" in points[4]
+    assert not any("repair" in k for k in points[4])  # the per-kind cells stay in the table
+
+
+def test_the_writer_logs_rows_and_tables_to_the_project(tmp_path: Path):
+    script = (
+        "import json, sys\n"
+        "from actors.tracking import TrackioLogger\n"
+        "logger = TrackioLogger('proj', sys.argv[1])\n"
+        "rows = [(0, {'eval/pi/pass_at_1': 0.5}), (4, {'eval/pi/pass_at_1': 0.75})]\n"
+        "tables = {'evaluation': [{'harness': 'pi', 'step': 4, 'pass_at_1': 0.75}], 'cheating': []}\n"
+        "print('logged', json.dumps(logger.log_run('evaluation-x', {'train_dir': 't'}, rows, tables)))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path / "trackio")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "HF_HUB_OFFLINE": "1"},
+        cwd=Path(__file__).resolve().parents[2],
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "logged 2" in done.stdout.splitlines()
+    db = sqlite3.connect(tmp_path / "trackio" / "proj.db")
+    logged = [
+        (run, step, json.loads(m))
+        for run, step, m in db.execute("select run_name, step, metrics from metrics")
+    ]
+    assert {run for run, _, _ in logged} == {"evaluation-x"}
+    steps = {step: m for _, step, m in logged if "eval/pi/pass_at_1" in m}
+    assert steps[0]["eval/pi/pass_at_1"] == 0.5 and steps[4]["eval/pi/pass_at_1"] == 0.75
+    assert any("evaluation" in m for _, _, m in logged)  # the table

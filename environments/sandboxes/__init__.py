@@ -23,6 +23,7 @@ def backend_named(name: str, root=None, *, prefix: str = "hsbx", extra_ro_binds=
         return LocalBackend(root, prefix=prefix, extra_ro_binds=tuple(extra_ro_binds))
     raise ValueError(f"sandbox={name!r}: use local or docker")
 
+
 __all__ = [
     "DockerAPI",
     "DockerBackend",

@@ -28,6 +28,29 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                 item.add_marker(skip)
 
 
+REQUIRE_CAPABILITIES = "HA_REQUIRE_CAPABILITIES"
+"""Set to 1 (``.ci/run`` does): a test skipped for a missing capability fails instead."""
+CAPABILITY_SKIPS = ("bubblewrap", "bwrap", "Docker engine", "base image", "harness", "pi/opencode/hermes")
+"""Words of the skip reasons that mean a capability the project needs is missing (a harness install,
+bubblewrap, the Docker engine or its base image); a GPU is not one of them."""
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    outcome = yield
+    report = outcome.get_result()
+    if report.skipped and os.environ.get(REQUIRE_CAPABILITIES) == "1":
+        reason = str(report.longrepr[-1] if isinstance(report.longrepr, tuple) else report.longrepr)
+        if missing_capability(reason):
+            report.outcome = "failed"
+            report.longrepr = f"{REQUIRE_CAPABILITIES}=1 and a capability is missing: {reason}"
+
+
+def missing_capability(skip_reason: str) -> bool:
+    """Whether a skip means a capability the project needs is missing (never a GPU)."""
+    return any(word in skip_reason for word in CAPABILITY_SKIPS) and "CUDA" not in skip_reason
+
+
 @pytest.fixture(autouse=True)
 def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """No test reads or writes the real home, and nothing reaches for a model hub."""

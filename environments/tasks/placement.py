@@ -21,6 +21,13 @@ RESERVED = ("/usr", "/bin", "/sbin", "/lib", "/lib64", "/etc", "/proc", "/dev", 
 """What the sandboxes themselves provide; a task may not put its files over these."""
 
 
+def check_relative_path(path: str, where: str) -> None:
+    """Raise unless ``path`` is a plain relative POSIX path that stays inside its folder."""
+    p = PurePosixPath(path)
+    if not path or p.is_absolute() or ".." in p.parts or "\\" in path or str(p) != path:
+        raise ValueError(f"{where}: {path!r} must be a normalised relative path without '..'")
+
+
 def _check_absolute(path: str, where: str) -> None:
     p = PurePosixPath(path)
     if not p.is_absolute() or str(p) != path or ".." in p.parts or path == "/":
@@ -44,8 +51,6 @@ class Mount:
     writable: bool = False
 
     def __post_init__(self) -> None:
-        from environments.tasks.types import check_relative_path
-
         check_relative_path(self.source, f"mount {self.target}: source")
         _check_absolute(self.target, "mount.target")
 

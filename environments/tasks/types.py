@@ -13,9 +13,8 @@ import math
 import re
 from dataclasses import dataclass, field
 from enum import StrEnum
-from pathlib import PurePosixPath
 
-from environments.tasks.placement import Placement
+from environments.tasks.placement import Placement, check_relative_path
 
 
 class Source(StrEnum):
@@ -43,13 +42,6 @@ KINDS_BY_SOURCE: dict[Source, frozenset[Kind]] = {
 
 _ID = re.compile(r"^[a-z0-9][a-z0-9._-]{0,127}$")
 _HOST = re.compile(r"^(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]{0,62})(\.[A-Za-z0-9]([A-Za-z0-9-]{0,62}))*$")
-
-
-def check_relative_path(path: str, where: str) -> None:
-    """Raise unless ``path`` is a plain relative POSIX path that stays inside its folder."""
-    p = PurePosixPath(path)
-    if not path or p.is_absolute() or ".." in p.parts or "\\" in path or str(p) != path:
-        raise ValueError(f"{where}: {path!r} must be a normalised relative path without '..'")
 
 
 def _checked_files(files: dict[str, bytes], where: str) -> dict[str, bytes]:

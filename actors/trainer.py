@@ -24,6 +24,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from actors.trainer_settings import setting_problems
+
 if TYPE_CHECKING:
     from actors.ranks import Rendezvous
     from actors.rollout import RolloutSetup
@@ -71,22 +73,6 @@ def _node_ip() -> str:
     from actors.serving.address import node_address
 
     return node_address("node")
-
-
-ATTENTION = ("sdpa", "kernels")
-"""Packed batches' variable-length attention on GPU (``actors.trl_cpu.use_packed_attention``)."""
-CHECKPOINTING = ("on", "off", "auto")
-
-
-def setting_problems(attention: str, gradient_checkpointing: str) -> list[str]:
-    """What is wrong with a trainer's attention and checkpointing settings, each naming the choices
-    (checked by the trainer's config and, at load, by the train job's)."""
-    problems = []
-    if attention not in ATTENTION:
-        problems.append(f"attention={attention!r}: use sdpa (no hub needed) or kernels (hub-fetched)")
-    if gradient_checkpointing not in CHECKPOINTING:
-        problems.append(f"gradient_checkpointing={gradient_checkpointing!r}: must be on, off or auto")
-    return problems
 
 
 CHECKPOINTING_MIN_TOKENS = 16384

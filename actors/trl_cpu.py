@@ -22,6 +22,8 @@ from types import SimpleNamespace
 import torch
 import torch.nn.functional as F  # noqa: N812
 
+from actors.trainer_settings import setting_problems
+
 _PATCHED = False
 
 
@@ -85,8 +87,6 @@ def patch_trl_for_cpu() -> None:
 
 def use_packed_attention(mode: str) -> None:
     """Which variable-length attention TRL's packed batches use (module docstring); on CPU always sdpa."""
-    from actors.trainer import setting_problems
-
     if problems := setting_problems(mode, "auto"):
         raise ValueError(problems[0])
     if not torch.cuda.is_available():

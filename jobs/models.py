@@ -48,3 +48,10 @@ def pin_model(cfg: ServingConfig) -> ServingConfig:
     fetched = fetch_weights(source)
     check_model_files(fetched.path, cfg.tool_call_parser)
     return replace(cfg, revision=pinned(source, fetched).revision)
+
+
+def resolve_model_path(model: str) -> str:
+    """A preset name (``tiny`` builds the local model), else the folder or hub id as given."""
+    if (PRESETS_DIR / f"{model}.yaml").exists():
+        return resolve_model(load_preset(model)).model
+    return model

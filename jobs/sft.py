@@ -13,116 +13,15 @@ from __future__ import annotations
 
 import argparse
 import json
-from dataclasses import dataclass, field
+from dataclasses import replace
 from pathlib import Path
 
 from jobs.config import load_config
+from jobs.sft_config import LoraSection, SFTConfig, SweepSection
+
+__all__ = ["DEFAULT_CONFIG", "LoraSection", "SFTConfig", "SweepSection", "main"]
 
 DEFAULT_CONFIG = Path(__file__).resolve().parent / "configs" / "sft-tiny.yaml"
-
-
-def _require_floats(name: str, values: tuple[object, ...]) -> None:
-    bad = [v for v in values if not isinstance(v, int | float) or isinstance(v, bool)]
-    if bad:
-        raise ValueError(f"{name}={bad[0]!r}: not a number; YAML reads 1e-3 as a string, write 1.0e-3")
-
-
-@dataclass(frozen=True, slots=True)
-class LoraSection:
-    rank: int = 8
-    alpha: int = 16
-    dropout: float = 0.0
-    target_modules: tuple[str, ...] = ("all-linear",)
-    """PEFT module names, or the single entry ``all-linear``."""
-
-    def __post_init__(self) -> None:
-        if self.rank < 1 or self.alpha < 1:
-            raise ValueError(f"lora.rank={self.rank}, lora.alpha={self.alpha}: both must be >= 1")
-        if not 0 <= self.dropout < 1:
-            raise ValueError(f"lora.dropout={self.dropout}: must be in [0, 1)")
-        if not self.target_modules:
-            raise ValueError("lora.target_modules is empty: name modules or use [all-linear]")
-
-
-@dataclass(frozen=True, slots=True)
-class SweepSection:
-    learning_rates: tuple[float, ...] = ()
-    """Grid axes; an empty axis means the run's own value."""
-    ranks: tuple[int, ...] = ()
-    max_lengths: tuple[int, ...] = ()
-    trackio_project: str = "sft-sweep"
-    trackio_dir: str = ""
-    """Where Trackio's SQLite files go; empty means Trackio's default (``$HF_HOME/trackio``)."""
-    cpus_per_run: float = 1.0
-    gpus_per_run: float = 0.0
-
-    def __post_init__(self) -> None:
-        _require_floats("sweep.learning_rates", self.learning_rates)
-        if any(lr <= 0 for lr in self.learning_rates) or any(r < 1 for r in self.ranks):
-            raise ValueError("sweep.learning_rates must be > 0 and sweep.ranks >= 1")
-        if any(n < 16 for n in self.max_lengths):
-            raise ValueError("sweep.max_lengths must be >= 16")
-        if self.cpus_per_run <= 0 or self.gpus_per_run < 0:
-            raise ValueError("sweep.cpus_per_run must be > 0 and sweep.gpus_per_run >= 0")
-        if not self.trackio_project:
-            raise ValueError("sweep.trackio_project is empty: name the Trackio project")
-
-
-@dataclass(frozen=True, slots=True)
-class SFTConfig:
-    model: str = "tiny"
-    """A model preset (jobs/configs/models/), a local folder or a hub id."""
-    traces: tuple[str, ...] = ()
-    """Trace files or folders, read by ``jobs.sft_data.read_conversations``."""
-    trace_format: str | None = None
-    out_dir: str = "artifacts/sft/tiny"
-    full_finetune: bool = False
-    """Train every weight instead of a LoRA adapter (sensible only for tiny models)."""
-    lora: LoraSection = field(default_factory=LoraSection)
-    mask_method: str = "auto"
-    """auto | generation | prefix: how assistant spans are found (see jobs/sft_data.py)."""
-    learning_rate: float = 2e-4
-    epochs: float = 1.0
-    max_steps: int = -1
-    """Stop after this many optimizer steps; -1 means run the epochs."""
-    max_length: int = 4096
-    """Tokens per conversation; longer ones keep their start."""
-    batch_size: int = 1
-    grad_accum: int = 1
-    eval_fraction: float = 0.1
-    """Share of conversations held out for the eval loss (at least one when > 0)."""
-    max_eval_examples: int = 64
-    """At most this many held out (0: no cap); the rest of the share trains."""
-    bf16: bool = False
-    """Used only on a CUDA device; CPU runs are always float32."""
-    seed: int = 0
-    logging_steps: int = 1
-    trackio_project: str = ""
-    """A single run's Trackio project (its training and held-out losses, by step); "" logs nowhere. The
-    sweep logs to ``sweep.trackio_project``."""
-    sweep: SweepSection = field(default_factory=SweepSection)
-
-    def __post_init__(self) -> None:
-        _require_floats("learning_rate", (self.learning_rate,))
-        problems = []
-        if self.learning_rate <= 0:
-            problems.append(f"learning_rate={self.learning_rate}: must be > 0")
-        if self.epochs <= 0 and self.max_steps < 1:
-            problems.append("epochs must be > 0 or max_steps >= 1")
-        if self.max_length < 16:
-            problems.append(f"max_length={self.max_length}: must be >= 16")
-        if self.batch_size < 1 or self.grad_accum < 1 or self.logging_steps < 1:
-            problems.append("batch_size, grad_accum and logging_steps must be >= 1")
-        if self.max_eval_examples < 0:
-            problems.append(f"max_eval_examples={self.max_eval_examples}: must be >= 0 (0: no cap)")
-        if not 0 <= self.eval_fraction < 1:
-            problems.append(f"eval_fraction={self.eval_fraction}: must be in [0, 1)")
-        if self.full_finetune and self.sweep.ranks:
-            problems.append("sweep.ranks is set but full_finetune: true trains no adapter: drop sweep.ranks")
-        if self.mask_method not in ("auto", "generation", "prefix"):
-            problems.append(f"mask_method={self.mask_method!r}: use auto, generation or prefix")
-        if problems:
-            raise ValueError("; ".join(problems))
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -134,6 +33,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("overrides", nargs="*", help="dotted.key=value")
     args = parser.parse_args(argv)
     cfg = load_config(SFTConfig, args.config, args.overrides)
+    from jobs.models import resolve_model_path
+
+    cfg = replace(cfg, model=resolve_model_path(cfg.model))  # a preset name: built or found here, once
     if args.sweep:
         from jobs.sft_sweep import run_sweep
 

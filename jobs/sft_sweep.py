@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from jobs.sft import SFTConfig
+    from jobs.sft_config import SFTConfig
 
 Log = Callable[[str], None]
 TRACKIO_KEYS = ("loss", "entropy", "mean_token_accuracy", "learning_rate", "grad_norm", "num_tokens")
@@ -129,7 +129,7 @@ def run_sweep(cfg: SFTConfig, *, log: Log = print) -> dict[str, Any]:
     from actors.cluster import connect_ray
     from actors.placement import make_actor, submit_task
     from actors.tracking import TrackioLogger
-    from jobs.sft_train import resolve_model_path
+    from jobs.models import resolve_model_path
 
     root = Path(cfg.out_dir)
     root.mkdir(parents=True, exist_ok=True)

@@ -23,7 +23,7 @@ from environments.traces.types import Conversation, Skipped
 from jobs.sft_data import TokenizedExample, build_examples, plan_template, read_conversations, show_mask
 
 if TYPE_CHECKING:
-    from jobs.sft import SFTConfig
+    from jobs.sft_config import SFTConfig
 
 Log = Callable[[str], None]
 
@@ -111,15 +111,6 @@ def preflight(
     return figures
 
 
-def resolve_model_path(model: str) -> str:
-    """A preset name (``tiny`` builds the local model), else the folder or hub id as given."""
-    from jobs.models import PRESETS_DIR, load_preset, resolve_model
-
-    if (PRESETS_DIR / f"{model}.yaml").exists():
-        return resolve_model(load_preset(model)).model
-    return model
-
-
 def load_all(cfg: SFTConfig) -> tuple[list[Conversation], list[Skipped]]:
     conversations: list[Conversation] = []
     skipped: list[Skipped] = []
@@ -145,7 +136,7 @@ def run_sft(cfg: SFTConfig, *, log: Log = print) -> dict[str, Any]:
     started = time.perf_counter()
     from transformers import AutoTokenizer
 
-    model_path = resolve_model_path(cfg.model)
+    model_path = cfg.model  # a folder or a hub id; jobs.models.resolve_model_path turns preset names into one
     tokenizer = AutoTokenizer.from_pretrained(model_path)
     conversations, read_skipped = load_all(cfg)
     plan = plan_template(tokenizer, cfg.mask_method)

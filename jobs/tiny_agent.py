@@ -143,7 +143,7 @@ def build_tiny_agent(
 
 
 def _build(recipe: TinyAgentRecipe, base: Path, staging: Path, log) -> dict[str, Any]:
-    from jobs.sft import SFTConfig
+    from jobs.sft_config import SFTConfig
     from jobs.sft_train import run_sft
 
     started = time.perf_counter()

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from actors.ranks import rank_problems
-from actors.trainer import setting_problems
+from actors.trainer_settings import setting_problems
 from environments.harnesses.registry import harness_problem
 from environments.tasks.shipped import unknown_task_set
 from environments.tasks.sources import TaskSource, configured_sources, load_sources

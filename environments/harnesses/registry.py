@@ -50,12 +50,6 @@ class HarnessSpec:
     names_tool_results: bool = False
     """Whether a tool result message carries the tool's ``name`` (hermes)."""
 
-    def tools(self) -> list[dict[str, Any]]:
-        """The OpenAI ``tools`` list the harness declares (its captured request)."""
-        from environments.harness_prompts import harness_tools
-
-        return harness_tools(self.name)
-
 
 BUILTIN = (
     HarnessSpec(

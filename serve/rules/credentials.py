@@ -27,7 +27,8 @@ from typing import TYPE_CHECKING
 from .. import rx
 from ..decisions import Reason, RuleId
 from .base import Finding, code_texts
-from .shellread import operands, read_shell
+from .shellread import read_shell
+from .shellwords import operands
 
 if TYPE_CHECKING:
     from ..normalize import NormalCall

@@ -30,7 +30,8 @@ from ..normalize import Edit, NormalCall, ToolKind
 from .decode import payloads
 from .hosts import NET_API
 from .pycode import python_effects
-from .shellread import read_shell, resolve
+from .shellread import read_shell
+from .shellwords import resolve
 
 if TYPE_CHECKING:
     from .facts import SessionFacts

@@ -21,7 +21,8 @@ import posixpath
 from typing import TYPE_CHECKING
 
 from .. import rx
-from .shellread import read_shell, resolve
+from .shellread import read_shell
+from .shellwords import resolve
 
 if TYPE_CHECKING:
     from ..normalize import NormalCall

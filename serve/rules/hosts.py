@@ -41,7 +41,8 @@ from .netcommands import (
     shell_reach,
     url_host,
 )
-from .shellread import read_shell, resolve
+from .shellread import read_shell
+from .shellwords import resolve
 
 if TYPE_CHECKING:
     from ..normalize import NormalCall

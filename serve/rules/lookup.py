@@ -31,7 +31,8 @@ from .base import Finding, code_texts
 from .facts import REPO_URL, package_key, shingles, words
 from .hosts import URL
 from .paths import HIDDEN, beside_workspace, hidden_glob
-from .shellread import ShellCommand, operands, option_values, read_shell, resolve
+from .shellread import ShellCommand, read_shell
+from .shellwords import operands, option_values, resolve
 
 if TYPE_CHECKING:
     from ..normalize import NormalCall

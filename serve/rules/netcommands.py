@@ -15,7 +15,8 @@ from urllib.parse import urlsplit
 
 from .. import rx
 from .facts import IPV4, normalize_host
-from .shellread import INTERPRETER, ShellCommand, ShellView, operands, option_values, read_shell
+from .shellread import INTERPRETER, ShellCommand, ShellView, read_shell
+from .shellwords import operands, option_values
 
 if TYPE_CHECKING:
     from .facts import SessionFacts

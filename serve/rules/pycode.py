@@ -28,7 +28,7 @@ import shlex
 import warnings
 from dataclasses import dataclass
 
-from .shellread import resolve
+from .shellwords import resolve
 
 WRITE_METHODS = frozenset({"write_text", "write_bytes", "touch", "symlink_to", "hardlink_to"})
 DELETE_METHODS = frozenset({"unlink", "rmdir"})

@@ -17,7 +17,7 @@ under it (the rules test by prefix).
 
 from __future__ import annotations
 
-from .shellread import operands, resolve
+from .shellwords import operands, resolve
 
 PERL_VALUES = frozenset({"-e", "-E", "-M", "-I", "-m", "-x"})
 SED_VALUES = frozenset({"-e", "--expression", "-f", "--file", "-l", "--line-length"})

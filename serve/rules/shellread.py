@@ -18,12 +18,13 @@ judge the raw text with patterns or return unknown.
 from __future__ import annotations
 
 import functools
-import posixpath
 from dataclasses import dataclass
 
 from atif_scan.data import shell
 
 from .. import rx
+from .shellfx import argument_effects
+from .shellwords import resolve
 
 INTERPRETER = rx.compile(r"(?:python[0-9.]*|pypy[0-9.]*|node|nodejs|deno|bun|perl|ruby|php)")
 CODE_FLAGS = frozenset({"-c", "-e", "--eval", "-E", "-r", "-p"})
@@ -52,17 +53,6 @@ class ShellView:
     variables: tuple[tuple[str, str], ...]  # assignments seen, in order
 
 
-def resolve(path: str, cwd: str | None) -> str:
-    """`path` as an absolute normalised path when it can be; `~` and `$` paths stay as given."""
-    if path.startswith(("~", "$")):
-        return path
-    if path.startswith("/"):
-        return "/" + posixpath.normpath(path).lstrip("/")  # POSIX keeps a leading `//`
-    if cwd:
-        return posixpath.normpath(posixpath.join(cwd, path))
-    return posixpath.normpath(path) if path else path
-
-
 def _expand(word: str, env: dict[str, str]) -> tuple[str, bool]:
     out = VARIABLE.sub(lambda m: env.get(m[1], m[0]), word) if "$" in word else word
     return out, bool(UNRESOLVED.search(out))
@@ -81,8 +71,6 @@ def _heredoc_targets(commands: list[shell.Command]) -> list[shell.Command]:
 @functools.lru_cache(maxsize=4096)
 def read_shell(text: str, cwd: str | None = None) -> ShellView:
     """The commands in `text`; cached because several rules read the same call."""
-    from .shellfx import argument_effects  # it reads words with this module's helpers
-
     script = shell.parse(text)
     if not script.complete:  # rewrite what the reader can't structure, then try again
         text = prepare(text)
@@ -182,35 +170,3 @@ def _by_line(text: str) -> tuple[list[shell.Command], bool]:
         out += sorted(script.commands, key=lambda c: c.span[0])
         offset += len(line) + 1
     return out, complete
-
-
-def operands(argv: tuple[str, ...], values: frozenset[str] = frozenset()) -> list[tuple[int, str]]:
-    """(index, word) of the non-option arguments after the name; options in `values` take the
-    next word as their value (`--opt=value` forms take none)."""
-    out: list[tuple[int, str]] = []
-    skip, options = False, True
-    for i, word in enumerate(argv[1:], start=1):
-        if skip:
-            skip = False
-        elif options and word == "--":
-            options = False
-        elif options and word.startswith("-") and word != "-":
-            skip = word in values
-        else:
-            out.append((i, word))
-    return out
-
-
-def option_values(argv: tuple[str, ...], names: frozenset[str]) -> list[tuple[int, str]]:
-    """Values of the options in `names`: `-x V`, `--name V`, `--name=V` and `-xV` (short)."""
-    out: list[tuple[int, str]] = []
-    for i, word in enumerate(argv[1:], start=1):
-        if word in names and i + 1 < len(argv):
-            out.append((i + 1, argv[i + 1]))
-            continue
-        head, eq, value = word.partition("=")
-        if eq and head in names:
-            out.append((i, value))
-        elif len(word) > 2 and word[:2] in names and not word.startswith("--"):
-            out.append((i, word[2:]))
-    return out

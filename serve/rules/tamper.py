@@ -51,7 +51,8 @@ from .paths import (
     is_test_path,
     touches,
 )
-from .shellread import ShellCommand, read_shell, resolve
+from .shellread import ShellCommand, read_shell
+from .shellwords import resolve
 
 if TYPE_CHECKING:
     from ..normalize import NormalCall

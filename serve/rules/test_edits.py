@@ -27,7 +27,8 @@ from .. import rx
 from ..decisions import Reason, RuleId
 from .base import Finding, code_texts
 from .paths import is_test_path, touches
-from .shellread import operands, read_shell, resolve
+from .shellread import read_shell
+from .shellwords import operands, resolve
 
 if TYPE_CHECKING:
     from ..normalize import Edit, NormalCall

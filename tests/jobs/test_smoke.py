@@ -24,7 +24,13 @@ import pytest
 from tests.environments.harnesses.conftest import harnesses_missing
 from tests.raynodes import BIN, free_ports, ray_cluster
 
-pytestmark = [pytest.mark.vllm, pytest.mark.harness, pytest.mark.slow, pytest.mark.smoke, pytest.mark.timeout(3600)]
+pytestmark = [
+    pytest.mark.vllm,
+    pytest.mark.harness,
+    pytest.mark.slow,
+    pytest.mark.smoke,
+    pytest.mark.timeout(3600),
+]
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from environments.harness_prompts import harness_tools
 from environments.harnesses import registry
 from environments.harnesses.registry import HarnessSpec, harness_names, harness_problem, harness_spec
 from environments.traces.steps import Edit, Read, Shell, Write
@@ -31,7 +32,7 @@ def test_the_builtin_harnesses_are_registered_and_an_unknown_one_names_the_choic
 @pytest.mark.parametrize("name", ["pi", "opencode", "hermes"])
 def test_each_harness_renders_demonstrations_with_the_tools_it_declares(name: str):
     spec = harness_spec(name)
-    declared = {tool["function"]["name"] for tool in spec.tools()}
+    declared = {tool["function"]["name"] for tool in harness_tools(spec.name)}
     used = {call for step in STEPS for call, _, _ in spec.render_step(step)}
     assert used and used <= declared, (used, declared)
     assert spec.launcher().name == name

@@ -30,7 +30,16 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 REQUIRE_CAPABILITIES = "HA_REQUIRE_CAPABILITIES"
 """Set to 1 (``.ci/run`` does): a test skipped for a missing capability fails instead."""
-CAPABILITY_SKIPS = ("bubblewrap", "bwrap", "Docker engine", "base image", "harness", "pi/opencode/hermes")
+CAPABILITY_SKIPS = (
+    "bubblewrap",
+    "bwrap",
+    "Docker engine",
+    "base image",
+    "harnesses are not installed",
+    "harness-deps",
+    "no local sandbox",
+    "strace is not installed",
+)
 """Words of the skip reasons that mean a capability the project needs is missing (a harness install,
 bubblewrap, the Docker engine or its base image); a GPU is not one of them."""
 

@@ -133,14 +133,7 @@ def _verify(task: Task, produced: Path, scratch: Path, runner: Runner) -> Oracle
         (scratch / report_dir / REPORTER_NAMES[kind]).write_bytes(RUNNER_REPORTER.read_bytes())
     elif kind is ReportKind.NODE_TAP:
         (scratch / report_dir / "ha_verdict.cjs").write_bytes(NODE_REPORTER.read_bytes())
-    result = runner.run(
-        pinned_command(oracle.command, report_dir, kind),
-        scratch,
-        timeout_s=task.limits.verify_timeout_s,
-        memory_mb=task.limits.memory_mb,
-        env={**oracle.env, **VERIFY_ENV},
-        placement=task.placement,
-    )
+    result = _run_verify(task, oracle, pinned_command(oracle.command, report_dir, kind), scratch, runner)
     if result.timed_out:
         return OracleRun(Verdict.ERROR, f"verify command ran past {task.limits.verify_timeout_s}s", result)
     if result.exit_code != 0:
@@ -156,6 +149,18 @@ def _verify(task: Task, produced: Path, scratch: Path, runner: Runner) -> Oracle
     return OracleRun(Verdict.PASS if judged.passed else Verdict.FAIL, judged.reason, result)
 
 
+def _run_verify(task: Task, oracle: CommandOracle, command: str, scratch: Path, runner: Runner) -> RunResult:
+    """The verify command in ``scratch``, under the task's verify limits and placement."""
+    return runner.run(
+        command,
+        scratch,
+        timeout_s=task.limits.verify_timeout_s,
+        memory_mb=task.limits.memory_mb,
+        env={**oracle.env, **VERIFY_ENV},
+        placement=task.placement,
+    )
+
+
 def _judge_reward(
     task: Task, oracle: CommandOracle, reward_dir: str, scratch: Path, runner: Runner
 ) -> OracleRun:
@@ -166,14 +171,7 @@ def _judge_reward(
         _remove(scratch / folder)
     for folder in outputs:
         (scratch / folder).mkdir(parents=True, exist_ok=True)
-    result = runner.run(
-        oracle.command,
-        scratch,
-        timeout_s=task.limits.verify_timeout_s,
-        memory_mb=task.limits.memory_mb,
-        env={**oracle.env, **VERIFY_ENV},
-        placement=task.placement,
-    )
+    result = _run_verify(task, oracle, oracle.command, scratch, runner)
     if result.timed_out:
         return OracleRun(Verdict.ERROR, f"verify command ran past {task.limits.verify_timeout_s}s", result)
     try:

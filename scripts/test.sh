@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Set up the environment (idempotent) and run the test suite's CI tier: everything except `slow` tests (the
-# main job end to end, the trainers, the tiny agent's build and what needs it: `scripts/test.sh -m slow`),
+# main job end to end, the trainers, the tiny agent's build and what needs it:
+# `scripts/test.sh -m "slow and not cluster"`),
 # `gpu` tests (they skip themselves without CUDA anyway) and `cluster` tests (`scripts/test.sh -m cluster
 # tests/cluster`, as root). Extra arguments go to pytest (a later -m replaces the default selection).
 set -euo pipefail

@@ -1,4 +1,4 @@
-"""Ray actors (serving, and later trainers and rollouts) as plain classes, plus their seams.
+"""Ray actors (serving, trainers, rollouts, the rollout pool) as plain classes, and their errors.
 
 Heavy modules (vLLM, torch, Ray) are imported where they are used, never here.
 """
@@ -14,7 +14,6 @@ from actors.errors import (
     ServerUnavailableError,
     ServingError,
 )
-from actors.protocols import PolicyServer
 
 __all__ = [
     "ActorError",
@@ -23,7 +22,6 @@ __all__ = [
     "AdapterExistsError",
     "AdapterInvalidError",
     "AdapterNotFoundError",
-    "PolicyServer",
     "ServerStartError",
     "ServerUnavailableError",
     "ServingError",

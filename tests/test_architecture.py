@@ -23,7 +23,7 @@ PURE_MODULES = (
     "actors/serving/adapters.py",
     "actors/serving/config.py",
     "actors/errors.py",
-    "actors/protocols.py",
+    "actors/trainer_settings.py",
     "environments/tiny_model/recipe.py",
     "environments/tiny_model/corpus.py",
 )

@@ -3,7 +3,8 @@
 A plain class (the Ray actor is made from it in ``actors/placement.py``), thread-safe so that publishes,
 retires, leases and health probes can run side by side in a threaded actor.
 
-Contract (the PolicyServer protocol):
+Contract (what trainers, rollouts and the evaluation rely on; ``actors.trainer.AdapterServer`` is the
+trainer's side of it):
 - ``publish(name, path)`` copies the adapter into the server's own store through a staging folder and an
   atomic rename, validates the copy (a half-written adapter is rejected, never served), then asks vLLM
   to load it. An existing name is an error, never an overwrite. vLLM loads adapters between engine steps,

@@ -2,8 +2,8 @@
 and a Docker backend, and a ``Runner`` over either for the oracle and the task checks.
 
 Threat model, in short (each backend's module docstring has the full one): the agent sees only its
-workspace copy and public software (``/usr``, the interpreter), has no network but its own loopback (the
-guard's forward is a later piece), runs as an unprivileged uid without capabilities under memory,
+workspace copy and public software (``/usr``, the interpreter), has no network but its own loopback and
+the guard's forward (``Forward``), runs as an unprivileged uid without capabilities under memory,
 process, CPU and wall-time limits, and leaves nothing behind; leftovers of a crashed launcher are swept
 when the next backend starts. Not stopped: kernel exploits and side channels (the kernel is shared).
 The verifier runs in a fresh sandbox holding only what the agent produced plus the hidden files.

@@ -6,7 +6,7 @@ assistant turns of harness conversations, rendered with the model's own chat tem
 
 A preflight checks data, masks and the output folder in seconds before any training. The last stdout line
 is one JSON object of figures. Masking lives in ``jobs/sft_data.py``, training in ``jobs/sft_train.py``,
-the sweep (one Ray actor per grid point, one Trackio project) in ``jobs/sft_sweep.py``.
+the sweep (one Ray task per grid point, one Trackio writer actor) in ``jobs/sft_sweep.py``.
 """
 
 from __future__ import annotations

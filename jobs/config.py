@@ -2,13 +2,17 @@
 
 A config file mirrors its dataclass one to one: nested mappings become nested dataclasses, lists become
 tuples, unknown keys are errors that name their path and list the known ones. Overrides use dotted paths
-(``serving.max_loras=6``) and are parsed as YAML scalars. Validation lives in each dataclass's
-``__post_init__``; a failure there is reported with the file it came from.
+(``serving.max_loras=6``) and are parsed as YAML scalars. Scalars and lists of scalars are type-checked at
+load by pydantic (``TypeAdapter``, lax: ``1e-5`` read by YAML as text is a float, ``ten`` is not an int,
+``harnesses=pi`` is not a list; true/false is never a number), each error one line naming the key, the
+value and the fix. Ranges and cross-field rules live in each dataclass's ``__post_init__``; a failure there
+is reported with the file it came from.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import types
 import typing
 from pathlib import Path
@@ -60,12 +64,68 @@ def _convert(tp: Any, value: Any, where: str) -> Any:
     if origin is tuple and isinstance(value, list):
         args = typing.get_args(tp)
         inner = args[0] if args else Any
-        return tuple(_convert(inner, v, f"{where}[{i}]") for i, v in enumerate(value))
-    if tp is float and isinstance(value, int) and not isinstance(value, bool):
-        return float(value)
-    if tp is str and not isinstance(value, str):
-        raise ConfigError(f"{where}: expected a string, got {value!r}")
-    return value
+        if _is_dataclass_type(inner):
+            return tuple(_convert(inner, v, f"{where}[{i}]") for i, v in enumerate(value))
+    if _scalar_type(tp):
+        return _validate(tp, value, where)
+    return value  # enums and other types: the dataclass's __post_init__ parses them
+
+
+_SCALARS = (int, float, bool, str, type(None))
+_HINTS = {
+    int: "give a whole number",
+    float: "give a number",
+    bool: "give true or false",
+    str: "give text (quote it if YAML would read it as something else)",
+}
+
+
+def _scalar_type(tp: Any) -> bool:
+    """Scalars, optional scalars, tuples of them and plain dicts: what pydantic checks at load."""
+    if tp in _SCALARS or tp is dict:
+        return True
+    origin, args = typing.get_origin(tp), typing.get_args(tp)
+    if origin in (types.UnionType, typing.Union):
+        return all(_scalar_type(a) for a in args)
+    if origin is tuple:
+        return all(_scalar_type(a) for a in args if a is not Ellipsis)
+    return origin is dict
+
+
+@functools.cache
+def _adapter(tp: Any) -> Any:
+    from pydantic import TypeAdapter
+
+    return TypeAdapter(tp)
+
+
+def _bool_as_number(tp: Any, value: Any) -> bool:
+    """Whether ``value`` has true/false where ``tp`` wants a number (pydantic's lax mode reads 1/0)."""
+    if isinstance(value, bool):
+        allowed = (
+            set(typing.get_args(tp)) if typing.get_origin(tp) in (types.UnionType, typing.Union) else {tp}
+        )
+        return bool not in allowed and bool(allowed & {int, float})
+    args = typing.get_args(tp)
+    if typing.get_origin(tp) is tuple and isinstance(value, list) and len(args) == 2 and args[1] is Ellipsis:
+        return any(_bool_as_number(args[0], v) for v in value)
+    return False
+
+
+def _validate(tp: Any, value: Any, where: str) -> Any:
+    from pydantic import ValidationError
+
+    hint = _HINTS.get(tp) or (
+        "give a list, e.g. [a, b]" if typing.get_origin(tp) is tuple else f"give a value of type {tp}"
+    )
+    if _bool_as_number(tp, value):
+        raise ConfigError(f"{where}={value!r}: true/false is not a number; {hint}")
+    try:
+        return _adapter(tp).validate_python(value)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        at = "".join(f"[{part}]" for part in error["loc"] if isinstance(part, int))
+        raise ConfigError(f"{where}{at}={value!r}: {error['msg']}; {hint}") from None
 
 
 def _apply_override(data: dict[str, Any], override: str) -> None:

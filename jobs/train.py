@@ -118,6 +118,14 @@ class TrainJobConfig:
         problems += rank_problems(self.trainer_ranks, self.trainer_gpus, self.fsdp)
         if problem := harness_problem(self.harnesses):
             problems.append(problem)
+        for name in ("lora_rank", "lora_alpha", "max_steps", "micro_batches", "max_tokens"):
+            if getattr(self, name) < 1:
+                problems.append(f"{name}={getattr(self, name)}: must be >= 1")
+        for name in ("token_budget", "max_staleness", "save_steps"):
+            if getattr(self, name) < 0:
+                problems.append(f"{name}={getattr(self, name)}: must be >= 0")
+        if not self.learning_rate > 0:
+            problems.append(f"learning_rate={self.learning_rate}: must be > 0, e.g. 1.0e-5")
         if self.max_sessions < self.group_size or self.group_size < 1:
             problems.append("max_sessions must be >= group_size >= 1")
         if self.rollout_cpus <= 0:

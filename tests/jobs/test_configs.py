@@ -12,6 +12,8 @@ from jobs.config import ConfigError, load_config
 from jobs.models import load_preset, preset_names, resolve_model
 from jobs.smoke import CONFIGS, DEFAULT_CONFIG, SmokeConfig
 
+TRAIN_SMOKE = Path(__file__).resolve().parents[2] / "jobs" / "configs" / "train-smoke.yaml"
+
 
 def test_every_model_preset_loads_without_downloading_anything():
     names = preset_names()
@@ -161,3 +163,32 @@ def test_the_ablation_preset_loads_and_leaves_the_train_guard_to_its_arms(tmp_pa
         load_config(AblationConfig, ABLATION, ["eval_guard=loud"])
     with pytest.raises(ConfigError, match=r"train_overrides sets 'guard=off': each arm sets the train guard"):
         load_config(AblationConfig, ABLATION, ["train_overrides=[guard=off]"])
+
+
+@pytest.mark.parametrize(
+    ("override", "message"),
+    [
+        ("max_steps=ten", r"max_steps='ten': Input should be a valid integer.*; give a whole number"),
+        ("harnesses=pi", r"harnesses='pi': Input should be a valid tuple; give a list"),
+        ("max_steps=true", r"max_steps=True: true/false is not a number"),
+        ("lora_rank=2.5", r"lora_rank=2.5: .*fractional part"),
+        ("sandbox=5", r"sandbox=5: Input should be a valid string"),
+        ("lora_rank=0", r"lora_rank=0: must be >= 1"),
+        ("learning_rate=0", r"learning_rate=0.0: must be > 0"),
+        ("max_staleness=-1", r"max_staleness=-1: must be >= 0"),
+        ("harnesses=[pi, 3]", r"harnesses\[1\]=\['pi', 3\]: Input should be a valid string"),
+    ],
+)
+def test_wrong_types_and_ranges_are_refused_at_load_in_one_line(override: str, message: str):
+    from jobs.train import TrainJobConfig
+
+    with pytest.raises(ConfigError, match=message) as info:
+        load_config(TrainJobConfig, TRAIN_SMOKE, (override,))
+    assert "\n" not in str(info.value)
+
+
+def test_yaml_text_that_is_a_number_is_a_number():
+    from jobs.train import TrainJobConfig
+
+    cfg = load_config(TrainJobConfig, TRAIN_SMOKE, ("learning_rate=1e-5", "max_steps=3"))
+    assert cfg.learning_rate == 1e-5 and isinstance(cfg.learning_rate, float) and cfg.max_steps == 3

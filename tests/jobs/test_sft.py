@@ -71,8 +71,11 @@ def test_the_tiny_config_loads_and_names_its_fields():
 
 def test_config_errors_name_the_field_and_the_fix(tmp_path: Path):
     path = tmp_path / "c.yaml"
-    path.write_text("learning_rate: 3e-4\n")
-    with pytest.raises(ConfigError, match=r"learning_rate='3e-4'.*write 1.0e-3"):
+    path.write_text("learning_rate: 3e-4\nsweep:\n  learning_rates: [1e-3, 2e-3]\n")
+    loaded = load_config(SFTConfig, path)  # YAML 1.1 reads 3e-4 as text; the loader makes it the number
+    assert loaded.learning_rate == 3e-4 and loaded.sweep.learning_rates == (1e-3, 2e-3)
+    path.write_text("learning_rate: fast\n")
+    with pytest.raises(ConfigError, match=r"learning_rate='fast': .*; give a number"):
         load_config(SFTConfig, path)
     with pytest.raises(ConfigError, match="drop sweep.ranks"):
         load_config(SFTConfig, overrides=["full_finetune=true", "sweep.ranks=[4]"])

@@ -111,3 +111,20 @@ def test_a_task_whose_dockerfile_fails_is_an_error_for_that_task_alone(backend, 
     produced = tmp_path / "produced"
     apply_reference(good, produced, runner)
     assert verify(good, produced, tmp_path / "good", runner).verdict is Verdict.PASS
+
+
+def test_a_plain_harbor_task_runs_on_the_shared_image_with_its_workdir_linked(backend, tmp_path):
+    """No build: the Dockerfile only copies into /app, so the shared image runs it, /app linked by root."""
+    folder = (
+        Path(__file__).resolve().parents[2] / "environments" / "tamper" / "harbor" / "tamper-harbor-testsh"
+    )
+    task = load_harbor_task(folder)
+    assert task.placement.image is None and task.placement.workdir == "/app"
+    runner = SandboxRunner(backend)
+    produced = tmp_path / "produced"
+    apply_reference(task, produced, runner)
+    run = verify(task, produced, tmp_path / "verify", runner)
+    assert run.verdict is Verdict.PASS and run.reason == "reward 1 >= 1", run.reason
+    start = write_start(task, tmp_path / "start")
+    assert verify(task, start, tmp_path / "verify-start", runner).verdict is Verdict.FAIL
+    assert backend.lines == []  # nothing was built

@@ -127,3 +127,19 @@ def docker_or_skip():
         pytest.skip(f"base image {BASE_IMAGE} missing: source scripts/sandbox-deps.sh (as root) builds it")
     build_image(api)
     return api
+
+
+@pytest.fixture(scope="module")
+def docker_api():
+    return docker_or_skip()
+
+
+@pytest.fixture
+def docker_backend(docker_api, prefix: str):
+    """A Docker backend with this test's prefix; no container of it may be left afterwards."""
+    from environments.sandboxes.docker import PREFIX_LABEL, DockerBackend
+
+    backend = DockerBackend(docker_api, prefix=prefix)
+    yield backend
+    left = docker_api.containers.list(all=True, filters={"label": f"{PREFIX_LABEL}={prefix}"})
+    assert not left, f"containers left behind: {[c.name for c in left]}"

@@ -22,24 +22,16 @@ from environments.sandboxes.docker import PREFIX_LABEL, DockerBackend
 from environments.sandboxes.protocol import Forward, SandboxLimits
 from environments.sandboxes.runner import SandboxRunner
 from environments.tasks.oracle import Verdict, apply_reference, verify, write_start
-from tests.environments.sandboxes.conftest import assert_forward_reaches_only_the_guard, docker_or_skip
+from tests.environments.sandboxes.conftest import assert_forward_reaches_only_the_guard
 from tests.environments.tasks.taskutil import repo_task
 
 SMALL = SandboxLimits(memory_mb=256, max_processes=16, cpus=1.0)
 REPO = Path(__file__).resolve().parents[3]
 
 
-@pytest.fixture(scope="module")
-def docker_api():
-    return docker_or_skip()
-
-
 @pytest.fixture
-def backend(docker_api, prefix):
-    backend = DockerBackend(docker_api, prefix=prefix)
-    yield backend
-    left = docker_api.containers.list(all=True, filters={"label": f"{PREFIX_LABEL}={prefix}"})
-    assert not left, f"containers left behind: {[c.name for c in left]}"
+def backend(docker_backend):
+    return docker_backend
 
 
 @pytest.fixture

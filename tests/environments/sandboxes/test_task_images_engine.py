@@ -13,32 +13,22 @@ from pathlib import Path
 
 import pytest
 
-from environments.sandboxes.docker import PREFIX_LABEL, DockerBackend
 from environments.sandboxes.images import TaskImages
 from environments.sandboxes.protocol import SandboxLimits
 from environments.sandboxes.runner import SandboxRunner
 from environments.tasks.checks import run_checks
 from environments.tasks.harbor import find_harbor_tasks, load_harbor_task
 from environments.tasks.oracle import Verdict, apply_reference, verify, write_start
-from tests.environments.sandboxes.conftest import docker_or_skip
 
 DEMO = Path(__file__).resolve().parents[3] / "environments" / "tasks" / "harbor_demo"
 SMALL = SandboxLimits(memory_mb=512, max_processes=32, cpus=1.0)
 
 
-@pytest.fixture(scope="module")
-def docker_api():
-    return docker_or_skip()
-
-
 @pytest.fixture
-def backend(docker_api, prefix):
-    backend = DockerBackend(docker_api, prefix=prefix)
-    backend.lines = []
-    backend.task_images.log = backend.lines.append
-    yield backend
-    left = docker_api.containers.list(all=True, filters={"label": f"{PREFIX_LABEL}={prefix}"})
-    assert not left, f"containers left behind: {[c.name for c in left]}"
+def backend(docker_backend):
+    docker_backend.lines = []
+    docker_backend.task_images.log = docker_backend.lines.append
+    return docker_backend
 
 
 def forget(api, task) -> None:

@@ -35,8 +35,11 @@ ARMS = (GuardMode.ENFORCE, GuardMode.MONITOR)
 @dataclass(frozen=True, slots=True)
 class AblationConfig:
     train_config: str = str(CONFIGS / "train-smoke.yaml")
+    """The train job's config file, run once per arm (``guard=enforce``, ``guard=monitor``)."""
     eval_config: str = str(CONFIGS / "evaluate-smoke.yaml")
+    """The evaluation job's config file, run on each arm's checkpoints with the guard enforcing."""
     out_dir: str = "artifacts/ablation-guard"
+    """Where each arm's runs and ``ablation.md`` / ``ablation.json`` go."""
     eval_guard: GuardMode = GuardMode.ENFORCE
     """The guard both arms are evaluated under (``enforce``, ``monitor`` or ``off``)."""
     train_overrides: tuple[str, ...] = field(default_factory=tuple)
@@ -73,18 +76,27 @@ class ArmCell:
     """One arm's pass@1 over one harness's last checkpoint (or every harness, ``all``)."""
 
     arm: str
+    """``enforce`` or ``monitor``: the guard's mode while that arm trained."""
     harness: str
+    """The harness."""
     checkpoints: tuple[str, ...]
+    """The checkpoints pooled into this cell."""
     sessions: int
+    """Scored sessions."""
     passes: int
+    """Sessions the verifier passed."""
     pass_at_1: float
+    """passes / sessions."""
     low: float
+    """Lower end of the 95% Wilson interval."""
     high: float
+    """Upper end of the 95% Wilson interval."""
     blocked: int
     """Sessions the evaluation's guard blocked."""
     would_blocked: int
     """Sessions the evaluation's guard would have blocked (monitor-mode evaluation only)."""
     unscored: int
+    """Sessions that could not be scored (infrastructure failures)."""
 
 
 def arm_cell(arm: str, harness: str, results: Sequence[SessionResult]) -> ArmCell:
@@ -112,9 +124,13 @@ class Difference:
     arm has no scored session)."""
 
     harness: str
+    """The harness."""
     diff: float | None
+    """pass@1 of enforce minus pass@1 of monitor."""
     low: float | None
+    """Lower end of the 95% Newcombe interval of the difference."""
     high: float | None
+    """Upper end of the 95% Newcombe interval of the difference."""
 
 
 def compare_arms(

@@ -162,6 +162,53 @@ def load_config(
         raise ConfigError(f"{path or 'overrides'}: {exc}") from None
 
 
+def field_docs(cls: type) -> dict[str, str]:
+    """Each field's documentation: the string right after it in the class body (the house style), by name;
+    a field without one is missing from the result."""
+    import ast
+    import inspect
+    import textwrap
+
+    docs: dict[str, str] = {}
+    for klass in reversed(cls.__mro__):
+        if not dataclasses.is_dataclass(klass):
+            continue
+        body = ast.parse(textwrap.dedent(inspect.getsource(klass))).body[0].body
+        for statement, following in zip(body, [*body[1:], None], strict=True):
+            if isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name):
+                value = getattr(following, "value", None)
+                if (
+                    isinstance(following, ast.Expr)
+                    and isinstance(value, ast.Constant)
+                    and isinstance(value.value, str)
+                ):
+                    docs[statement.target.id] = " ".join(value.value.split())
+    return docs
+
+
+def describe(cfg: Any, prefix: str = "") -> list[str]:
+    """``cfg`` resolved, one ``key: value  # documentation`` line per field (nested sections dotted)."""
+    import json
+
+    lines = []
+    docs = field_docs(type(cfg))
+    for f in dataclasses.fields(cfg):
+        if not f.init:
+            continue
+        value = getattr(cfg, f.name)
+        key = f"{prefix}{f.name}"
+        if dataclasses.is_dataclass(value):
+            lines.append(f"# {key}: {docs.get(f.name, '')}")
+            lines += describe(value, f"{key}.")
+            continue
+        if isinstance(value, tuple) and value and dataclasses.is_dataclass(value[0]):
+            shown = json.dumps([dataclasses.asdict(v) for v in value], default=str)
+        else:
+            shown = json.dumps(list(value) if isinstance(value, tuple) else value, default=str)
+        lines.append(f"{key}: {shown}  # {docs.get(f.name, '')}".rstrip(" #"))
+    return lines
+
+
 def job_main(
     config_cls: type[T], default_config: str | Path, run: Any, description: str, argv: list[str] | None = None
 ) -> None:
@@ -172,10 +219,14 @@ def job_main(
 
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--config", default=str(default_config))
+    parser.add_argument("--print-config", action="store_true", help="print the resolved config and exit")
     parser.add_argument("overrides", nargs="*", help="key=value overrides of the config")
     args = parser.parse_args(argv)
     try:
         cfg = load_config(config_cls, args.config, tuple(args.overrides))
     except (ConfigError, ValueError) as exc:  # a bad config: say which value and the fix, no traceback
         raise SystemExit(f"error: {exc}") from None
+    if args.print_config:
+        print("\n".join(describe(cfg)), flush=True)
+        return
     print(json.dumps(run(cfg), default=str), flush=True)

@@ -56,14 +56,18 @@ ADAPTER_FILES = ("adapter_config.json", "adapter_model.safetensors")
 @dataclass(frozen=True, slots=True)
 class EvalConfig:
     model_preset: str = "tiny-agent"
+    """The base model's preset in jobs/configs/models/ (the one the checkpoints were trained on)."""
     train_dir: str = "artifacts/train"
     """Where the train job wrote ``<harness>/checkpoint-<step>/``: its ``out_dir``, or its ``storage`` URI
     (``s3://bucket/runs/x``; the checkpoints are copied into ``<out_dir>/checkpoints`` first)."""
     harnesses: tuple[str, ...] = ("pi", "opencode", "hermes")
+    """Harnesses whose checkpoints are evaluated, each through its own real harness."""
     checkpoints: int = 8
     """The last N checkpoints per harness (0: all of them)."""
     include_base: bool = True
+    """Also evaluate the base model without an adapter (the SFT start): step 0 of every harness."""
     task_kinds: tuple[str, ...] = ("analysis", "repair", "qa", "build", "extend")
+    """Kinds of held-out tasks to run (analysis, repair, qa, build, extend)."""
     task_set: str = "shipped"
     """``shipped`` or ``row-count`` (the learning-check family); used when ``tasks`` is empty."""
     tasks: tuple[TaskSource, ...] = ()
@@ -72,19 +76,28 @@ class EvalConfig:
     max_tasks: int = 0
     """Held-out tasks per harness (0: all of the kinds' eval split)."""
     sandbox: str = "local"
+    """``local`` (bubblewrap) or ``docker`` (needed for tasks that build their own image)."""
     max_sessions: int = 48
+    """Sessions in flight per harness."""
     rollout_actors: bool = True
+    """Sessions in Ray rollout actors (False: threads in this process)."""
     rollout_cpus: float = 1.0
+    """CPUs reserved per rollout actor."""
     max_tokens: int = 4096
+    """Output tokens per model turn in a session."""
     guard_port: int = 8000
+    """Port of the guard's HTTP proxy (Ray Serve)."""
     guard: GuardMode = GuardMode.ENFORCE
     """The guard's mode: ``enforce`` (blocked calls become notices, the rollout scores 0), ``monitor``
     (every call checked, would-be blocks recorded and counted, nothing blocked or zeroed) or ``off``."""
     out_dir: str = "artifacts/eval"
+    """Where ``report.md``, ``results.json``, the plots, trajectories and ``capability.json`` go."""
     merged_checkpoints: int = 2
+    """Checkpoints served merged, one at a time, in the cost comparison."""
     merged_tasks: int = 0
     """Tasks in the merged-vs-multi-LoRA comparison (0: skip it)."""
     serving_overrides: tuple[str, ...] = field(default_factory=tuple)
+    """``key=value`` overrides of the model preset's serving config."""
     storage: str = ""
     """Where the report and results are copied (a folder or a URI); "" keeps them in ``out_dir``."""
     placement: str = "PACK"
@@ -481,7 +494,9 @@ class Variant:
     """An impossible variant of a held-out task, and which mutation made it."""
 
     task: Any
+    """The mutated task."""
     mutation: str
+    """``oneoff`` or ``conflicting``."""
 
 
 def impossible_tasks(tasks: Sequence[Any], mutations: Sequence[str]) -> dict[str, Variant]:

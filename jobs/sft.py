@@ -16,7 +16,7 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
-from jobs.config import load_config
+from jobs.config import describe, load_config
 from jobs.sft_config import LoraSection, SFTConfig, SweepSection
 
 __all__ = ["DEFAULT_CONFIG", "LoraSection", "SFTConfig", "SweepSection", "main"]
@@ -30,9 +30,13 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--config", default=str(DEFAULT_CONFIG))
     parser.add_argument("--sweep", action="store_true", help="run the sweep grid as Ray tasks")
+    parser.add_argument("--print-config", action="store_true", help="print the resolved config and exit")
     parser.add_argument("overrides", nargs="*", help="dotted.key=value")
     args = parser.parse_args(argv)
     cfg = load_config(SFTConfig, args.config, args.overrides)
+    if args.print_config:
+        print("\n".join(describe(cfg)), flush=True)
+        return
     from jobs.models import resolve_model_path
 
     cfg = replace(cfg, model=resolve_model_path(cfg.model))  # a preset name: built or found here, once

@@ -15,8 +15,11 @@ def _require_floats(name: str, values: tuple[object, ...]) -> None:
 @dataclass(frozen=True, slots=True)
 class LoraSection:
     rank: int = 8
+    """LoRA rank."""
     alpha: int = 16
+    """LoRA alpha (the update's scale is alpha / rank)."""
     dropout: float = 0.0
+    """Dropout on the LoRA input, in [0, 1)."""
     target_modules: tuple[str, ...] = ("all-linear",)
     """PEFT module names, or the single entry ``all-linear``."""
 
@@ -34,12 +37,17 @@ class SweepSection:
     learning_rates: tuple[float, ...] = ()
     """Grid axes; an empty axis means the run's own value."""
     ranks: tuple[int, ...] = ()
+    """Grid axis of LoRA ranks (empty: the run's ``lora.rank``)."""
     max_lengths: tuple[int, ...] = ()
+    """Grid axis of ``max_length`` values (empty: the run's)."""
     trackio_project: str = "sft-sweep"
+    """The sweep's one Trackio project (a run per grid point)."""
     trackio_dir: str = ""
     """Where Trackio's SQLite files go; empty means Trackio's default (``$HF_HOME/trackio``)."""
     cpus_per_run: float = 1.0
+    """CPUs reserved per grid point (a Ray task)."""
     gpus_per_run: float = 0.0
+    """GPUs reserved per grid point (0 on CPU)."""
 
     def __post_init__(self) -> None:
         _require_floats("sweep.learning_rates", self.learning_rates)
@@ -60,20 +68,28 @@ class SFTConfig:
     traces: tuple[str, ...] = ()
     """Trace files or folders, read by ``jobs.sft_data.read_conversations``."""
     trace_format: str | None = None
+    """A ``environments.traces.read.TraceFormat`` (pi-session, pi-events, opencode-export, opencode-events,
+    hermes-export, atif, chat); None: detected per file."""
     out_dir: str = "artifacts/sft/tiny"
+    """Where the adapter (or full model), tokenizer and ``metrics.json`` are written."""
     full_finetune: bool = False
     """Train every weight instead of a LoRA adapter (sensible only for tiny models)."""
     lora: LoraSection = field(default_factory=LoraSection)
+    """The adapter's shape (ignored with ``full_finetune``)."""
     mask_method: str = "auto"
     """auto | generation | prefix: how assistant spans are found (see jobs/sft_data.py)."""
     learning_rate: float = 2e-4
+    """The optimizer's learning rate."""
     epochs: float = 1.0
+    """Passes over the training examples (``max_steps`` >= 1 overrides it)."""
     max_steps: int = -1
     """Stop after this many optimizer steps; -1 means run the epochs."""
     max_length: int = 4096
     """Tokens per conversation; longer ones keep their start."""
     batch_size: int = 1
+    """Examples per device batch."""
     grad_accum: int = 1
+    """Batches per optimizer step."""
     eval_fraction: float = 0.1
     """Share of conversations held out for the eval loss (at least one when > 0)."""
     max_eval_examples: int = 64
@@ -81,11 +97,14 @@ class SFTConfig:
     bf16: bool = False
     """Used only on a CUDA device; CPU runs are always float32."""
     seed: int = 0
+    """Seed of the split and the training order."""
     logging_steps: int = 1
+    """Log the loss every N steps."""
     trackio_project: str = ""
     """A single run's Trackio project (its training and held-out losses, by step); "" logs nowhere. The
     sweep logs to ``sweep.trackio_project``."""
     sweep: SweepSection = field(default_factory=SweepSection)
+    """The grid ``--sweep`` runs (one Ray task per point)."""
 
     def __post_init__(self) -> None:
         _require_floats("learning_rate", (self.learning_rate,))

@@ -29,10 +29,15 @@ DEFAULT_CONFIG = CONFIGS / "smoke.yaml"
 @dataclass(frozen=True, slots=True)
 class SmokeConfig:
     train_config: str = str(CONFIGS / "train-smoke.yaml")
+    """The train job's config file (stage 2)."""
     eval_config: str = str(CONFIGS / "evaluate-smoke.yaml")
+    """The evaluation job's config file (stage 3)."""
     out_dir: str = "artifacts/smoke"
+    """Where each stage writes (``train/``, ``eval/``) and ``summary.json``."""
     train_overrides: tuple[str, ...] = field(default_factory=tuple)
+    """``key=value`` overrides of the train config."""
     eval_overrides: tuple[str, ...] = field(default_factory=tuple)
+    """``key=value`` overrides of the evaluation config."""
 
 
 STAGES = 4

@@ -38,9 +38,13 @@ class TrainJobConfig:
     model_preset: str = "tiny-agent"
     """A preset in jobs/configs/models/ (``tiny-agent`` builds the tiny agent if missing)."""
     harnesses: tuple[str, ...] = ("pi", "opencode", "hermes")
+    """One trainer (and one adapter) per harness, from the registry (``environments/harnesses``)."""
     out_dir: str = "artifacts/train"
+    """Where ``train.json`` and ``<harness>/checkpoint-<step>/`` are written."""
     sandbox: str = "local"
+    """``local`` (bubblewrap) or ``docker``: where every rollout's harness and verifier run."""
     task_kinds: tuple[str, ...] = ("analysis",)
+    """Kinds of ``task_set`` to train on (analysis, repair, qa, build, extend); ignored with ``tasks``."""
     task_set: str = "shipped"
     """``shipped`` or ``row-count`` (the learning-check family); used when ``tasks`` is empty."""
     tasks: tuple[TaskSource, ...] = ()
@@ -50,19 +54,29 @@ class TrainJobConfig:
     tasks_seed: int = 0
     """Seed of the mix of task sources."""
     group_size: int = 8
+    """Rollouts per task (GRPO's group); their rewards' spread is the advantage."""
     max_sessions: int = 48
+    """Harness sessions in flight per trainer (at most 48); at least ``group_size``."""
     max_staleness: int = 4
+    """Versions a rollout's policy may lag the trainer's before its group is dropped."""
     lora_rank: int = 32
+    """LoRA rank of the trained adapter (a fresh one; ``init_adapter`` brings its own)."""
     lora_alpha: int = 64
+    """LoRA alpha (the update's scale is alpha / rank)."""
     init_adapter: str = ""
     """Start every trainer from this LoRA adapter (``jobs.sft``'s out_dir: the SFT warm start) instead of a
     fresh one; ``{harness}`` in it is each trainer's harness (``artifacts/sft-{harness}``). Its rank and
     alpha replace ``lora_rank``/``lora_alpha``."""
     learning_rate: float = 1.0e-5
+    """The optimizer's learning rate."""
     max_steps: int = 200
+    """Optimizer steps per trainer; each publishes a new adapter version."""
     token_budget: int = 65536
+    """Tokens per packed micro-batch; 0: one sample per micro-batch."""
     micro_batches: int = 4
+    """Micro-batches per optimizer step (gradient accumulation)."""
     max_tokens: int = 4096
+    """Output tokens per model turn in a session (the harness's request may ask for fewer)."""
     trainer_cpus: float = 1.0
     """CPUs per trainer rank."""
     trainer_gpus: float = 0.0
@@ -79,6 +93,7 @@ class TrainJobConfig:
     rollout_cpus: float = 1.0
     """CPUs reserved per rollout actor (its harness, sandbox and verifier)."""
     guard_port: int = 8000
+    """Port of the guard's HTTP proxy (Ray Serve) on each node."""
     guard: GuardMode = GuardMode.ENFORCE
     """The guard's mode: ``enforce`` (blocked calls become notices, the rollout scores 0), ``monitor``
     (every call checked, would-be blocks recorded and counted, nothing blocked or zeroed) or ``off``."""

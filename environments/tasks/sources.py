@@ -38,6 +38,7 @@ class TaskSource:
     """``shipped`` (``path`` names the set: ``shipped`` or ``row-count``), ``folder``, ``harbor``,
     ``jsonl`` or ``hub`` (``path`` is a Hub dataset id, or a local dataset folder or data file)."""
     path: str = "shipped"
+    """The set's name (shipped), a folder (folder, harbor), a file (jsonl) or a Hub id or file (hub)."""
     weight: float = 1.0
     """Relative share of training draws (sources' weights need not sum to 1)."""
     task_kinds: tuple[str, ...] = ()

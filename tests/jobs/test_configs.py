@@ -192,3 +192,45 @@ def test_yaml_text_that_is_a_number_is_a_number():
 
     cfg = load_config(TrainJobConfig, TRAIN_SMOKE, ("learning_rate=1e-5", "max_steps=3"))
     assert cfg.learning_rate == 1e-5 and isinstance(cfg.learning_rate, float) and cfg.max_steps == 3
+
+
+def _config_classes():
+    from actors.serving.config import ServingConfig
+    from environments.tasks.sources import TaskSource
+    from jobs.ablation import AblationConfig
+    from jobs.evaluate import EvalConfig
+    from jobs.sft_config import LoraSection, SFTConfig, SweepSection
+    from jobs.train import TrainJobConfig
+
+    return (
+        TrainJobConfig,
+        EvalConfig,
+        SmokeConfig,
+        AblationConfig,
+        SFTConfig,
+        LoraSection,
+        SweepSection,
+        ServingConfig,
+        TaskSource,
+    )
+
+
+@pytest.mark.parametrize("cls", _config_classes(), ids=lambda c: c.__name__)
+def test_every_config_field_is_documented(cls):
+    import dataclasses
+
+    from jobs.config import field_docs
+
+    docs = field_docs(cls)
+    missing = [f.name for f in dataclasses.fields(cls) if f.init and not docs.get(f.name)]
+    assert missing == [], f"{cls.__name__}: document {missing} (a string right after the field)"
+
+
+def test_print_config_shows_the_resolved_values_with_their_documentation(capsys):
+    from jobs.train import main
+
+    main(["--config", str(TRAIN_SMOKE), "--print-config", "learning_rate=1e-4", "harnesses=[pi]"])
+    lines = capsys.readouterr().out.splitlines()
+    assert 'harnesses: ["pi"]  # One trainer (and one adapter) per harness' in "\n".join(lines)
+    assert any(line.startswith("learning_rate: 0.0001  # The optimizer's learning rate.") for line in lines)
+    assert all("  # " in line for line in lines if not line.startswith("#"))  # every field has its doc

@@ -347,8 +347,9 @@ def make_rollout_session(setup: RolloutSetup, harness: str, root: str) -> Rollou
     folder = Path(root)
     folder.mkdir(parents=True, exist_ok=True)
     from environments.sandboxes import backend_named
+    from environments.sandboxes.protocol import DEFAULT_PREFIX
 
-    prefix = f"hx{harness[:2]}" if setup.sandbox == "local" else "hsbx"
+    prefix = f"hx{harness[:2]}" if setup.sandbox == "local" else DEFAULT_PREFIX
     backend: SandboxBackend = backend_named(
         setup.sandbox, folder / "boxes", prefix=prefix, extra_ro_binds=harness_binds()
     )

@@ -14,8 +14,8 @@ from typing import Any
 
 
 class TrackioLogger:
-    """The sweep's one Trackio writer. Must live in a process that has not imported Trackio yet when a
-    directory is given, because Trackio reads ``TRACKIO_DIR`` at import."""
+    """A Trackio writer for one project (a sweep's actor, an SFT run, an evaluation). Must live in a process
+    that has not imported Trackio yet when a directory is given: Trackio reads ``TRACKIO_DIR`` at import."""
 
     def __init__(self, project: str, trackio_dir: str = "") -> None:
         os.environ["HF_HUB_OFFLINE"] = "1"  # local SQLite only; never reach for a Space

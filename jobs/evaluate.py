@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from environments.harnesses.registry import harness_problem
+from environments.tasks.impossible import Mutation
 from environments.tasks.shipped import unknown_task_set
 from environments.tasks.sources import TaskSource
 from jobs.config import job_main
@@ -132,7 +133,7 @@ class EvalConfig:
             problems.append("max_sessions must be >= 1 and rollout_cpus > 0")
         if problem := unknown_task_set(self.task_set):
             problems.append(problem)
-        wrong = [m for m in self.impossible if m not in ("oneoff", "conflicting")]
+        wrong = [m for m in self.impossible if m not in set(Mutation)]
         if wrong:
             problems.append(f"impossible={list(self.impossible)}: use oneoff and/or conflicting")
         if not 0 <= self.capability_problems <= 164 or self.capability_max_tokens < 1:

@@ -6,12 +6,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 
-def _require_floats(name: str, values: tuple[object, ...]) -> None:
-    bad = [v for v in values if not isinstance(v, int | float) or isinstance(v, bool)]
-    if bad:
-        raise ValueError(f"{name}={bad[0]!r}: not a number; YAML reads 1e-3 as a string, write 1.0e-3")
-
-
 @dataclass(frozen=True, slots=True)
 class LoraSection:
     rank: int = 8
@@ -50,7 +44,6 @@ class SweepSection:
     """GPUs reserved per grid point (0 on CPU)."""
 
     def __post_init__(self) -> None:
-        _require_floats("sweep.learning_rates", self.learning_rates)
         if any(lr <= 0 for lr in self.learning_rates) or any(r < 1 for r in self.ranks):
             raise ValueError("sweep.learning_rates must be > 0 and sweep.ranks >= 1")
         if any(n < 16 for n in self.max_lengths):
@@ -107,7 +100,6 @@ class SFTConfig:
     """The grid ``--sweep`` runs (one Ray task per point)."""
 
     def __post_init__(self) -> None:
-        _require_floats("learning_rate", (self.learning_rate,))
         problems = []
         if self.learning_rate <= 0:
             problems.append(f"learning_rate={self.learning_rate}: must be > 0")

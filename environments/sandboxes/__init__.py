@@ -11,11 +11,18 @@ The verifier runs in a fresh sandbox holding only what the agent produced plus t
 
 from environments.sandboxes.docker import DockerAPI, DockerBackend, DockerSandbox, build_image
 from environments.sandboxes.local import LocalBackend, LocalSandbox
-from environments.sandboxes.protocol import Forward, Sandbox, SandboxBackend, SandboxError, SandboxLimits
+from environments.sandboxes.protocol import (
+    DEFAULT_PREFIX,
+    Forward,
+    Sandbox,
+    SandboxBackend,
+    SandboxError,
+    SandboxLimits,
+)
 from environments.sandboxes.runner import SandboxRunner
 
 
-def backend_named(name: str, root=None, *, prefix: str = "hsbx", extra_ro_binds=()) -> SandboxBackend:
+def backend_named(name: str, root=None, *, prefix: str = DEFAULT_PREFIX, extra_ro_binds=()) -> SandboxBackend:
     """The backend a config names: ``local`` (bubblewrap; its folders under ``root``) or ``docker``."""
     if name == "docker":
         return DockerBackend(prefix=prefix, extra_ro_binds=extra_ro_binds)

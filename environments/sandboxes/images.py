@@ -39,7 +39,7 @@ RUN set -e; W='{workdir}'; mkdir -p /workspace /run/forward; \\
       if [ -d "$W" ] && [ ! -L "$W" ]; then cp -a "$W/." /workspace/ && rm -rf "$W"; fi; \\
       mkdir -p "$(dirname "$W")" && ln -sfn /workspace "$W"; \\
     fi; \\
-    chown -R {uid}:{uid} /workspace; \
+    chown -R {uid}:{uid} /workspace; \\
     if [ -d /root ]; then chmod 0755 /root; fi
 USER {uid}:{uid}
 WORKDIR /workspace

@@ -24,6 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
+from environments.tasks.placement import SANDBOX_WORKSPACE
+
 if TYPE_CHECKING:
     from environments.tasks.placement import Placement
 
@@ -74,7 +76,7 @@ def check_plain(placement: Placement | None, where: str) -> None:
     if placement is None or placement.plain:
         return
     needs = [f"{m.target}" for m in placement.mounts]
-    if placement.workdir != "/workspace":
+    if placement.workdir != SANDBOX_WORKSPACE:
         needs.insert(0, placement.workdir)
     what = f"its files at {', '.join(needs)}" if needs else "its own image"
     raise PlacementUnsupported(

@@ -265,7 +265,9 @@ class HarnessTrainer:
         # TRL requires a dataset even when the rollout worker brings its own prompts; ours ignores it.
         placeholder = datasets.Dataset.from_dict({"prompt": [f"{cfg.harness} rollouts come from the pool"]})
         from actors.serving.weights import local_weights
+        from transformers import set_seed
 
+        set_seed(cfg.seed)  # before the model is built: TRL seeds only later, after the LoRA's weights exist
         trainer = AsyncGRPOTrainer(
             model=str(local_weights(cfg)),  # a Hub id: this node's cache, at the pinned commit
             args=args,

@@ -24,7 +24,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from jobs.config import job_main, load_config
-from jobs.eval_report import ALL, SessionResult, difference_interval, wilson_interval
+from jobs.eval_report import ALL, SessionResult, difference_interval, load_results, wilson_interval
 from serve.mode import GuardMode
 
 CONFIGS = Path(__file__).resolve().parent / "configs"
@@ -230,15 +230,6 @@ def ablation_markdown(summary: Mapping, eval_guard: str = "enforce") -> str:
 
 
 # -- the job ------------------------------------------------------------------------------------------
-
-
-def load_results(path: Path) -> list[SessionResult]:
-    """The sessions of an evaluation's ``results.json``."""
-    data = json.loads(Path(path).read_text())
-    return [
-        SessionResult(**{**s, **{k: tuple(s[k]) for k in s if isinstance(s[k], list)}})
-        for s in data["sessions"]
-    ]
 
 
 def run(cfg: AblationConfig) -> dict:

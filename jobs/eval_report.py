@@ -404,6 +404,15 @@ def report_json(
     }
 
 
+def load_results(path: Path) -> list[SessionResult]:
+    """The sessions of an evaluation's ``results.json``."""
+    data = json.loads(Path(path).read_text())
+    return [
+        SessionResult(**{**s, **{k: tuple(s[k]) for k in s if isinstance(s[k], list)}})
+        for s in data["sessions"]
+    ]
+
+
 def write_plots(cells: Sequence[Cell], out_dir: Path) -> list[Path]:
     """pass@1 and mean tool calls against training step, one line per harness, each point with its 95%
     interval as an error bar (a shaded band of three harnesses' wide intervals hid the lines)."""
@@ -464,3 +473,69 @@ def write_report(
     (out_dir / "results.json").write_text(json.dumps(data, indent=2) + "\n")
     plots = write_plots(cells, out_dir) if cells else []
     return {"report": out_dir / "report.md", "json": out_dir / "results.json", **{p.stem: p for p in plots}}
+
+
+# -- the learning check's headline ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Headline:
+    """One harness in one run: its last checkpoint against its SFT start (step 0) on every task kind.
+
+    The headline holds when the last checkpoint uses at least ``min_reduction`` fewer tool calls, the two
+    calls intervals do not overlap, and pass@1 is not lower."""
+
+    harness: str
+    start: Cell
+    last: Cell
+    calls_reduction: float
+    """``1 - last / start`` mean tool calls."""
+    calls_apart: bool
+    """The last checkpoint's calls interval lies wholly below the start's."""
+    pass_difference: tuple[float, float, float]
+    """Last minus start pass@1 with its 95% interval (Newcombe)."""
+    holds: bool
+
+
+def headlines(cells: Sequence[Cell], min_reduction: float = 0.30) -> list[Headline]:
+    """Per harness with a start and a trained checkpoint, the headline of its last checkpoint."""
+    rows = []
+    for harness in sorted({c.harness for c in cells}):
+        mine = sorted((c for c in cells if c.harness == harness and c.task_kind == ALL), key=lambda c: c.step)
+        if (
+            not mine
+            or mine[0].step != 0
+            or mine[-1].step == 0
+            or not mine[0].sessions
+            or not mine[-1].sessions
+        ):
+            continue
+        start, last = mine[0], mine[-1]
+        reduction = 1 - last.mean_tool_calls / start.mean_tool_calls if start.mean_tool_calls else 0.0
+        apart = last.calls_high < start.calls_low
+        difference = difference_interval(last.passes, last.sessions, start.passes, start.sessions)
+        holds = reduction >= min_reduction and apart and last.pass_at_1 >= start.pass_at_1
+        rows.append(Headline(harness, start, last, reduction, apart, difference, holds))
+    return rows
+
+
+def headline_table(rows: Sequence[Headline]) -> str:
+    """One line per headline: start and last pass@1 and calls with their intervals, the verdict."""
+    text = (
+        "| harness | start pass@1 | last pass@1 | difference | start calls | last calls | fewer calls "
+        "| holds |\n"
+        "|---|---|---|---|---|---|---|---|\n"
+    )
+    for r in rows:
+        s, t = r.start, r.last
+        diff, low, high = r.pass_difference
+        text += (
+            f"| {r.harness} | {s.pass_at_1:.3f} [{s.low:.3f}, {s.high:.3f}] | "
+            f"{t.pass_at_1:.3f} [{t.low:.3f}, {t.high:.3f}] ({t.checkpoint}) | "
+            f"{diff:+.3f} [{low:+.3f}, {high:+.3f}] | "
+            f"{s.mean_tool_calls:.2f} [{s.calls_low:.2f}, {s.calls_high:.2f}] | "
+            f"{t.mean_tool_calls:.2f} [{t.calls_low:.2f}, {t.calls_high:.2f}] | "
+            f"{r.calls_reduction:.0%}{'' if r.calls_apart else ' (intervals overlap)'} | "
+            f"{'yes' if r.holds else 'no'} |\n"
+        )
+    return text

@@ -45,7 +45,7 @@ AGENT_FILES = ("config.json", "model.safetensors", "tokenizer.json", "tokenizer_
 class TinyAgentRecipe:
     family: str = "first-move"
     """``first-move`` (the shipped tasks' first inspection call, then ``CLOSING``) or ``row-count`` (the
-    learning-check family's whole demonstrations: 2-5 calls where one is enough)."""
+    learning-check family's whole demonstrations: 1-5 calls where one is enough)."""
     per_harness: int = 36
     """Demonstrations per harness (train split)."""
     max_first_call_chars: int = 40

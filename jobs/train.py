@@ -52,7 +52,10 @@ class TrainJobConfig:
     harbor, jsonl or hub; ``path``; ``weight``; ``task_kinds``; ``holdout``); empty: ``task_set`` of
     ``task_kinds``. Their held-out tasks are checked at start never to be trained on."""
     tasks_seed: int = 0
-    """Seed of the mix of task sources."""
+    """Seed of the mix of task sources (which task each group gets, in which order)."""
+    seed: int = 0
+    """Seed of each trainer: a fresh adapter's initial weights and TRL's sampling of its buffer. For an
+    independent run, change it and ``tasks_seed`` (the learning check's runs use 0, 1, 2)."""
     group_size: int = 8
     """Rollouts per task (GRPO's group); their rewards' spread is the advantage."""
     max_sessions: int = 48
@@ -242,6 +245,7 @@ def run(cfg: TrainJobConfig) -> dict:
                     ranks=cfg.trainer_ranks,
                     fsdp=cfg.fsdp,
                     group_size=cfg.group_size,
+                    seed=cfg.seed,
                     init_adapter=cfg.init_adapter.replace("{harness}", harness),
                 )
                 pool = PoolConfig(harness, cfg.group_size, cfg.max_sessions, max_staleness=cfg.max_staleness)

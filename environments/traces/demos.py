@@ -20,8 +20,8 @@ answer); ``repair``/``build``/``extend`` turn the reference files into small old
 strings (a new file is written whole) and may run the tests; ``qa`` may read the module and evaluate the
 call, then writes the answer file. How many inspection steps come first is drawn per task from its id:
 about a third of the demos solve in one call, the rest take 2-6, so RL has room to shorten sessions.
-The learning-check family (``environments.tasks.shipped.row_count``) always looks first: 2-5 calls where
-one is enough.
+The learning-check family (``environments.tasks.shipped.row_count``) looks first in most demos: 1-5 calls
+where one is enough, each length about as often.
 
 Skip reasons (fixed codes, counted in the summary): ``change_too_large`` (edits' old+new strings or a new
 file over ``MAX_CHANGE_CHARS``: a 5M-parameter model learns poorly from long arguments), ``no_change``,
@@ -401,7 +401,9 @@ def _qa_plan(task: Task, target: int) -> tuple[list[Step], str]:
 
 
 def _row_count_plan(task: Task) -> tuple[list[Step], str]:
-    """The learning-check family: 1-4 looks nobody needs, then the one command that solves it."""
+    """The learning-check family: 0-4 looks nobody needs (each count equally likely), then the one command
+    that solves it. The demos that go straight to the command give the SFT start some mass on the short
+    path, which GRPO's group comparison can then raise; a policy that never samples it cannot learn it."""
     text = _text(task.workspace["data.csv"])
     rows = text.count("\n") - 1
     extras: dict[str, Step] = {  # in working order
@@ -409,7 +411,7 @@ def _row_count_plan(task: Task) -> tuple[list[Step], str]:
         "head": _head("data.csv", text),
         "wc": Shell("wc -l data.csv", f"{text.count(chr(10))} data.csv\n"),
     }
-    looks = _rng(task).randint(1, len(extras) + 1)
+    looks = _rng(task).randint(0, len(extras) + 1)
     chosen = set(("head", "cat", "ls", "wc")[:looks])  # by priority
     steps = [step for name, step in extras.items() if name in chosen]
     steps.append(Shell(ROW_COUNT_COMMAND, ""))

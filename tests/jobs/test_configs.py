@@ -199,6 +199,7 @@ def _config_classes():
     from environments.tasks.sources import TaskSource
     from jobs.ablation import AblationConfig
     from jobs.evaluate import EvalConfig
+    from jobs.learning_check import LearningCheckConfig
     from jobs.sft_config import LoraSection, SFTConfig, SweepSection
     from jobs.train import TrainJobConfig
 
@@ -207,6 +208,7 @@ def _config_classes():
         EvalConfig,
         SmokeConfig,
         AblationConfig,
+        LearningCheckConfig,
         SFTConfig,
         LoraSection,
         SweepSection,

@@ -4,8 +4,9 @@ The CPU learning check asks whether RL makes the tiny agent's sessions shorter w
 That needs tasks the 5M-parameter tiny agent can actually solve, and a gap between what its
 demonstrations do and what is needed. Every task here is solved by the same command
 (``ROW_COUNT_COMMAND``), so the tiny agent can learn it, while each task's answer (its row count) differs,
-so only running it passes; the demonstrations (``row_count_plan``) first look around with 1-4 calls
-nobody needs (``head``, ``cat answer.txt``, ``ls``, ``wc -l``), so a trained policy has calls to drop.
+so only running it passes; the demonstrations (``row_count_plan``) mostly look around first with 1-4 calls
+nobody needs (``head``, ``cat answer.txt``, ``ls``, ``wc -l``), so a trained policy has calls to drop, and
+about one in five goes straight to the command, so the SFT start samples the short path GRPO can raise.
 
 48 train and 48 eval tasks (48 sessions per checkpoint keep the pass@1 interval within about +-0.14).
 The reward's 0.1 x (1 - tool_calls/15) is the only thing that separates a one-call solution from a

@@ -1,0 +1,112 @@
+"""The learning check, in independent runs: does RL make sessions shorter without losing pass@1?
+
+    python -m jobs.learning_check [--config jobs/configs/learning-check-runs.yaml] [key=value ...]
+
+Each seed is one whole smoke run of ``smoke_config`` (``jobs.smoke``: train from the SFT start, evaluate
+every checkpoint and the start on the held-out tasks) in ``<out_dir>/seed-<n>/``, with the train job's
+``seed`` and ``tasks_seed`` set to ``n``. Then, per run and harness, the headline (``jobs.eval_report
+.headlines``): the last checkpoint's mean tool calls at least ``min_calls_reduction`` below its start's,
+the two intervals apart, pass@1 not lower. ``<out_dir>/headline.md`` has a table per run and the count of
+runs where it held; ``headline.json`` the same figures. A run whose ``summary.json`` exists is reused
+(``reuse``), so an interrupted check resumes at the next seed.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+
+from jobs.config import job_main, load_config
+
+CONFIGS = Path(__file__).resolve().parent / "configs"
+DEFAULT_CONFIG = CONFIGS / "learning-check-runs.yaml"
+
+
+@dataclass(frozen=True, slots=True)
+class LearningCheckConfig:
+    smoke_config: str = str(CONFIGS / "learning-check.yaml")
+    """The smoke-run config each seed runs (``jobs.smoke``)."""
+    seeds: tuple[int, ...] = (0, 1, 2)
+    """One independent run per seed (the train job's ``seed`` and ``tasks_seed``)."""
+    out_dir: str = "artifacts/learning-check"
+    """Runs go to ``seed-<n>/``; ``headline.md`` and ``headline.json`` beside them."""
+    min_calls_reduction: float = 0.30
+    """The headline's least share of tool calls the last checkpoint drops against its start."""
+    reuse: bool = True
+    """Keep a seed's finished run (its ``summary.json`` exists) instead of running it again."""
+    train_overrides: tuple[str, ...] = field(default_factory=tuple)
+    """``key=value`` overrides of every run's train config (after the smoke config's own)."""
+
+    def __post_init__(self) -> None:
+        if not self.seeds or len(set(self.seeds)) != len(self.seeds):
+            raise ValueError(f"seeds={list(self.seeds)}: give one or more distinct seeds")
+        if not 0 < self.min_calls_reduction < 1:
+            raise ValueError(f"min_calls_reduction={self.min_calls_reduction}: give a share between 0 and 1")
+
+
+def run_seed(cfg: LearningCheckConfig, seed: int) -> Path:
+    """One run (or the finished one kept from before); returns its evaluation's ``results.json``."""
+    from jobs import smoke
+
+    out = Path(cfg.out_dir).resolve() / f"seed-{seed}"
+    results = out / "eval" / "results.json"
+    if cfg.reuse and (out / "summary.json").exists() and results.exists():
+        print(f"[learning check] seed {seed}: kept the finished run in {out}", flush=True)
+        return results
+    smoke_cfg = load_config(smoke.SmokeConfig, smoke.locate(cfg.smoke_config))
+    smoke_cfg = replace(
+        smoke_cfg,
+        out_dir=str(out),
+        train_overrides=(
+            *smoke_cfg.train_overrides,
+            *cfg.train_overrides,
+            f"seed={seed}",
+            f"tasks_seed={seed}",
+        ),
+    )
+    print(f"[learning check] seed {seed}: a whole run in {out}", flush=True)
+    smoke.run(smoke_cfg)
+    return results
+
+
+def run(cfg: LearningCheckConfig) -> dict:
+    from jobs.eval_report import headline_table, headlines, load_results, summarize
+
+    started = time.monotonic()
+    out = Path(cfg.out_dir).resolve()
+    runs = {}
+    text = (
+        "# The learning check\n\n"
+        f"Per run (seed) and harness: the last checkpoint against its SFT start. The headline holds with at "
+        f"least {cfg.min_calls_reduction:.0%} fewer mean tool calls, the two 95% intervals apart, and pass@1 "
+        "not lower (its difference's interval is shown).\n"
+    )
+    for seed in cfg.seeds:
+        rows = headlines(summarize(load_results(run_seed(cfg, seed))), cfg.min_calls_reduction)
+        runs[seed] = rows
+        text += f"\n## Seed {seed}\n\n" + headline_table(rows)
+    held = {seed: bool(rows) and all(r.holds for r in rows) for seed, rows in runs.items()}
+    verdict = f"The headline held in {sum(held.values())} of {len(held)} runs."
+    text += f"\n{verdict}\n"
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "headline.md").write_text(text)
+    figures = {
+        "runs": {str(seed): [asdict(r) for r in rows] for seed, rows in runs.items()},
+        "held": {str(seed): ok for seed, ok in held.items()},
+        "runs_held": sum(held.values()),
+        "total_s": round(time.monotonic() - started, 1),
+        "report": str(out / "headline.md"),
+    }
+    (out / "headline.json").write_text(json.dumps(figures, indent=2) + "\n")
+    print(text, flush=True)
+    return {k: v for k, v in figures.items() if k != "runs"}
+
+
+def main(argv: list[str] | None = None) -> None:
+    job_main(LearningCheckConfig, DEFAULT_CONFIG, run, __doc__.splitlines()[0], argv)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,81 @@
+"""The learning check's headline (pure) and its job over finished runs (no training here: the runs
+themselves are the slow tier's and the closing note's)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from jobs.config import ConfigError, load_config
+from jobs.eval_report import SessionResult, headlines, summarize, write_report
+from jobs.learning_check import DEFAULT_CONFIG, LearningCheckConfig, run
+
+
+def _sessions(step: int, calls: list[int], passes: int, harness: str = "pi") -> list[SessionResult]:
+    name = "base" if step == 0 else f"{harness}-step{step}"
+    return [
+        SessionResult(harness, name, step, f"rows-eval-{i:03d}", "analysis", passed=i < passes, tool_calls=c)
+        for i, c in enumerate(calls)
+    ]
+
+
+START = [3, 2, 4, 3, 5, 2, 3, 4] * 6  # 48 sessions, mean 3.25
+SHORT = [1, 2, 1, 1, 2, 1, 1, 1] * 6  # mean 1.25: 62% fewer, intervals apart
+
+
+def test_the_headline_holds_with_fewer_calls_apart_and_pass_at_1_not_lower():
+    (row,) = headlines(summarize(_sessions(0, START, 40) + _sessions(12, SHORT, 41)))
+    assert row.harness == "pi" and row.start.step == 0 and row.last.step == 12
+    assert row.calls_reduction == pytest.approx(1 - 1.25 / 3.25)
+    assert row.calls_apart and row.holds
+    diff, low, high = row.pass_difference
+    assert diff == pytest.approx(1 / 48) and low < 0 < high
+
+
+@pytest.mark.parametrize(
+    ("last_calls", "last_passes", "failing"),
+    [
+        (SHORT, 39, "pass@1 lower"),
+        ([3, 2, 3, 3, 3, 2, 3, 2] * 6, 40, "too few calls dropped"),
+        ([1] * 15 + [17], 40, "intervals overlap"),
+    ],
+)
+def test_the_headline_fails_on_each_of_its_three_conditions(last_calls, last_passes, failing):
+    (row,) = headlines(
+        summarize(_sessions(0, START, 40) + _sessions(12, last_calls * (48 // len(last_calls)), last_passes))
+    )
+    conditions = {
+        "pass@1 lower": row.last.pass_at_1 >= row.start.pass_at_1,
+        "too few calls dropped": row.calls_reduction >= 0.30,
+        "intervals overlap": row.calls_apart,
+    }
+    assert [name for name, ok in conditions.items() if not ok] == [failing]
+    assert not row.holds
+
+
+def test_a_harness_without_its_start_or_a_trained_checkpoint_has_no_headline():
+    assert headlines(summarize(_sessions(12, SHORT, 40))) == []
+    assert headlines(summarize(_sessions(0, START, 40))) == []
+
+
+def test_the_job_counts_runs_where_the_headline_held(tmp_path: Path):
+    runs = {0: _sessions(12, SHORT, 41), 1: _sessions(12, START, 40)}  # seed 1 learned nothing
+    for seed, last in runs.items():
+        out = tmp_path / f"seed-{seed}"
+        write_report(out / "eval", _sessions(0, START, 40) + last, {})
+        (out / "summary.json").write_text("{}\n")
+    figures = run(LearningCheckConfig(seeds=(0, 1), out_dir=str(tmp_path)))
+    assert figures["held"] == {"0": True, "1": False} and figures["runs_held"] == 1
+    text = (tmp_path / "headline.md").read_text()
+    assert "## Seed 0" in text and "## Seed 1" in text and "held in 1 of 2 runs" in text
+    saved = json.loads((tmp_path / "headline.json").read_text())
+    assert saved["runs"]["0"][0]["calls_apart"] is True
+
+
+def test_its_config_runs_three_seeds_of_the_learning_check_and_refuses_repeats():
+    cfg = load_config(LearningCheckConfig, DEFAULT_CONFIG)
+    assert cfg.seeds == (0, 1, 2) and cfg.smoke_config.endswith("learning-check.yaml")
+    with pytest.raises(ConfigError, match=r"seeds=\[1, 1\]: give one or more distinct seeds"):
+        load_config(LearningCheckConfig, DEFAULT_CONFIG, ("seeds=[1, 1]",))

@@ -11,8 +11,10 @@ what the image and those binds hold (build the image from the Dockerfile here on
 software, never a folder holding tasks, answers or credentials), or an engine misconfigured to allow
 more. Bound binaries run on the image's libraries, so build its base from the host's distribution release.
 Per-command time limits use ``timeout`` inside the container, which kills the command's process group;
-processes that left the group die with the container at ``destroy``. Containers are labelled with the
-prefix and owner, so ``sweep`` removes a crashed launcher's containers.
+after each command every other process of the sandbox user is killed too (``_SWEEP``: all but the init
+and its idle keeper, the oldest process, started before any run), so a ``setsid`` daemon cannot
+outlive its run and change the workspace between the agent's run and its collection. Containers are
+labelled with the prefix and owner, so ``sweep`` removes a crashed launcher's containers.
 
 Only the calls in ``DockerAPI`` are used (``docker.from_env()`` satisfies it; tests pass a fake):
 ``containers.run``, ``containers.list``, a container's ``put_archive``, ``exec_run``, ``get_archive``,
@@ -62,6 +64,19 @@ _TAIL_BYTES = 4000
 _HELPERS = 2  # docker-init and the idle keeper process
 _TIMEOUT_EXIT_CODES = (124, 137)
 _OWN_PATHS = (WORKSPACE, "/tmp", "/run/forward")
+_SWEEP = (
+    # The keeper is the oldest process but the init: least start time (field 22 of stat, read after the
+    # last ")" so a crafted name cannot shift it), then least pid. Stop, then kill, every process but the
+    # init, the keeper and this shell, until a pass finds none; bash builtins only, so nothing forks.
+    "keep=; best=; for d in /proc/[0-9]*; do p=${d#/proc/}; [ $p = 1 ] && continue; "
+    'read -r s < "$d/stat" 2>/dev/null || continue; f=(${s##*\\) }); t=${f[19]}; '
+    'if [ -z "$best" ] || [ "$t" -lt "$best" ] || { [ "$t" = "$best" ] && [ "$p" -lt "$keep" ]; }; '
+    "then best=$t; keep=$p; fi; done; "
+    "for _ in 1 2 3 4 5; do found=0; for signal in STOP KILL; do for d in /proc/[0-9]*; do p=${d#/proc/}; "
+    'case " 1 $keep $$ " in *" $p "*) ;; *) kill -s $signal "$p" 2>/dev/null && found=1;; esac; done; done; '
+    '[ "$found" = 0 ] && break; done; exit 0'
+)
+"""Run as the sandbox user after every command: what the command left running dies with it."""
 
 
 class ContainerAPI(Protocol):
@@ -231,6 +246,9 @@ class DockerSandbox:
             argv, workdir=self.workdir, environment=environment, user=f"{SANDBOX_UID}:{SANDBOX_UID}"
         )
         wall = time.monotonic() - start
+        self.container.exec_run(
+            ["bash", "-c", _SWEEP], workdir="/", environment={}, user=f"{SANDBOX_UID}:{SANDBOX_UID}"
+        )
         timed_out = exit_code in _TIMEOUT_EXIT_CODES and wall >= seconds * 0.95
         return RunResult(
             exit_code=None if timed_out else exit_code,

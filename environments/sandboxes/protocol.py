@@ -79,11 +79,13 @@ class Forward:
 
 def command_argv(command: str, forwards: tuple[Forward, ...], python: str) -> list[str]:
     """``bash -c command``, preceded by starting the relay for ``forwards`` (if any) and waiting up to 10 s
-    until it listens; the command's exit status is bash's."""
+    until it listens; the command's exit status is bash's. Each run starts its own relay (a sandbox kills
+    what a run leaves), so a ready mark left by an earlier run's relay is removed first."""
     if not forwards:
         return ["bash", "-c", command]
     specs = " ".join(f"{f.port}:{f.inside_socket}" for f in forwards)
     prelude = (
+        f"rm -f {_READY_INSIDE}; "
         f"{python} {RELAY_INSIDE} --ready {_READY_INSIDE} {specs} </dev/null >/dev/null 2>&1 & "
         f"for _ in $(seq 1000); do [ -e {_READY_INSIDE} ] && break; sleep 0.01; done; "
     )

@@ -7,8 +7,9 @@ command. Usage::
 
     python relay.py --ready FILE PORT:SOCKET [PORT:SOCKET ...]
 
-It touches ``FILE`` once every port listens. A port already bound (an earlier run's relay in the same
-container still serving) counts as listening. It never reads the bytes it relays.
+It touches ``FILE`` once every port listens. A port already listening (a relay still serving) counts as
+listening; one held only by an earlier relay's closed connections is taken over. It never reads the
+bytes it relays.
 """
 
 from __future__ import annotations
@@ -60,6 +61,8 @@ def main(argv: list[str] | None = None) -> None:
     for spec in args.forwards:
         port, target = spec.split(":", 1)
         listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        # An earlier run's relay was killed with its run; its closed connections linger in TIME_WAIT.
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             listener.bind(("127.0.0.1", int(port)))
         except OSError as exc:

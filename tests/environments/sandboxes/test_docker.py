@@ -239,6 +239,15 @@ def test_a_forward_mounts_its_socket_copies_the_relay_and_starts_it_before_the_c
     assert cmd[-1] == "echo ok"
 
 
+def test_every_run_is_followed_by_a_sweep_of_the_sandbox_users_processes(api, workspace):
+    box = DockerBackend(api, prefix="hsbx").create(workspace, LIMITS)
+    box.run("setsid sleep 30 &", timeout_s=5)
+    run, sweep = box.container.execs
+    assert sweep["cmd"][:2] == ["bash", "-c"] and "kill -s $signal" in sweep["cmd"][2]
+    assert sweep["user"] == run["user"] == "1000:1000"  # the same user: it can kill what the run left
+    assert '" 1 $keep $$ "' in sweep["cmd"][2]  # never the init, its keeper or itself
+
+
 def test_the_image_is_built_offline_from_the_repos_dockerfile(api):
     assert build_image(api, base="my/base:1") == IMAGE_TAG
     build = api.images.builds[0]

@@ -80,6 +80,22 @@ def test_a_command_past_its_time_is_killed(sandbox):
     assert time.monotonic() - start < 10
 
 
+def test_background_processes_do_not_outlive_their_run(sandbox, tmp_path):
+    """A daemon that left the run's process group (setsid, nohup, double fork) is killed when the run
+    returns, so it cannot change the workspace before it is collected; the sandbox still works after."""
+    left = sandbox.run(
+        "setsid bash -c 'sleep 1; echo late > late.txt' </dev/null >/dev/null 2>&1 & "
+        "(nohup bash -c 'sleep 1; echo later > later.txt' >/dev/null 2>&1 &) ; exit 0",
+        timeout_s=20,
+    )
+    assert left.ok and left.wall_s < 1, left  # nothing held the run open until the writes
+    time.sleep(2)
+    after = sandbox.run("cat /proc/[0-9]*/cmdline | tr '\\0' ' '", timeout_s=20)
+    assert after.ok and "sleep infinity" in after.output_tail and "sleep 1" not in after.output_tail
+    out = sandbox.collect(tmp_path / "out")
+    assert not (out / "late.txt").exists() and not (out / "later.txt").exists()
+
+
 def test_memory_beyond_the_limit_is_killed(sandbox):
     fits = sandbox.run("python3 -c \"b = b'x' * (100 * 1024 * 1024); print(len(b))\"", timeout_s=30)
     assert fits.ok, fits.output_tail

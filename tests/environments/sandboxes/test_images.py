@@ -111,7 +111,7 @@ def test_a_placed_task_runs_its_own_image_at_its_workdir_with_private_mount_fold
     assert "main.py" in names and not any(n.startswith(".harbor/") for n in names)  # mounts, not copies
     assert not container.execs  # the task image's layer already links /app; nothing to do as root
     box.run("true", timeout_s=5)
-    assert container.execs[-1]["workdir"] == "/app"
+    assert container.execs[0]["workdir"] == "/app"
     (logs_host / "verifier").mkdir()
     (logs_host / "verifier" / "reward.txt").write_text("1\n")
     out = box.collect(tmp_path / "out")

@@ -171,6 +171,10 @@ class PoolConfig:
     max_sessions: int = 48
     max_attempts: int = 3
     max_staleness: int = 4
+    max_queued_rows: int = 0
+    """Start no group while this many scored rows wait for the trainer (0: no bound). Where sessions and
+    the trainer share a few cores, rows made faster than they are trained only go stale and take the
+    trainer's CPU; a bound of a step or two keeps what is trained fresh."""
     backoff: Backoff = Backoff()
     """After failures in a row, retries and new groups wait (doubling), so failures cannot storm."""
     synchronous: bool = False
@@ -183,6 +187,8 @@ class PoolConfig:
             raise ValueError(
                 f"pool: max_sessions ({self.max_sessions}) must be >= group_size ({self.group_size}) >= 1"
             )
+        if self.max_queued_rows < 0:
+            raise ValueError(f"pool: max_queued_rows={self.max_queued_rows}: must be >= 0 (0: no bound)")
 
 
 def adapter_name(harness: str, version: int) -> str:
@@ -285,6 +291,8 @@ class RolloutPool:
                 return
             self._batch_version = self.version
         while len(self._requests) + len(self._retries) + self.cfg.group_size <= self.cfg.max_sessions:
+            if self.cfg.max_queued_rows and self.rollout_buffer.qsize() >= self.cfg.max_queued_rows:
+                return
             version = self.version
             if not self.collector.policy.may_admit(self.collector.inflight_start_versions(), version):
                 return

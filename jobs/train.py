@@ -62,6 +62,10 @@ class TrainJobConfig:
     """Harness sessions in flight per trainer (at most 48); at least ``group_size``."""
     max_staleness: int = 4
     """Versions a rollout's policy may lag the trainer's before its group is dropped."""
+    max_queued_rows: int = 0
+    """Start no group while this many scored rows (model turns) wait for the trainer; 0: no bound. On a
+    few CPU cores, a step or two of rows keeps sessions from taking the trainer's CPU for rows that only
+    go stale."""
     lora_rank: int = 32
     """LoRA rank of the trained adapter (a fresh one; ``init_adapter`` brings its own)."""
     lora_alpha: int = 64
@@ -139,7 +143,7 @@ class TrainJobConfig:
         for name in ("lora_rank", "lora_alpha", "max_steps", "micro_batches", "max_tokens"):
             if getattr(self, name) < 1:
                 problems.append(f"{name}={getattr(self, name)}: must be >= 1")
-        for name in ("token_budget", "max_staleness", "save_steps"):
+        for name in ("token_budget", "max_staleness", "save_steps", "max_queued_rows"):
             if getattr(self, name) < 0:
                 problems.append(f"{name}={getattr(self, name)}: must be >= 0")
         if not self.learning_rate > 0:
@@ -248,7 +252,13 @@ def run(cfg: TrainJobConfig) -> dict:
                     seed=cfg.seed,
                     init_adapter=cfg.init_adapter.replace("{harness}", harness),
                 )
-                pool = PoolConfig(harness, cfg.group_size, cfg.max_sessions, max_staleness=cfg.max_staleness)
+                pool = PoolConfig(
+                    harness,
+                    cfg.group_size,
+                    cfg.max_sessions,
+                    max_staleness=cfg.max_staleness,
+                    max_queued_rows=cfg.max_queued_rows,
+                )
                 setup = RolloutSetup(
                     stack.guard_url(harness),
                     cfg.sandbox,

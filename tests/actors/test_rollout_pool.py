@@ -184,6 +184,27 @@ def test_at_the_edge_of_the_window_no_group_starts_and_the_publish_is_held():
         pool.stop()
 
 
+def test_no_group_starts_while_the_queued_rows_reach_the_bound():
+    sessions = ScriptedSessions(lambda request, attempt: scored(request, 1.0))
+    pool = RolloutPool(
+        PoolConfig("pi", group_size=2, max_sessions=4, max_queued_rows=3),
+        (task(i) for i in itertools.count()),
+        sessions,
+    )
+    pool.start()
+    try:
+        time.sleep(1.0)  # nobody trains: the buffer fills up to the bound and admission stops
+        queued, started = pool.rollout_buffer.qsize(), len(sessions.requests)
+        assert 3 <= queued <= 3 + 4  # at most the groups in flight when the bound was reached
+        time.sleep(0.5)
+        assert len(sessions.requests) == started, "no group may start while the rows wait"
+        drain(pool, queued)  # the trainer takes them: sessions start again
+        time.sleep(0.5)
+        assert len(sessions.requests) > started
+    finally:
+        pool.stop()
+
+
 def test_bad_pool_config_is_refused():
     with pytest.raises(ValueError, match="max_sessions"):
         PoolConfig("pi", group_size=8, max_sessions=4)

@@ -38,6 +38,8 @@ class LearningCheckConfig:
     """Keep a seed's finished run (its ``summary.json`` exists) instead of running it again."""
     train_overrides: tuple[str, ...] = field(default_factory=tuple)
     """``key=value`` overrides of every run's train config (after the smoke config's own)."""
+    eval_overrides: tuple[str, ...] = field(default_factory=tuple)
+    """``key=value`` overrides of every run's evaluation config (after the smoke config's own)."""
 
     def __post_init__(self) -> None:
         if not self.seeds or len(set(self.seeds)) != len(self.seeds):

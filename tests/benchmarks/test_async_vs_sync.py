@@ -1,16 +1,23 @@
 """The async-vs-sync model's null case: with no tail (every session the same length) and no step time,
-neither schedule waits on anything, so the speedup is exactly 1.0; each of the two adds to it."""
+neither schedule waits on anything, so the speedup is exactly 1.0; each of the two adds to it. Recorded
+spans stand in for the lognormal: all equal, they are the null case again."""
 
 from __future__ import annotations
 
 import argparse
+import json
 import random
+from pathlib import Path
 
-from benchmarks.async_vs_sync import asynchronous, synchronous
+import pytest
+
+from benchmarks.async_vs_sync import asynchronous, load_spans, log_spread, record_spans, synchronous
 
 
-def speedup(sigma: float, step_s: float) -> float:
-    args = argparse.Namespace(median_s=90.0, sigma=sigma, step_s=step_s, groups_per_step=2, hold_s=600.0)
+def speedup(sigma: float, step_s: float, spans: tuple[float, ...] = ()) -> float:
+    args = argparse.Namespace(
+        median_s=90.0, sigma=sigma, step_s=step_s, groups_per_step=2, hold_s=600.0, spans=spans
+    )
     sync = synchronous(2.0, args, random.Random(0))
     asyn = asynchronous(2.0, args, random.Random(0))
     return asyn["groups"] / sync["groups"]
@@ -22,3 +29,20 @@ def test_no_tail_and_no_step_time_gives_a_speedup_of_one():
 
 def test_a_step_time_and_a_tail_each_give_the_async_schedule_its_lead():
     assert 1.0 < speedup(0.0, 30.0) < speedup(1.0, 30.0)
+
+
+def test_recorded_spans_all_alike_are_the_null_case_and_a_recorded_tail_gives_a_lead():
+    assert speedup(1.0, 0.0, spans=(1.0,) * 10) == 1.0  # the spans, not sigma, set the times
+    tail = (0.5, 0.8, 1.0, 1.0, 1.2, 6.0)
+    assert speedup(0.0, 30.0, spans=tail) > speedup(0.0, 30.0)
+
+
+def test_spans_are_recorded_from_evaluation_results_and_read_relative_to_their_median(tmp_path: Path):
+    sessions = [{"harness": "pi", "duration_s": d, "failure": None} for d in (4.0, 8.0, 16.0)]
+    sessions.append({"harness": "pi", "duration_s": 99.0, "failure": "harness crashed"})  # not a span
+    (tmp_path / "results.json").write_text(json.dumps({"sessions": sessions}))
+    record = record_spans(tmp_path / "spans.json", [tmp_path / "results.json"])
+    assert record["durations_s"] == [4.0, 8.0, 16.0] and record["sources"][0]["harnesses"] == ["pi"]
+    spans = load_spans(tmp_path / "spans.json")
+    assert spans == (0.5, 1.0, 2.0) and load_spans("") == ()
+    assert log_spread(spans) == pytest.approx(0.5660, abs=1e-4)  # ln 2 x sqrt(2/3)

@@ -67,6 +67,7 @@ def run_seed(cfg: LearningCheckConfig, seed: int) -> Path:
             f"seed={seed}",
             f"tasks_seed={seed}",
         ),
+        eval_overrides=(*smoke_cfg.eval_overrides, *cfg.eval_overrides),
     )
     print(f"[learning check] seed {seed}: a whole run in {out}", flush=True)
     smoke.run(smoke_cfg)

@@ -79,3 +79,32 @@ def test_its_config_runs_three_seeds_of_the_learning_check_and_refuses_repeats()
     assert cfg.seeds == (0, 1, 2) and cfg.smoke_config.endswith("learning-check.yaml")
     with pytest.raises(ConfigError, match=r"seeds=\[1, 1\]: give one or more distinct seeds"):
         load_config(LearningCheckConfig, DEFAULT_CONFIG, ("seeds=[1, 1]",))
+
+
+def test_each_seed_is_a_whole_smoke_run_with_its_own_seeds_and_folder(tmp_path: Path, monkeypatch):
+    from jobs import smoke
+    from jobs.learning_check import run_seed
+
+    seen = []
+
+    def fake_run(cfg):
+        seen.append(cfg)
+        out = Path(cfg.out_dir)
+        write_report(out / "eval", _sessions(0, START, 40) + _sessions(12, SHORT, 40), {})
+        (out / "summary.json").write_text("{}\n")
+
+    monkeypatch.setattr(smoke, "run", fake_run)
+    cfg = LearningCheckConfig(
+        out_dir=str(tmp_path), train_overrides=("max_steps=2",), eval_overrides=("max_tasks=4",)
+    )
+    results = run_seed(cfg, 2)
+    (smoke_cfg,) = seen
+    assert (
+        smoke_cfg.out_dir == str(tmp_path / "seed-2")
+        and results == tmp_path / "seed-2" / "eval" / "results.json"
+    )
+    assert smoke_cfg.train_overrides[-3:] == ("max_steps=2", "seed=2", "tasks_seed=2")
+    assert smoke_cfg.eval_overrides[-1] == "max_tasks=4"
+    assert smoke_cfg.train_config.endswith("train-learning-check.yaml")
+    run_seed(cfg, 2)  # finished: kept, not run again
+    assert len(seen) == 1

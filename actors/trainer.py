@@ -264,8 +264,9 @@ class HarnessTrainer:
             )
         # TRL requires a dataset even when the rollout worker brings its own prompts; ours ignores it.
         placeholder = datasets.Dataset.from_dict({"prompt": [f"{cfg.harness} rollouts come from the pool"]})
-        from actors.serving.weights import local_weights
         from transformers import set_seed
+
+        from actors.serving.weights import local_weights
 
         set_seed(cfg.seed)  # before the model is built: TRL seeds only later, after the LoRA's weights exist
         trainer = AsyncGRPOTrainer(

@@ -3,9 +3,11 @@ retried a bounded number of times, counters add up, the session cap and the off-
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import threading
 import time
+from collections.abc import Iterator
 from concurrent.futures import Future
 from dataclasses import replace
 
@@ -82,13 +84,20 @@ def drain(pool: RolloutPool, count: int, timeout_s: float = 120.0) -> list:
     return samples
 
 
-def run_pool(cfg: PoolConfig, sessions, count: int) -> tuple[RolloutPool, list]:
+@contextlib.contextmanager
+def running(cfg: PoolConfig, sessions) -> Iterator[RolloutPool]:
+    """A started pool over an endless task stream, stopped when the block ends."""
     pool = RolloutPool(cfg, (task(i) for i in itertools.count()), sessions)
     pool.start()
     try:
-        samples = drain(pool, count)
+        yield pool
     finally:
         pool.stop()
+
+
+def run_pool(cfg: PoolConfig, sessions, count: int) -> tuple[RolloutPool, list]:
+    with running(cfg, sessions) as pool:
+        samples = drain(pool, count)
     return pool, samples
 
 
@@ -160,39 +169,28 @@ def test_at_the_edge_of_the_window_no_group_starts_and_the_publish_is_held():
         return scored(request, 0.0)
 
     sessions = ScriptedSessions(script)
-    pool = RolloutPool(
-        PoolConfig("pi", group_size=1, max_sessions=4, max_staleness=2),
-        (task(i) for i in itertools.count()),
-        sessions,
-    )
-    pool.start()
-    try:
-        time.sleep(0.3)
-        pool.update_model_version(2)  # g0 started at 0: one more publish would make it stale
-        time.sleep(0.3)
-        started_at_edge = len(sessions.requests)
-        time.sleep(0.3)
-        assert len(sessions.requests) == started_at_edge, "admission must stop while g0 is at the edge"
-        assert not pool.may_publish(held_s=1.0), "the next publish would make g0 stale: hold it"
-        assert pool.may_publish(held_s=pool.collector.policy.hold_s), "but not for longer than hold_s"
-        release.set()
-        time.sleep(0.5)
-        assert len(sessions.requests) > started_at_edge
-        assert pool.may_publish(held_s=0.0)
-    finally:
-        release.set()
-        pool.stop()
+    with running(PoolConfig("pi", group_size=1, max_sessions=4, max_staleness=2), sessions) as pool:
+        try:
+            time.sleep(0.3)
+            pool.update_model_version(2)  # g0 started at 0: one more publish would make it stale
+            time.sleep(0.3)
+            started_at_edge = len(sessions.requests)
+            time.sleep(0.3)
+            assert len(sessions.requests) == started_at_edge, "admission must stop while g0 is at the edge"
+            assert not pool.may_publish(held_s=1.0), "the next publish would make g0 stale: hold it"
+            assert pool.may_publish(held_s=pool.collector.policy.hold_s), "but not for longer than hold_s"
+            release.set()
+            time.sleep(0.5)
+            assert len(sessions.requests) > started_at_edge
+            assert pool.may_publish(held_s=0.0)
+
+        finally:
+            release.set()  # never leave g0's session waiting on a failed assertion
 
 
 def test_no_group_starts_while_the_queued_rows_reach_the_bound():
     sessions = ScriptedSessions(lambda request, attempt: scored(request, 1.0))
-    pool = RolloutPool(
-        PoolConfig("pi", group_size=2, max_sessions=4, max_queued_rows=3),
-        (task(i) for i in itertools.count()),
-        sessions,
-    )
-    pool.start()
-    try:
+    with running(PoolConfig("pi", group_size=2, max_sessions=4, max_queued_rows=3), sessions) as pool:
         time.sleep(1.0)  # nobody trains: the buffer fills up to the bound and admission stops
         queued, started = pool.rollout_buffer.qsize(), len(sessions.requests)
         assert 3 <= queued <= 3 + 4  # at most the groups in flight when the bound was reached
@@ -201,8 +199,6 @@ def test_no_group_starts_while_the_queued_rows_reach_the_bound():
         drain(pool, queued)  # the trainer takes them: sessions start again
         time.sleep(0.5)
         assert len(sessions.requests) > started
-    finally:
-        pool.stop()
 
 
 def test_bad_pool_config_is_refused():
@@ -224,18 +220,12 @@ def test_a_rollout_actor_killed_mid_session_is_replaced_and_its_rollout_retried(
     from actors.rollout_pool import RaySessions
 
     sessions = RaySessions(SlowSession, actors=2, resources={"CPU": 0})
-    pool = RolloutPool(
-        PoolConfig("opencode", group_size=2, max_sessions=2), (task(i) for i in itertools.count()), sessions
-    )
-    pool.start()
-    try:
+    with running(PoolConfig("opencode", group_size=2, max_sessions=2), sessions) as pool:
         deadline = time.monotonic() + 30
         while not sessions.busy_actors() and time.monotonic() < deadline:
             time.sleep(0.05)
         ray.kill(sessions.busy_actors()[0])
         samples = drain(pool, 4, timeout_s=60)
-    finally:
-        pool.stop()
     assert len(samples) == 4, "training goes on after the actor died"
     c = pool.collector.counters
     assert c.retried >= 1 and sessions.replaced >= 1
@@ -253,17 +243,13 @@ def test_the_synchronous_baseline_runs_one_whole_batch_per_version():
         return scored(request, float(request.rollout_id.endswith("r0")))
 
     sessions = ScriptedSessions(script, delay_s=0.05)
-    pool = RolloutPool(cfg, (task(i) for i in itertools.count()), sessions)
-    pool.start()
-    try:
+    with running(cfg, sessions) as pool:
         first = drain(pool, 4, timeout_s=30)
         time.sleep(0.5)
         assert len(sessions.requests) == 4, "no second batch before a new version"
         assert pool.rollout_buffer.empty()
         pool.update_model_version(1)
         second = drain(pool, 4, timeout_s=30)
-    finally:
-        pool.stop()
     assert sessions.peak <= 4
     assert [s.model_version for s in first] == [0] * 4 and [s.model_version for s in second] == [1] * 4
     queued = [s.enqueued_at for s in first]
@@ -274,16 +260,8 @@ def test_sessions_that_keep_failing_do_not_storm():
     """Every session fails at once (a broken sandbox, a node out of memory): the pool backs off instead
     of starting and dropping groups as fast as they fail, and its counters still add up."""
     sessions = ScriptedSessions(lambda r, a: RolloutOutcome(r.rollout_id, r.group_id, failure="oom-killed"))
-    pool = RolloutPool(
-        PoolConfig("pi", group_size=2, max_sessions=2, max_attempts=2),
-        (task(i) for i in itertools.count()),
-        sessions,
-    )
-    pool.start()
-    try:
+    with running(PoolConfig("pi", group_size=2, max_sessions=2, max_attempts=2), sessions) as pool:
         time.sleep(3.0)
-    finally:
-        pool.stop()
     assert 2 <= len(sessions.requests) <= 12, f"{len(sessions.requests)} attempts in 3 s"
     pool.check_health(60)  # a dropped group's members waiting to retry are not started (no crash)
     c = pool.collector.counters

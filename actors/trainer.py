@@ -147,7 +147,11 @@ class TrainerConfig:
     learning_rate: float = 1e-5
     max_steps: int = 200
     token_budget: int = 65536
-    """Tokens per packed micro-batch; 0: one sample per micro-batch (a step is ``micro_batches`` samples)."""
+    """Tokens per packed micro-batch; 0: ``micro_batch_samples`` samples per micro-batch."""
+    micro_batch_samples: int = 1
+    """With ``token_budget: 0``, samples per micro-batch (a step is ``micro_batches`` x this). They are packed
+    as a prefix tree: a prefix they share (the harness's system prompt, a session's earlier turns) is
+    forwarded once."""
     micro_batches: int = 4
     """Micro-batches per optimizer step (TRL's gradient accumulation), each packed under ``token_budget``."""
     max_staleness: int = 4
@@ -190,8 +194,12 @@ class TrainerConfig:
         problems += rank_problems(self.ranks, 0.0, self.fsdp)
         if problems:
             raise ValueError("trainer: " + "; ".join(problems))
-        if self.lora_rank < 1 or self.max_steps < 1 or self.micro_batches < 1 or self.token_budget < 0:
-            raise ValueError("trainer: lora_rank, max_steps, micro_batches must be >= 1; token_budget >= 0")
+        counts = (self.lora_rank, self.max_steps, self.micro_batches, self.micro_batch_samples)
+        if min(counts) < 1 or self.token_budget < 0:
+            raise ValueError(
+                "trainer: lora_rank, max_steps, micro_batches and micro_batch_samples must be >= 1, "
+                f"token_budget >= 0 (got {counts}, {self.token_budget})"
+            )
 
 
 def grpo_arguments(cfg: TrainerConfig, cuda: bool) -> dict[str, Any]:
@@ -203,7 +211,7 @@ def grpo_arguments(cfg: TrainerConfig, cuda: bool) -> dict[str, Any]:
         vllm_server_timeout=60,
         max_steps=cfg.max_steps,
         learning_rate=cfg.learning_rate,
-        per_device_train_batch_size=1,
+        per_device_train_batch_size=cfg.micro_batch_samples,
         gradient_accumulation_steps=cfg.micro_batches,
         token_budget=cfg.token_budget,
         max_staleness=cfg.max_staleness,

@@ -18,6 +18,7 @@ a new folder. ``python -m jobs.tiny_agent [--agent NAME] [--force]`` builds it a
 
 ``tiny-agent-rows`` is the learning check's agent: the same build on the row-count family's whole
 demonstrations (``environments.tasks.shipped.row_count``), which it can learn to solve.
+``tiny-agent-rows-pi`` is the smoke run's: that family in pi alone, cheap enough for a 15-minute run.
 """
 
 from __future__ import annotations
@@ -80,6 +81,12 @@ def demonstrations_digest(recipe: TinyAgentRecipe) -> str:
 AGENTS = {
     "tiny-agent": TinyAgentRecipe(),
     "tiny-agent-rows": TinyAgentRecipe(family="row-count", per_harness=48, max_steps=240),
+    # The smoke run's: the row-count family in pi alone, whose demonstrations are a third as long as
+    # opencode's or hermes' (their system prompts are ~5K and ~4K tokens, pi's ~1.4K), so it builds in
+    # about two minutes on 2 cores.
+    "tiny-agent-rows-pi": TinyAgentRecipe(
+        family="row-count", per_harness=48, harnesses=("pi",), max_steps=100
+    ),
 }
 """Model names that resolve to a locally built tiny agent (``jobs.models.resolve_model``)."""
 

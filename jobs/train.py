@@ -79,7 +79,10 @@ class TrainJobConfig:
     max_steps: int = 200
     """Optimizer steps per trainer; each publishes a new adapter version."""
     token_budget: int = 65536
-    """Tokens per packed micro-batch; 0: one sample per micro-batch."""
+    """Tokens per packed micro-batch; 0: ``micro_batch_samples`` samples per micro-batch."""
+    micro_batch_samples: int = 1
+    """With ``token_budget: 0``, samples per micro-batch, packed as a prefix tree: what they share (the
+    harness's system prompt, a session's earlier turns) is forwarded once."""
     micro_batches: int = 4
     """Micro-batches per optimizer step (gradient accumulation)."""
     max_tokens: int = 4096
@@ -140,7 +143,14 @@ class TrainJobConfig:
         problems += rank_problems(self.trainer_ranks, self.trainer_gpus, self.fsdp)
         if problem := harness_problem(self.harnesses):
             problems.append(problem)
-        for name in ("lora_rank", "lora_alpha", "max_steps", "micro_batches", "max_tokens"):
+        for name in (
+            "lora_rank",
+            "lora_alpha",
+            "max_steps",
+            "micro_batches",
+            "micro_batch_samples",
+            "max_tokens",
+        ):
             if getattr(self, name) < 1:
                 problems.append(f"{name}={getattr(self, name)}: must be >= 1")
         for name in ("token_budget", "max_staleness", "save_steps", "max_queued_rows"):
@@ -242,6 +252,7 @@ def run(cfg: TrainJobConfig) -> dict:
                     max_steps=cfg.max_steps,
                     token_budget=cfg.token_budget,
                     micro_batches=cfg.micro_batches,
+                    micro_batch_samples=cfg.micro_batch_samples,
                     max_staleness=cfg.max_staleness,
                     dtype=serving_cfg.dtype,
                     trackio_project=cfg.trackio_project,

@@ -364,8 +364,8 @@ def report_markdown(
     extra: dict | None = None,
     capability_rows: Sequence[CapabilityRow] = (),
 ) -> str:
-    """``report.md``: the table, then the guard's block reasons, the cheating rate, the capability suite
-    and the cost comparison, where there are."""
+    """``report.md``: the table, each harness's last checkpoint against its start, then the guard's block
+    reasons, the cheating rate, the capability suite and the cost comparison, where there are."""
     text = "# Evaluation\n\n"
     if (extra or {}).get("guard"):
         text += (
@@ -373,6 +373,9 @@ def report_markdown(
             "\n\n"
         )
     text += markdown_table(cells, load_failures)
+    learning = learning_section(cells)
+    if learning:
+        text += "\n## Learning: the last checkpoint against its start\n\n" + learning
     blocks = block_reasons_table(results)
     if blocks:
         text += "\n## Guard blocks\n\n" + blocks
@@ -505,6 +508,9 @@ class Headline:
     pass_difference: tuple[float, float, float]
     """Last minus start pass@1 with its 95% interval (Newcombe)."""
     holds: bool
+    improved: str = ""
+    """What improved with the two 95% intervals apart: ``pass@1``, ``tool calls``, both joined by
+    " and ", or "" (nothing shown)."""
 
 
 def headlines(cells: Sequence[Cell], min_reduction: float = 0.30) -> list[Headline]:
@@ -519,7 +525,8 @@ def headlines(cells: Sequence[Cell], min_reduction: float = 0.30) -> list[Headli
         apart = last.calls_high < start.calls_low
         difference = difference_interval(last.passes, last.sessions, start.passes, start.sessions)
         holds = reduction >= min_reduction and apart and last.pass_at_1 >= start.pass_at_1
-        rows.append(Headline(harness, start, last, reduction, apart, difference, holds))
+        shown = [name for name, ok in (("pass@1", last.low > start.high), ("tool calls", apart)) if ok]
+        rows.append(Headline(harness, start, last, reduction, apart, difference, holds, " and ".join(shown)))
     return rows
 
 
@@ -543,3 +550,20 @@ def headline_table(rows: Sequence[Headline]) -> str:
             f"{'yes' if r.holds else 'no'} |\n"
         )
     return text
+
+
+def learning_section(cells: Sequence[Cell]) -> str:
+    """Each harness's last checkpoint against its SFT start, and what improved with the intervals apart;
+    "" without a start and a trained checkpoint."""
+    rows = headlines(cells)
+    if not rows:
+        return ""
+    verdicts = "".join(
+        f"- {r.harness} ({r.last.checkpoint} against the start): "
+        + (f"{r.improved} improved, the 95% intervals apart.\n" if r.improved else "no improvement shown.\n")
+        for r in rows
+    )
+    return (
+        "`holds`: the learning check's headline (at least 30% fewer tool calls, their intervals apart, "
+        "pass@1 not lower).\n\n" + headline_table(rows) + "\n" + verdicts
+    )

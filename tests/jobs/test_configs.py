@@ -30,7 +30,7 @@ def test_the_smoke_config_loads_its_stage_configs_and_accepts_list_overrides():
     cfg = load_config(SmokeConfig, DEFAULT_CONFIG, ["train_overrides=[max_steps=3]"])
     assert cfg.train_overrides == ("max_steps=3",)
     assert load_config(TrainJobConfig, cfg.train_config, cfg.train_overrides).max_steps == 3
-    assert load_config(EvalConfig, cfg.eval_config).model_preset == "tiny-agent"
+    assert load_config(EvalConfig, cfg.eval_config).model_preset == "tiny-agent-rows-pi"
 
 
 def test_unknown_keys_are_named_with_the_known_ones(tmp_path: Path):
@@ -91,19 +91,34 @@ def test_a_job_given_a_bad_value_exits_with_the_fix_and_runs_nothing(tmp_path):
     assert ran == []
 
 
-def test_the_learning_check_config_runs_the_row_count_family_from_its_own_agent():
+@pytest.mark.parametrize("name", ["learning-check.yaml", "smoke.yaml"])
+def test_the_learning_runs_train_the_row_count_family_from_its_own_agent_in_their_harnesses(name: str):
     from jobs.evaluate import EvalConfig
     from jobs.smoke import CONFIGS, locate
     from jobs.tiny_agent import AGENTS
     from jobs.train import TrainJobConfig
 
-    cfg = load_config(SmokeConfig, CONFIGS / "learning-check.yaml")
+    cfg = load_config(SmokeConfig, CONFIGS / name)
     train = load_config(TrainJobConfig, locate(cfg.train_config))
     evaluate = load_config(EvalConfig, locate(cfg.eval_config))
     assert train.task_set == evaluate.task_set == "row-count"
-    assert train.model_preset == evaluate.model_preset
-    assert load_preset(train.model_preset).model in AGENTS
-    assert AGENTS[load_preset(train.model_preset).model].family == "row-count"
+    assert train.model_preset == evaluate.model_preset and train.harnesses == evaluate.harnesses
+    assert train.serving_overrides == evaluate.serving_overrides  # sampled as trained
+    recipe = AGENTS[load_preset(train.model_preset).model]
+    assert recipe.family == "row-count" and set(train.harnesses) <= set(recipe.harnesses)
+    assert evaluate.include_base and evaluate.checkpoints == 0  # the start and every checkpoint
+
+
+def test_the_three_harness_smoke_trains_and_evaluates_pi_opencode_and_hermes():
+    from jobs.evaluate import EvalConfig
+    from jobs.smoke import CONFIGS, locate
+    from jobs.train import TrainJobConfig
+
+    cfg = load_config(SmokeConfig, CONFIGS / "smoke-three.yaml")
+    train = load_config(TrainJobConfig, locate(cfg.train_config))
+    evaluate = load_config(EvalConfig, locate(cfg.eval_config))
+    assert train.harnesses == evaluate.harnesses == ("pi", "opencode", "hermes")
+    assert train.model_preset == evaluate.model_preset == "tiny-agent"
 
 
 def test_an_unknown_task_set_is_named_with_the_choices(tmp_path: Path):

@@ -108,3 +108,26 @@ def test_each_seed_is_a_whole_smoke_run_with_its_own_seeds_and_folder(tmp_path: 
     assert smoke_cfg.train_config.endswith("train-learning-check.yaml")
     run_seed(cfg, 2)  # finished: kept, not run again
     assert len(seen) == 1
+
+
+@pytest.mark.parametrize(
+    ("last_calls", "last_passes", "improved"),
+    [
+        (SHORT, 30, "tool calls"),  # same pass@1, fewer calls
+        (START, 47, "pass@1"),  # 30/48 -> 47/48: [0.48, 0.75] below [0.89, 1.00]
+        (SHORT, 47, "pass@1 and tool calls"),
+        (START, 36, ""),  # 36/48's interval [0.61, 0.85] overlaps 30/48's
+    ],
+)
+def test_improved_names_what_rose_or_fell_with_the_intervals_apart(last_calls, last_passes, improved):
+    (row,) = headlines(summarize(_sessions(0, START, 30) + _sessions(12, last_calls, last_passes)))
+    assert row.improved == improved
+
+
+def test_the_report_has_a_learning_section_only_with_a_start_and_a_trained_checkpoint(tmp_path: Path):
+    write_report(tmp_path / "a", _sessions(0, START, 20) + _sessions(12, SHORT, 40), {})
+    text = (tmp_path / "a" / "report.md").read_text()
+    assert "## Learning: the last checkpoint against its start" in text
+    assert "- pi (pi-step12 against the start): pass@1 and tool calls improved" in text
+    write_report(tmp_path / "b", _sessions(0, START, 20), {})
+    assert "## Learning" not in (tmp_path / "b" / "report.md").read_text()

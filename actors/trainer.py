@@ -225,8 +225,8 @@ def grpo_arguments(cfg: TrainerConfig, cuda: bool) -> dict[str, Any]:
         project=cfg.trackio_project or "huggingface",
         run_name=cfg.harness,
         trackio_static_space_id=False,  # local SQLite only: never create a Space
-        save_strategy="steps" if cfg.save_steps else "no",
-        save_steps=cfg.save_steps or 500,
+        save_strategy="steps",
+        save_steps=cfg.save_steps or cfg.max_steps,  # 0: one checkpoint, at the last step
         seed=cfg.seed,
         fsdp=cfg.fsdp,  # Transformers' FSDP2 by default; GPU only (Accelerate runs CPU ranks as DDP)
     )

@@ -54,3 +54,18 @@ def test_the_trainer_takes_its_pool_on_rank_zero_only_and_a_rendezvous_only_with
         HarnessTrainer(two, server=None, pool=pool).train(None, None, rank=0)
     with pytest.raises(ValueError, match="group_size 4 != the trainer's 8"):
         HarnessTrainer(two, server=None, pool=SimpleNamespace(cfg=SimpleNamespace(group_size=4)))
+
+
+def test_checkpoints_every_save_steps_or_once_at_the_last_step_and_packs_micro_batch_samples():
+    from actors.trainer import grpo_arguments
+
+    every = grpo_arguments(
+        TrainerConfig("pi", "m", "http://x/v1", "/tmp/o", max_steps=12, save_steps=4), False
+    )
+    assert (every["save_strategy"], every["save_steps"]) == ("steps", 4)
+    last = grpo_arguments(TrainerConfig("pi", "m", "http://x/v1", "/tmp/o", max_steps=12), cuda=False)
+    assert (last["save_strategy"], last["save_steps"]) == ("steps", 12)  # save_steps 0: the end only
+    packed = TrainerConfig("pi", "m", "http://x/v1", "/tmp/o", token_budget=0, micro_batch_samples=16)
+    assert grpo_arguments(packed, cuda=False)["per_device_train_batch_size"] == 16
+    with pytest.raises(ValueError, match="micro_batch_samples must be >= 1"):
+        TrainerConfig("pi", "m", "http://x/v1", "/tmp/o", micro_batch_samples=0)

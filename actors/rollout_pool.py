@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
+from actors.grpo.advantages import ROW_WEIGHTINGS, row_advantage
 from actors.grpo.backoff import Backoff
 from actors.grpo.groups import Attempt, CompletedGroup, GroupCollector, ScoredRollout
 from actors.grpo.staleness import StalenessPolicy
@@ -175,6 +176,9 @@ class PoolConfig:
     """Start no group while this many scored rows wait for the trainer (0: no bound). Where sessions and
     the trainer share a few cores, rows made faster than they are trained only go stale and take the
     trainer's CPU; a bound of a step or two keeps what is trained fresh."""
+    row_weighting: str = "tokens"
+    """How the loss weighs a step's rows: ``tokens`` (each trained token the same) or ``rows`` (each row,
+    a model turn, the same: ``actors.grpo.advantages.row_advantage``)."""
     backoff: Backoff = Backoff()
     """After failures in a row, retries and new groups wait (doubling), so failures cannot storm."""
     synchronous: bool = False
@@ -189,6 +193,10 @@ class PoolConfig:
             )
         if self.max_queued_rows < 0:
             raise ValueError(f"pool: max_queued_rows={self.max_queued_rows}: must be >= 0 (0: no bound)")
+        if self.row_weighting not in ROW_WEIGHTINGS:
+            raise ValueError(
+                f"pool: row_weighting={self.row_weighting!r}: choose one of {', '.join(ROW_WEIGHTINGS)}"
+            )
 
 
 def adapter_name(harness: str, version: int) -> str:
@@ -395,7 +403,9 @@ class RolloutPool:
                         input_ids=np.asarray(row.input_ids, dtype=np.int64),
                         completion_mask=np.asarray(row.completion_mask, dtype=np.int64),
                         old_log_probs=np.asarray(row.old_logprobs, dtype=np.float32),
-                        advantage=float(advantage),
+                        advantage=row_advantage(
+                            float(advantage), int(sum(row.completion_mask)), self.cfg.row_weighting
+                        ),
                         model_version=group.start_version,
                         group_id=group_number,
                         metrics={"reward": rollout.reward, "tool_calls": float(rollout.tool_calls)},

@@ -88,8 +88,7 @@ class SFTConfig:
     max_eval_examples: int = 64
     """At most this many held out (0: no cap); the rest of the share trains."""
     bf16: bool = False
-    """bfloat16: on CUDA, bf16 weights; on a CPU with native bf16 (AVX512-BF16 or AMX), bf16 autocast over
-    float32 weights; on other CPUs, float32."""
+    """Used only on a CUDA device; CPU runs are always float32."""
     seed: int = 0
     """Seed of the split and the training order."""
     logging_steps: int = 1

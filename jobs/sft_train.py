@@ -131,16 +131,6 @@ def _rows(examples: Sequence[TokenizedExample]):
     return Dataset.from_list([e.to_row() for e in examples])
 
 
-def cpu_has_bf16() -> bool:
-    """Whether this CPU computes bfloat16 natively (AVX512-BF16 or AMX): there bf16 autocast roughly
-    halves a small model's step; elsewhere it is emulated and slower than float32."""
-    import torch
-
-    cpu = torch.cpu
-    checks = ("_is_avx512_bf16_supported", "_is_amx_tile_supported")
-    return any(getattr(cpu, name, lambda: False)() for name in checks)
-
-
 def run_sft(cfg: SFTConfig, *, log: Log = print) -> dict[str, Any]:
     """Train once per ``cfg``; returns the figures also written to ``<out_dir>/metrics.json``."""
     started = time.perf_counter()
@@ -165,13 +155,8 @@ def run_sft(cfg: SFTConfig, *, log: Log = print) -> dict[str, Any]:
     from trl import SFTConfig as TRLSFTConfig
     from trl import SFTTrainer
 
-    cuda = torch.cuda.is_available()
-    bf16 = cfg.bf16 and (cuda or cpu_has_bf16())
-    # On CUDA the weights are bf16; on a CPU, bf16 autocast over float32 weights (the optimizer's state and
-    # the saved model stay float32).
-    model = AutoModelForCausalLM.from_pretrained(
-        model_path, dtype=torch.bfloat16 if bf16 and cuda else torch.float32
-    )
+    bf16 = cfg.bf16 and torch.cuda.is_available()
+    model = AutoModelForCausalLM.from_pretrained(model_path, dtype=torch.bfloat16 if bf16 else torch.float32)
     peft_config = None
     if not cfg.full_finetune:
         modules = cfg.lora.target_modules
@@ -193,7 +178,6 @@ def run_sft(cfg: SFTConfig, *, log: Log = print) -> dict[str, Any]:
         max_length=cfg.max_length,
         bf16=bf16,
         fp16=False,
-        use_cpu=not cuda,
         gradient_checkpointing=False,
         logging_steps=cfg.logging_steps,
         eval_strategy="no",

@@ -57,9 +57,6 @@ class TinyAgentRecipe:
     max_length: int = 6144
     eval_fraction: float = 0.1
     seed: int = 0
-    bf16: bool = False
-    """bf16 autocast where the CPU computes it natively (``jobs.sft_train.cpu_has_bf16``): about half the
-    build time; the precision used is part of the fingerprint."""
 
     def fingerprint(self, base_fingerprint: str) -> str:
         """The recipe, the base model, the demonstrations' bytes and the SFT code: a change to any of them
@@ -67,10 +64,6 @@ class TinyAgentRecipe:
         digest = hashlib.sha256(json.dumps(asdict(self), sort_keys=True).encode())
         digest.update(base_fingerprint.encode())
         digest.update(demonstrations_digest(self).encode())
-        if self.bf16:
-            from jobs.sft_train import cpu_has_bf16
-
-            digest.update(b"bf16" if cpu_has_bf16() else b"fp32")
         root = Path(__file__).resolve().parents[1]
         for path in [*sorted((root / "jobs").glob("sft*.py")), Path(__file__)]:
             digest.update(path.read_bytes())
@@ -92,7 +85,7 @@ AGENTS = {
     # opencode's or hermes' (their system prompts are ~5K and ~4K tokens, pi's ~1.4K), so it builds in
     # about two minutes on 2 cores.
     "tiny-agent-rows-pi": TinyAgentRecipe(
-        family="row-count", per_harness=48, harnesses=("pi",), max_steps=200, bf16=True
+        family="row-count", per_harness=48, harnesses=("pi",), max_steps=100
     ),
 }
 """Model names that resolve to a locally built tiny agent (``jobs.models.resolve_model``)."""
@@ -174,7 +167,6 @@ def _build(recipe: TinyAgentRecipe, base: Path, staging: Path, log) -> dict[str,
             max_length=recipe.max_length,
             eval_fraction=recipe.eval_fraction,
             seed=recipe.seed,
-            bf16=recipe.bf16,
             logging_steps=10,
         )
         figures = run_sft(cfg, log=log)

@@ -21,6 +21,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from actors.grpo.advantages import ROW_WEIGHTINGS
 from actors.ranks import rank_problems
 from actors.trainer_settings import setting_problems
 from environments.harnesses.registry import harness_problem
@@ -66,6 +67,10 @@ class TrainJobConfig:
     """Start no group while this many scored rows (model turns) wait for the trainer; 0: no bound. On a
     few CPU cores, a step or two of rows keeps sessions from taking the trainer's CPU for rows that only
     go stale."""
+    row_weighting: str = "tokens"
+    """How a step's loss weighs its rows (model turns): ``tokens`` (each trained token the same, TRL's) or
+    ``rows`` (each row the same, GRPO's sequence mean; with ``micro_batch_samples`` above 1, what one row
+    per micro-batch gave). A long broken call weighs as much as a short good one under ``rows``."""
     lora_rank: int = 32
     """LoRA rank of the trained adapter (a fresh one; ``init_adapter`` brings its own)."""
     lora_alpha: int = 64
@@ -156,6 +161,10 @@ class TrainJobConfig:
         for name in ("token_budget", "max_staleness", "save_steps", "max_queued_rows"):
             if getattr(self, name) < 0:
                 problems.append(f"{name}={getattr(self, name)}: must be >= 0")
+        if self.row_weighting not in ROW_WEIGHTINGS:
+            problems.append(
+                f"row_weighting={self.row_weighting!r}: choose one of {', '.join(ROW_WEIGHTINGS)}"
+            )
         if not self.learning_rate > 0:
             problems.append(f"learning_rate={self.learning_rate}: must be > 0, e.g. 1.0e-5")
         if self.max_sessions < self.group_size or self.group_size < 1:
@@ -269,6 +278,7 @@ def run(cfg: TrainJobConfig) -> dict:
                     cfg.max_sessions,
                     max_staleness=cfg.max_staleness,
                     max_queued_rows=cfg.max_queued_rows,
+                    row_weighting=cfg.row_weighting,
                 )
                 setup = RolloutSetup(
                     stack.guard_url(harness),

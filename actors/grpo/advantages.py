@@ -20,3 +20,24 @@ def group_advantages(rewards: Sequence[float]) -> list[float]:
     mean = sum(rewards) / len(rewards)
     std = math.sqrt(sum((r - mean) ** 2 for r in rewards) / len(rewards))
     return [(r - mean) / (std + EPSILON) for r in rewards]
+
+
+ROW_WEIGHTINGS = ("tokens", "rows")
+ROW_SCALE_TOKENS = 32
+"""A model turn's typical trained tokens: ``rows`` weighting keeps advantages near their ``tokens`` size."""
+
+
+def row_advantage(advantage: float, trained_tokens: int, weighting: str) -> float:
+    """The advantage one row (a model turn) is trained with.
+
+    TRL's asynchronous loss is the mean over every trained token of a micro-batch. With ``tokens`` each
+    token weighs the same, so a long row outweighs a short one (DAPO's choice). With ``rows`` each row
+    weighs the same, its tokens' mean (GRPO's original sequence-level mean): the advantage is divided by
+    the row's trained tokens (x ``ROW_SCALE_TOKENS``). That is exactly what one row per micro-batch gave
+    before rows were packed together, up to one factor per step. The clipped objective keeps its shape:
+    scaling an advantage by a positive number scales both of its terms."""
+    if weighting not in ROW_WEIGHTINGS:
+        raise ValueError(f"row_weighting={weighting!r}: choose one of {', '.join(ROW_WEIGHTINGS)}")
+    if weighting == "tokens" or trained_tokens < 1:
+        return advantage
+    return advantage * ROW_SCALE_TOKENS / trained_tokens

@@ -27,3 +27,22 @@ def test_equal_rewards_teach_nothing():
 def test_bad_rewards_are_refused(rewards):
     with pytest.raises(ValueError, match="group_advantages"):
         group_advantages(rewards)
+
+
+def test_rows_weighting_makes_a_packed_token_mean_the_mean_over_rows_of_each_rows_token_mean():
+    from actors.grpo.advantages import row_advantage
+
+    # a step's rows: (advantage, per-token gradient terms); a long broken call and two short good ones
+    rows = [(-0.5, [0.5] * 90), (1.0, [0.4, 0.4, 0.4]), (1.0, [0.3] * 6)]
+    tokens = sum(len(terms) for _, terms in rows)
+
+    def packed_token_mean(weighting: str) -> float:  # TRL's loss over one packed micro-batch
+        return sum(row_advantage(a, len(t), weighting) * g for a, t in rows for g in t) / tokens
+
+    per_row = sum(a * sum(t) / len(t) for a, t in rows) / len(rows)  # one row per micro-batch
+    factor = packed_token_mean("rows") / per_row
+    assert factor > 0 and factor == pytest.approx(32 * len(rows) / tokens)  # one factor per step
+    assert packed_token_mean("tokens") < 0 < per_row  # the long row outweighs the rest by its tokens
+    assert row_advantage(0.7, 0, "rows") == 0.7  # a row with nothing trained is left as it is
+    with pytest.raises(ValueError, match="row_weighting='turns': choose one of tokens, rows"):
+        row_advantage(1.0, 3, "turns")

@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import functools
 import hashlib
+import inspect
 import json
 import tempfile
 import time
@@ -52,6 +53,9 @@ class TinyAgentRecipe:
     max_first_call_chars: int = 40
     """Longest arguments string of the first call for a demonstration to join the family."""
     harnesses: tuple[str, ...] = ("pi", "opencode", "hermes")
+    extra_tasks: int = 0
+    """``row-count`` only: this many more generated train tasks of the family (``row_count_demo_tasks``)
+    to draw demonstrations from, beyond the 48 its RL trains on."""
     learning_rate: float = 2e-3
     max_steps: int = 120
     max_length: int = 6144
@@ -59,13 +63,14 @@ class TinyAgentRecipe:
     seed: int = 0
 
     def fingerprint(self, base_fingerprint: str) -> str:
-        """The recipe, the base model, the demonstrations' bytes and the SFT code: a change to any of them
-        (and only to them: not a task's limits, say) gives a new folder."""
+        """The recipe, the base model, the demonstrations' bytes and the code that builds (``_build`` and
+        the SFT modules): a change to any of them (and only to them: not a task's limits, an agent added
+        beside it or a docstring here) gives a new folder."""
         digest = hashlib.sha256(json.dumps(asdict(self), sort_keys=True).encode())
         digest.update(base_fingerprint.encode())
         digest.update(demonstrations_digest(self).encode())
-        root = Path(__file__).resolve().parents[1]
-        for path in [*sorted((root / "jobs").glob("sft*.py")), Path(__file__)]:
+        digest.update(inspect.getsource(_build).encode())  # this module's build step, not its docs or agents
+        for path in sorted(Path(__file__).resolve().parent.glob("sft*.py")):
             digest.update(path.read_bytes())
         return digest.hexdigest()[:16]
 
@@ -82,10 +87,11 @@ AGENTS = {
     "tiny-agent": TinyAgentRecipe(),
     "tiny-agent-rows": TinyAgentRecipe(family="row-count", per_harness=48, max_steps=240),
     # The smoke run's: the row-count family in pi alone, whose demonstrations are a third as long as
-    # opencode's or hermes' (their system prompts are ~5K and ~4K tokens, pi's ~1.4K), so it builds in
-    # about two minutes on 2 cores.
+    # opencode's or hermes' (their system prompts are ~5K and ~4K tokens, pi's ~1.4K): 144 of them, from
+    # 96 more generated tasks (on the 48 alone, RL drove a 100-step agent to calls that break or stop
+    # short), in under three minutes on 2 cores.
     "tiny-agent-rows-pi": TinyAgentRecipe(
-        family="row-count", per_harness=48, harnesses=("pi",), max_steps=100
+        family="row-count", per_harness=144, harnesses=("pi",), extra_tasks=96, max_steps=160
     ),
 }
 """Model names that resolve to a locally built tiny agent (``jobs.models.resolve_model``)."""
@@ -116,6 +122,12 @@ def demonstrations(recipe: TinyAgentRecipe, out: Path) -> tuple[Path, dict[str, 
     if recipe.family not in FAMILIES:
         raise ValueError(f"family={recipe.family!r}: choose one of {', '.join(FAMILIES)}")
     tasks = task_set(FAMILIES[recipe.family])
+    if recipe.extra_tasks:
+        from environments.tasks.shipped.row_count import row_count_demo_tasks
+
+        if recipe.family != "row-count":
+            raise ValueError(f"extra_tasks={recipe.extra_tasks}: only the row-count family generates more")
+        tasks = [*tasks, *row_count_demo_tasks(recipe.extra_tasks)]
     train = sorted((t for t in tasks if t.split is Split.TRAIN), key=lambda t: t.id)
     counts = {}
     path = out / "demos.jsonl"

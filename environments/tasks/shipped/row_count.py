@@ -76,6 +76,13 @@ def row_count_task(index: int, split: Split) -> Task:
     )
 
 
+def row_count_demo_tasks(count: int) -> list[Task]:
+    """``count`` more train tasks of the family, numbered after its train and eval tasks (other data than
+    either): demonstrations for an agent that needs more than the family's 48 train tasks give."""
+    first = TRAIN_TASKS + EVAL_TASKS
+    return [row_count_task(first + i, Split.TRAIN) for i in range(count)]
+
+
 def row_count_tasks() -> list[Task]:
     """The family's train tasks, then its eval tasks, in a fixed order; each passes checks 1 and 5 here
     (the run checks are the test's: ``tests/environments/tasks/test_row_count.py``)."""

@@ -122,7 +122,8 @@ def learning(results: Path) -> dict[str, dict]:
             f"    {row.harness}: pass@1 {start.pass_at_1:.2f} [{start.low:.2f}, {start.high:.2f}] -> "
             f"{last.pass_at_1:.2f} [{last.low:.2f}, {last.high:.2f}], tool calls {start.mean_tool_calls:.2f} "
             f"[{start.calls_low:.2f}, {start.calls_high:.2f}] -> {last.mean_tool_calls:.2f} "
-            f"[{last.calls_low:.2f}, {last.calls_high:.2f}] ({last.checkpoint}): "
+            f"[{last.calls_low:.2f}, {last.calls_high:.2f}] ({last.checkpoint}); pass@1 difference "
+            f"{row.pass_difference[0]:+.2f} [{row.pass_difference[1]:+.2f}, {row.pass_difference[2]:+.2f}]: "
             + (f"{row.improved} improved, the intervals apart" if row.improved else "no improvement shown"),
             flush=True,
         )
@@ -130,6 +131,7 @@ def learning(results: Path) -> dict[str, dict]:
             "checkpoint": last.checkpoint,
             "pass_at_1": [start.pass_at_1, last.pass_at_1],
             "mean_tool_calls": [start.mean_tool_calls, last.mean_tool_calls],
+            "pass_at_1_difference": list(row.pass_difference),
             "improved": row.improved,
         }
     return figures

@@ -93,3 +93,19 @@ def test_each_real_harness_runs_a_tiny_agent_tool_call_in_the_sandbox(agent_serv
     assert outcome.tool_calls >= 1, f"the guard saw no tool call: {outcome}"
     assert not outcome.blocked, outcome.block_reasons
     assert (outcome.harness_tool_calls or 0) >= 1, f"{harness} ran no tool call: {outcome}"
+
+
+def test_extra_row_count_tasks_widen_the_demonstrations_without_touching_the_rl_or_held_out_tasks(tmp_path):
+    from environments.tasks.shipped import task_set
+    from environments.tasks.shipped.row_count import row_count_demo_tasks
+    from jobs.tiny_agent import AGENTS
+
+    extra = row_count_demo_tasks(5)
+    family = task_set("row-count")
+    assert not {t.id for t in extra} & {t.id for t in family}  # other tasks than the RL and eval ones
+    assert {t.workspace["data.csv"] for t in extra}.isdisjoint(t.workspace["data.csv"] for t in family)
+    recipe = replace(AGENTS["tiny-agent-rows-pi"], per_harness=52, extra_tasks=4)
+    path, counts = demonstrations(recipe, tmp_path)
+    assert counts == {"pi": 52}  # the family's 48 train tasks and 4 more
+    with pytest.raises(ValueError, match="extra_tasks=4: only the row-count family generates more"):
+        demonstrations(replace(recipe, family="first-move"), tmp_path)

@@ -131,3 +131,16 @@ def test_the_report_has_a_learning_section_only_with_a_start_and_a_trained_check
     assert "- pi (pi-step12 against the start): pass@1 and tool calls improved" in text
     write_report(tmp_path / "b", _sessions(0, START, 20), {})
     assert "## Learning" not in (tmp_path / "b" / "report.md").read_text()
+
+
+def test_the_smoke_summary_prints_and_keeps_each_harness_against_its_start(tmp_path: Path, capsys):
+    from jobs.smoke import learning
+
+    write_report(tmp_path, _sessions(0, START, 30) + _sessions(12, SHORT, 47), {})
+    figures = learning(tmp_path / "results.json")
+    assert figures["pi"]["checkpoint"] == "pi-step12" and figures["pi"]["improved"] == "pass@1 and tool calls"
+    assert figures["pi"]["pass_at_1"] == pytest.approx([30 / 48, 47 / 48])
+    diff, low, high = figures["pi"]["pass_at_1_difference"]
+    assert diff == pytest.approx(17 / 48) and 0 < low < diff < high
+    line = capsys.readouterr().out
+    assert "pi: pass@1 0.62 [" in line and "pass@1 and tool calls improved, the intervals apart" in line

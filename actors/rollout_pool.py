@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
-from actors.grpo.advantages import ROW_WEIGHTINGS, row_advantage
+from actors.grpo.advantages import row_advantage, row_weighting_problem
 from actors.grpo.backoff import Backoff
 from actors.grpo.groups import Attempt, CompletedGroup, GroupCollector, ScoredRollout
 from actors.grpo.staleness import StalenessPolicy
@@ -193,10 +193,8 @@ class PoolConfig:
             )
         if self.max_queued_rows < 0:
             raise ValueError(f"pool: max_queued_rows={self.max_queued_rows}: must be >= 0 (0: no bound)")
-        if self.row_weighting not in ROW_WEIGHTINGS:
-            raise ValueError(
-                f"pool: row_weighting={self.row_weighting!r}: choose one of {', '.join(ROW_WEIGHTINGS)}"
-            )
+        if problem := row_weighting_problem(self.row_weighting):
+            raise ValueError(f"pool: {problem}")
 
 
 def adapter_name(harness: str, version: int) -> str:

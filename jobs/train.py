@@ -21,7 +21,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from actors.grpo.advantages import ROW_WEIGHTINGS
+from actors.grpo.advantages import row_weighting_problem
 from actors.ranks import rank_problems
 from actors.trainer_settings import setting_problems
 from environments.harnesses.registry import harness_problem
@@ -161,10 +161,8 @@ class TrainJobConfig:
         for name in ("token_budget", "max_staleness", "save_steps", "max_queued_rows"):
             if getattr(self, name) < 0:
                 problems.append(f"{name}={getattr(self, name)}: must be >= 0")
-        if self.row_weighting not in ROW_WEIGHTINGS:
-            problems.append(
-                f"row_weighting={self.row_weighting!r}: choose one of {', '.join(ROW_WEIGHTINGS)}"
-            )
+        if problem := row_weighting_problem(self.row_weighting):
+            problems.append(problem)
         if not self.learning_rate > 0:
             problems.append(f"learning_rate={self.learning_rate}: must be > 0, e.g. 1.0e-5")
         if self.max_sessions < self.group_size or self.group_size < 1:

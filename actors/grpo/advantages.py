@@ -27,6 +27,13 @@ ROW_SCALE_TOKENS = 32
 """A model turn's typical trained tokens: ``rows`` weighting keeps advantages near their ``tokens`` size."""
 
 
+def row_weighting_problem(weighting: str) -> str | None:
+    """What is wrong with ``weighting`` (the choices), or None: one message for every config that takes it."""
+    if weighting in ROW_WEIGHTINGS:
+        return None
+    return f"row_weighting={weighting!r}: choose one of {', '.join(ROW_WEIGHTINGS)}"
+
+
 def row_advantage(advantage: float, trained_tokens: int, weighting: str) -> float:
     """The advantage one row (a model turn) is trained with.
 
@@ -36,8 +43,8 @@ def row_advantage(advantage: float, trained_tokens: int, weighting: str) -> floa
     the row's trained tokens (x ``ROW_SCALE_TOKENS``). That is exactly what one row per micro-batch gave
     before rows were packed together, up to one factor per step. The clipped objective keeps its shape:
     scaling an advantage by a positive number scales both of its terms."""
-    if weighting not in ROW_WEIGHTINGS:
-        raise ValueError(f"row_weighting={weighting!r}: choose one of {', '.join(ROW_WEIGHTINGS)}")
+    if problem := row_weighting_problem(weighting):
+        raise ValueError(problem)
     if weighting == "tokens" or trained_tokens < 1:
         return advantage
     return advantage * ROW_SCALE_TOKENS / trained_tokens

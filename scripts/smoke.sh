@@ -4,6 +4,11 @@
 # sandbox; then python -m jobs.smoke (extra arguments: key=value overrides of jobs/configs/smoke.yaml).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# The harnesses (npm, and hermes' own venv) install beside the project's environment: the two are
+# independent and mostly wait on downloads.
+harness_log=$(mktemp)
+scripts/harness-deps.sh >"$harness_log" 2>&1 &
+harness_pid=$!
 scripts/setup.sh
 if ! command -v bwrap >/dev/null; then
   if [[ $(id -u) == 0 ]]; then
@@ -13,6 +18,11 @@ if ! command -v bwrap >/dev/null; then
     exit 1
   fi
 fi
-scripts/harness-deps.sh
+if ! wait "$harness_pid"; then
+  cat "$harness_log" >&2
+  echo "smoke: installing the harnesses failed (above); rerun scripts/harness-deps.sh to see it alone" >&2
+  exit 1
+fi
+cat "$harness_log" && rm -f "$harness_log"
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 RAY_USAGE_STATS_ENABLED=0 TRL_EXPERIMENTAL_SILENCE=1
 exec .venv/bin/python -m jobs.smoke "$@"

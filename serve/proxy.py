@@ -60,6 +60,7 @@ from .turn import (
     conversation_key,
     guard_completion,
     parse_request,
+    temperature_problem,
     upstream_body,
     wants_usage,
 )
@@ -84,9 +85,14 @@ class ProxyConfig:
     fail_closed: bool = True
     guard: GuardMode = GuardMode.ENFORCE
     """`enforce` (blocks applied), `monitor` (would-be blocks recorded, nothing blocked) or `off`."""
+    temperature: float | None = None
+    """The sampling temperature every forwarded turn asks for, replacing the harness's (none of pi,
+    opencode and hermes sends one); None leaves the request as sent and the server's default applies."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "guard", GuardMode.parse(self.guard))
+        if problem := temperature_problem(self.temperature):
+            raise ValueError(problem)
         if not self.upstream.startswith(("http://", "https://")):
             raise ValueError(
                 f"upstream={self.upstream!r}: must be an http(s) URL such as http://127.0.0.1:8000/v1"
@@ -263,7 +269,7 @@ class GuardProxy:
         model = rollout.record.adapter or client_model
         key = conversation_key(request)
         session = await self._session(rollout_id, rollout, request, key)
-        body = upstream_body(request, model)
+        body = upstream_body(request, model, self.config.temperature)
         started_at, t0 = self.wall_clock(), self.clock()
         stream = bool(request.get("stream"))
         failed = TurnParts()

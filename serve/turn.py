@@ -2,8 +2,9 @@
 
 - `parse_request(raw)` checks the harness's request and raises `RequestError` (a 4xx with a
   code naming the problem) for anything malformed.
-- `upstream_body(request, model)` is what goes to the server: the same body with the
-  rollout's adapter as `model`, and token ids, logprobs and usage asked for.
+- `upstream_body(request, model, temperature)` is what goes to the server: the same body with the
+  rollout's adapter as `model`, the job's sampling temperature where it sets one, and token ids,
+  logprobs and usage asked for.
 - `StreamTurn` takes the server's stream events one by one and returns the bytes the harness
   gets: text and reasoning deltas as they arrive; tool-call deltas held (assembled per
   (choice, index)) until the choice finishes, then either the checked calls or, if any call is
@@ -73,9 +74,22 @@ def parse_request(raw: bytes) -> dict[str, object]:
     return body
 
 
-def upstream_body(request: Mapping[str, object], model: str) -> dict[str, object]:
+def temperature_problem(temperature: object) -> str | None:
+    """What is wrong with a job's sampling temperature (None: the server's default), naming the fix."""
+    if temperature is None:
+        return None
+    if isinstance(temperature, bool) or not isinstance(temperature, int | float) or not 0 <= temperature <= 2:
+        return f"temperature={temperature!r}: a number from 0 (greedy) to 2, or null for the server's default"
+    return None
+
+
+def upstream_body(
+    request: Mapping[str, object], model: str, temperature: float | None = None
+) -> dict[str, object]:
     body = dict(request)
     body["model"] = model
+    if temperature is not None:  # the job's sampling, whatever the harness sent
+        body["temperature"] = temperature
     body["logprobs"] = True
     body["return_token_ids"] = True
     body.pop("n", None)

@@ -103,7 +103,8 @@ def test_the_learning_runs_train_the_row_count_family_from_its_own_agent_in_thei
     evaluate = load_config(EvalConfig, locate(cfg.eval_config))
     assert train.task_set == evaluate.task_set == "row-count"
     assert train.model_preset == evaluate.model_preset and train.harnesses == evaluate.harnesses
-    assert train.serving_overrides == evaluate.serving_overrides  # sampled as trained
+    assert train.serving_overrides == evaluate.serving_overrides  # the same server
+    assert train.temperature == 0.7 and evaluate.temperature == (0.7 if name == "learning-check.yaml" else 0)
     recipe = AGENTS[load_preset(train.model_preset).model]
     assert recipe.family == "row-count" and set(train.harnesses) <= set(recipe.harnesses)
     assert evaluate.include_base and evaluate.checkpoints == 0  # the start and every checkpoint
@@ -119,6 +120,29 @@ def test_the_three_harness_smoke_trains_and_evaluates_pi_opencode_and_hermes():
     evaluate = load_config(EvalConfig, locate(cfg.eval_config))
     assert train.harnesses == evaluate.harnesses == ("pi", "opencode", "hermes")
     assert train.model_preset == evaluate.model_preset == "tiny-agent"
+
+
+@pytest.mark.parametrize("name", ["smoke.yaml", "smoke-three.yaml"])
+def test_the_smoke_runs_evaluate_on_their_training_stack_unless_the_server_or_guard_would_differ(name: str):
+    from jobs.evaluate import EvalConfig
+    from jobs.smoke import locate, stack_difference
+    from jobs.train import TrainJobConfig
+
+    cfg = load_config(SmokeConfig, CONFIGS / name)
+    train = load_config(TrainJobConfig, locate(cfg.train_config))
+    evaluate = load_config(EvalConfig, locate(cfg.eval_config))
+    assert stack_difference(train, evaluate) == ""  # the shipped smokes share one vLLM start
+    for override, named in (
+        ("serving_overrides=[max_model_len=4096]", "serving_overrides"),
+        ("model_preset=tiny", "model_preset"),
+        ("guard_port=8123", "guard_port"),
+        ("guard_max_replicas=2", "guard_max_replicas"),
+    ):
+        other = load_config(EvalConfig, locate(cfg.eval_config), [override])
+        assert stack_difference(train, other) == f"the train and evaluation configs differ in {named}"
+    assert stack_difference(train, load_config(EvalConfig, locate(cfg.eval_config), ["guard=monitor"])) == ""
+    fewer = load_config(TrainJobConfig, locate(cfg.train_config), ["harnesses=[hermes]"])
+    assert "have no guard shard in training" in stack_difference(fewer, evaluate)
 
 
 def test_an_unknown_task_set_is_named_with_the_choices(tmp_path: Path):
@@ -251,3 +275,17 @@ def test_print_config_shows_the_resolved_values_with_their_documentation(capsys)
     assert 'harnesses: ["pi"]  # One trainer (and one adapter) per harness' in "\n".join(lines)
     assert any(line.startswith("learning_rate: 0.0001  # The optimizer's learning rate.") for line in lines)
     assert all("  # " in line for line in lines if not line.startswith("#"))  # every field has its doc
+
+
+def test_a_jobs_temperature_is_checked_at_load_and_greedy_training_is_refused(tmp_path: Path):
+    from jobs.evaluate import EvalConfig
+    from jobs.train import TrainJobConfig
+
+    assert load_config(EvalConfig, CONFIGS / "evaluate-smoke.yaml", ["temperature=null"]).temperature is None
+    for config, path in ((TrainJobConfig, "train-smoke.yaml"), (EvalConfig, "evaluate-smoke.yaml")):
+        with pytest.raises(ConfigError, match=r"temperature=3.0: a number from 0 \(greedy\) to 2, or null"):
+            load_config(config, CONFIGS / path, ["temperature=3.0"])
+    assert load_config(EvalConfig, CONFIGS / "evaluate-smoke.yaml").temperature == 0  # greedy: evaluation
+    with pytest.raises(ConfigError, match=r"temperature=0: a group's greedy sessions are alike"):
+        load_config(TrainJobConfig, CONFIGS / "train-smoke.yaml", ["temperature=0"])
+    assert load_config(TrainJobConfig, CONFIGS / "train-smoke.yaml", ["temperature=0", "group_size=1"])

@@ -211,3 +211,15 @@ def test_the_capability_rows_carry_their_interval_into_the_report():
     text = report_markdown([], [], {}, None, rows)
     assert "## General capability" in text and "| pi-v2 | humaneval | 8 | 0.000 | [0.000, 0.324] |" in text
     assert report_json([], [], {}, None, rows)["capability"][1]["passed"] == 0
+
+
+def test_the_report_says_how_its_sessions_sampled():
+    from jobs.eval_report import report_markdown
+
+    results = [SessionResult("pi", "base", 0, "r1", "analysis", passed=True, tool_calls=1)]
+    cells = summarize(results)
+    said = {t: report_markdown(cells, results, {}, {"temperature": t}) for t in (0, 0.7, None)}
+    assert "Sampling: greedy (temperature 0) in every session." in said[0]
+    assert "Sampling: temperature 0.7 in every session." in said[0.7]
+    assert "Sampling: the server's default temperature in every session." in said[None]
+    assert "Sampling:" not in report_markdown(cells, results, {}, {})  # results from before the setting

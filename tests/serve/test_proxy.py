@@ -193,6 +193,28 @@ def _failing(reply) -> tuple[httpx.Response, dict]:
     return run(go())
 
 
+@pytest.mark.parametrize(("temperature", "sent"), [(None, None), (0.0, 0.0), (0.7, 0.7)])
+def test_the_jobs_temperature_replaces_the_harness_s_and_none_leaves_the_request_as_sent(temperature, sent):
+    upstream = _stream_upstream(upstream_events())
+    proxy = make_proxy(upstream, temperature=temperature)
+
+    async def go():
+        async with guard_client(proxy) as client:
+            await _open(client)
+            for request in (chat_request(), {**chat_request(), "temperature": 1.3}):
+                response = await client.post("/s/r1/v1/chat/completions", json=request)
+                assert response.status_code == 200
+
+    run(go())
+    assert [b.get("temperature") for b in upstream.bodies] == ([None, 1.3] if sent is None else [sent, sent])
+
+
+@pytest.mark.parametrize("bad", [-0.1, 2.5, "hot", True])
+def test_a_temperature_out_of_range_is_refused_with_its_range(bad):
+    with pytest.raises(ValueError, match=r"temperature=.*: a number from 0 \(greedy\) to 2, or null"):
+        ProxyConfig(UPSTREAM, temperature=bad)
+
+
 def test_an_upstream_500_is_a_424_that_stops_the_harness_and_is_recorded():
     # Every harness retries a 5xx (pi 12 times over ~24 s, NOTES.md section 4) and stops after one
     # request on a 4xx, showing the message: a broken upstream should end the rollout, which the

@@ -521,6 +521,13 @@ class Headline:
     """What improved with the two 95% intervals apart: ``pass@1``, ``tool calls``, both joined by
     " and ", or "" (nothing shown)."""
 
+    @property
+    def verdict(self) -> str:
+        """What improved, in words: the report's and the smoke run's line."""
+        return (
+            f"{self.improved} improved, the 95% intervals apart" if self.improved else "no improvement shown"
+        )
+
 
 def headlines(cells: Sequence[Cell], min_reduction: float = 0.30) -> list[Headline]:
     """Per harness with a start and a trained checkpoint, the headline of its last checkpoint."""
@@ -567,11 +574,7 @@ def learning_section(cells: Sequence[Cell]) -> str:
     rows = headlines(cells)
     if not rows:
         return ""
-    verdicts = "".join(
-        f"- {r.harness} ({r.last.checkpoint} against the start): "
-        + (f"{r.improved} improved, the 95% intervals apart.\n" if r.improved else "no improvement shown.\n")
-        for r in rows
-    )
+    verdicts = "".join(f"- {r.harness} ({r.last.checkpoint} against the start): {r.verdict}.\n" for r in rows)
     return (
         "`holds`: the learning check's headline (at least 30% fewer tool calls, their intervals apart, "
         "pass@1 not lower).\n\n" + headline_table(rows) + "\n" + verdicts

@@ -176,7 +176,7 @@ def learning(results: Path) -> dict[str, dict]:
             f"[{start.calls_low:.2f}, {start.calls_high:.2f}] -> {last.mean_tool_calls:.2f} "
             f"[{last.calls_low:.2f}, {last.calls_high:.2f}] ({last.checkpoint}); pass@1 difference "
             f"{row.pass_difference[0]:+.2f} [{row.pass_difference[1]:+.2f}, {row.pass_difference[2]:+.2f}]: "
-            + (f"{row.improved} improved, the intervals apart" if row.improved else "no improvement shown"),
+            f"{row.verdict}",
             flush=True,
         )
         figures[row.harness] = {

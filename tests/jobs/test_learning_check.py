@@ -143,4 +143,4 @@ def test_the_smoke_summary_prints_and_keeps_each_harness_against_its_start(tmp_p
     diff, low, high = figures["pi"]["pass_at_1_difference"]
     assert diff == pytest.approx(17 / 48) and 0 < low < diff < high
     line = capsys.readouterr().out
-    assert "pi: pass@1 0.62 [" in line and "pass@1 and tool calls improved, the intervals apart" in line
+    assert "pi: pass@1 0.62 [" in line and "pass@1 and tool calls improved, the 95% intervals apart" in line

@@ -135,7 +135,10 @@ def test_ray_job_submit_runs_the_main_job_which_compares_the_trained_adapter_wit
     out, summary, stdout = _submit_smoke(tmp_path, "smoke.yaml")
     _assert_the_run_kept_its_promises(out, summary, "smoke.yaml")
     (learned,) = summary["learning"].values()
-    assert learned["checkpoint"] == "pi-step12" and len(learned["pass_at_1"]) == 2
+    promised = load_config(
+        TrainJobConfig, locate(load_config(SmokeConfig, CONFIGS / "smoke.yaml").train_config)
+    )
+    assert learned["checkpoint"] == f"pi-step{promised.max_steps}" and len(learned["pass_at_1"]) == 2
     assert (
         "pi: pass@1 " in stdout
         and "## Learning: the last checkpoint against its start" in Path(summary["report"]).read_text()

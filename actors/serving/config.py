@@ -70,6 +70,10 @@ class ServingConfig:
     """Seconds to wait for the server to answer before the start counts as failed."""
     health_interval_s: float = 5.0
     """How often the actor's watchdog probes the server; a dead process is restarted."""
+    health_timeout_s: float = 15.0
+    """How long one watchdog probe waits for ``/health``; three failed probes in a row restart a live
+    server. On a busy 2-core machine a healthy server took over 2 s to answer while loading an adapter, and
+    a watchdog that gave it 2 s restarted it under a running training."""
     retire_grace_s: float = 120.0
     """How long a retire waits for requests that still name the adapter before unloading anyway."""
 

@@ -213,9 +213,9 @@ class VLLMServer:
         except OSError:
             return "(no log)"
 
-    def _healthy(self) -> bool:
+    def _healthy(self, timeout_s: float = 2.0) -> bool:
         try:
-            return self._http.get("/health", timeout=2.0).status_code == 200
+            return self._http.get("/health", timeout=timeout_s).status_code == 200
         except httpx.HTTPError:
             return False
 
@@ -248,7 +248,7 @@ class VLLMServer:
         while not self._stopping.wait(self.cfg.health_interval_s):
             proc = self._proc
             dead = proc is None or proc.poll() is not None
-            failures = 0 if (not dead and self._healthy()) else failures + 1
+            failures = 0 if (not dead and self._healthy(self.cfg.health_timeout_s)) else failures + 1
             if dead or failures >= 3:
                 with self._lock:
                     if not self._stopping.is_set():

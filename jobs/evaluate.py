@@ -343,7 +343,7 @@ def merged_comparison(
     from actors.placement import start_serving
     from actors.serving.merge import merge_adapter
     from actors.serving.remote import RayServing
-    from jobs.stack import guard_app
+    from jobs.stack import redeploy_guards
 
     adapters = [c for c in live if c.path is not None][: cfg.merged_checkpoints]
     if not adapters:
@@ -361,7 +361,6 @@ def merged_comparison(
     multi_s = time.monotonic() - start + server_start_s
 
     start = time.monotonic()
-    replicas = (cfg.guard_min_replicas, cfg.guard_max_replicas)
     try:
         for c in adapters:
             merged = merge_adapter(serving_cfg.model, c.path, out / "merged" / c.name)
@@ -372,10 +371,7 @@ def merged_comparison(
                 node_id=ray.get_runtime_context().get_node_id(),
             )
             try:
-                merged_url = ray.get(alone.url.remote())
-                guard_app(
-                    merged_url, cfg.guard_port, cfg.guard, cfg.guard_proxy, harness, replicas, cfg.temperature
-                )
+                redeploy_guards(cfg, ray.get(alone.url.remote()), (harness,))
                 as_base = dataclasses.replace(c, name=BASE)
                 work = [(as_base, t) for t in tasks]
                 run_sessions(cfg, stack.guard_url(harness), harness, runner_dir, f"merged {c.name}", work)
@@ -383,8 +379,7 @@ def merged_comparison(
                 ray.get(alone.stop.remote())
                 ray.kill(alone)
     finally:
-        # back to multi-LoRA
-        guard_app(stack.url, cfg.guard_port, cfg.guard, cfg.guard_proxy, harness, replicas, cfg.temperature)
+        redeploy_guards(cfg, stack.url, (harness,))  # back to multi-LoRA
     merged_s = time.monotonic() - start
     return {
         "merged_checkpoints": len(adapters),
@@ -398,8 +393,6 @@ def merged_comparison(
 def run(cfg: EvalConfig, stack: Any = None, server_start_s: float = 0.0) -> dict:
     """Evaluate; on ``stack`` (a ``jobs.stack.Stack`` another job started, ``server_start_s`` its start)
     when one is given, else on a serving stack of its own."""
-    from contextlib import nullcontext
-
     from actors.cluster import connect_ray
     from actors.model_card import set_evaluation
     from actors.serving.remote import RayServing
@@ -429,12 +422,12 @@ def run(cfg: EvalConfig, stack: Any = None, server_start_s: float = 0.0) -> dict
     connect_ray(local_cpus=max(os.cpu_count() or 1, 8))
     stack_started = time.monotonic()
     own = stack is None
-    with job_stack(cfg, serving_cfg, out / "serving", (), say) if own else nullcontext(stack) as stack:
+    with job_stack(cfg, serving_cfg, out / "serving", (), say, given=stack) as stack:
         if own:
             server_start_s = time.monotonic() - stack_started
         else:
             say(f"on the serving stack already running ({stack.url}), started in {server_start_s:.0f} s")
-            redeploy_guards(cfg, stack)  # this job's guard mode and sampling temperature
+            redeploy_guards(cfg, stack.url, cfg.harnesses)  # this job's guard mode and sampling temperature
         serving = RayServing(stack.server)  # adapters travel as bytes: the server may be on another node
         live, load_failures = publish_all(serving.publish, checkpoints)
         variants = impossible_tasks(tasks, cfg.impossible)

@@ -11,7 +11,7 @@ Everything is stopped and removed on exit, in reverse order.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -173,10 +173,18 @@ def serving_stack(
 
 
 def job_stack(
-    cfg: Any, serving_cfg: Any, work_dir: Path, bundles: Sequence[dict[str, float]], say: Any
+    cfg: Any,
+    serving_cfg: Any,
+    work_dir: Path,
+    bundles: Sequence[dict[str, float]],
+    say: Any,
+    given: Stack | None = None,
 ) -> Any:
     """``serving_stack`` as a train or evaluation job config asks for it (its ``guard_port``, ``guard``,
-    ``placement``, ``guard_proxy``, ``temperature``, and one guard shard per entry of ``harnesses``)."""
+    ``placement``, ``guard_proxy``, ``temperature``, and one guard shard per entry of ``harnesses``); or,
+    when another job ``given`` its stack, that stack, left running on exit."""
+    if given is not None:
+        return nullcontext(given)
     return serving_stack(
         serving_cfg,
         work_dir,
@@ -192,9 +200,10 @@ def job_stack(
     )
 
 
-def redeploy_guards(cfg: Any, stack: Stack) -> None:
-    """Each of ``cfg.harnesses``' guard shards on ``stack`` again, with ``cfg``'s mode and temperature: a
-    job running on a stack another job started (``jobs.smoke``: the evaluation after the training)."""
+def redeploy_guards(cfg: Any, upstream_url: str, shards: Sequence[str]) -> None:
+    """The guard ``shards`` again, in front of ``upstream_url``, with ``cfg``'s mode, placement and
+    temperature: a job on a stack another job started (``jobs.smoke``: the evaluation after the training),
+    or the merged comparison's switch to a merged server and back."""
     replicas = (cfg.guard_min_replicas, cfg.guard_max_replicas)
-    for shard in cfg.harnesses:
-        guard_app(stack.url, cfg.guard_port, cfg.guard, cfg.guard_proxy, shard, replicas, cfg.temperature)
+    for shard in shards:
+        guard_app(upstream_url, cfg.guard_port, cfg.guard, cfg.guard_proxy, shard, replicas, cfg.temperature)

@@ -225,8 +225,6 @@ def latest_checkpoint(folder: Path) -> str | None:
 def run(cfg: TrainJobConfig, stack: Any = None) -> dict:
     """Train; on ``stack`` (a ``jobs.stack.Stack`` whose placement group holds ``trainer_bundles(cfg)``
     after the server's) when one is given, else on a serving stack of its own."""
-    from contextlib import nullcontext
-
     import ray
     from ray.util.placement_group import placement_group, remove_placement_group
 
@@ -255,8 +253,7 @@ def run(cfg: TrainJobConfig, stack: Any = None) -> dict:
     trainers: dict = {}
     later_ranks: dict = {}
     rollout_groups: list = []
-    own = job_stack(cfg, serving_cfg, out / "serving", bundles, say) if stack is None else nullcontext(stack)
-    with own as stack:
+    with job_stack(cfg, serving_cfg, out / "serving", bundles, say, given=stack) as stack:
         try:
             for index, harness in enumerate(cfg.harnesses):
                 tcfg = TrainerConfig(

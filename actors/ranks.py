@@ -49,11 +49,11 @@ def rank_problems(ranks: int, gpus: float, fsdp: str) -> list[str]:
     """What is wrong with a trainer's ``ranks`` (processes), ``gpus`` (per rank) and ``fsdp`` settings."""
     problems = []
     if ranks < 1:
-        problems.append(f"trainer_ranks={ranks}: must be >= 1 (processes per trainer)")
+        problems.append(f"ranks={ranks}: must be >= 1 (processes per trainer)")
     if ranks > 1 and 0 < gpus < 1:
         problems.append(
-            f"trainer_ranks={ranks} with trainer_gpus={gpus}: ranks of one trainer cannot share a GPU "
-            "(NCCL needs one device per rank); use trainer_gpus=1, or trainer_ranks=1 to share a GPU"
+            f"ranks={ranks} with gpus={gpus}: ranks of one trainer cannot share a GPU "
+            "(NCCL needs one device per rank); use gpus=1, or ranks=1 to share a GPU"
         )
     unknown = [word for word in fsdp.split() if word not in FSDP_WORDS]
     if unknown:

@@ -4,7 +4,7 @@
 
 Arms: ``enforce`` (blocked calls become notices, the rollout scores 0) and ``monitor`` (every call checked,
 the calls the guard would have blocked recorded and counted, nothing blocked or zeroed). Each arm trains
-``train_config`` (with ``guard=<arm>``, into ``<out_dir>/<arm>/train``) and is then evaluated with
+``train_config`` (with ``guard.mode=<arm>``, into ``<out_dir>/<arm>/train``) and is then evaluated with
 ``eval_config`` (into ``<out_dir>/<arm>/eval``), both arms with the same evaluation guard (``eval_guard``,
 default ``enforce``: pass@1 as the adapters are used) and by default only at each harness's last
 checkpoint (``checkpoints=1 include_base=false``; ``eval_overrides`` can change that). The comparison is at
@@ -43,8 +43,8 @@ class AblationConfig:
     eval_guard: GuardMode = GuardMode.ENFORCE
     """The guard both arms are evaluated under (``enforce``, ``monitor`` or ``off``)."""
     train_overrides: tuple[str, ...] = field(default_factory=tuple)
-    """``key=value`` overrides of the train config, for both arms (``guard`` and ``out_dir`` are set per
-    arm)."""
+    """``key=value`` overrides of the train config, for both arms (``guard.mode`` and ``out_dir`` are set
+    per arm)."""
     eval_overrides: tuple[str, ...] = field(default_factory=tuple)
     """``key=value`` overrides of the evaluate config, for both arms (after ``checkpoints=1`` and
     ``include_base=false``, so they can change those)."""
@@ -52,7 +52,7 @@ class AblationConfig:
     def __post_init__(self) -> None:
         object.__setattr__(self, "eval_guard", GuardMode.parse(self.eval_guard, "eval_guard"))
         for key in ("train_overrides", "eval_overrides"):
-            fixed = [o for o in getattr(self, key) if o.split("=", 1)[0].strip() == "guard"]
+            fixed = [o for o in getattr(self, key) if o.split("=", 1)[0].strip() in ("guard", "guard.mode")]
             if fixed:
                 raise ValueError(
                     f"{key} sets {fixed[0]!r}: each arm sets the train guard; "
@@ -248,9 +248,10 @@ def run(cfg: AblationConfig) -> dict:
         train_cfg = load_config(
             train.TrainJobConfig,
             locate(cfg.train_config),
-            (*cfg.train_overrides, f"guard={arm.value}", f"out_dir={train_dir}"),
+            (*cfg.train_overrides, f"guard.mode={arm.value}", f"out_dir={train_dir}"),
         )
-        say(f"arm {arm.value}: training ({', '.join(train_cfg.harnesses)}, {train_cfg.max_steps} steps)")
+        steps = train_cfg.trainer.max_steps
+        say(f"arm {arm.value}: training ({', '.join(train_cfg.harnesses)}, {steps} steps)")
         t = time.monotonic()
         trained = train.run(train_cfg)
         rollouts[arm.value] = trained["rollouts"]
@@ -262,7 +263,7 @@ def run(cfg: AblationConfig) -> dict:
                 "checkpoints=1",
                 "include_base=false",
                 *cfg.eval_overrides,
-                f"guard={cfg.eval_guard.value}",
+                f"guard.mode={cfg.eval_guard.value}",
                 f"train_dir={train_dir}",
                 f"out_dir={out / arm.value / 'eval'}",
             ),

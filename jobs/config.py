@@ -40,8 +40,10 @@ def _build(cls: type[T], data: Any, where: str) -> T:
     fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
     unknown = sorted(set(data) - set(fields))
     if unknown:
+        moved = _section_keys(hints, unknown, where)
         raise ConfigError(
-            f"{where or 'config'}: unknown key(s) {', '.join(unknown)}; known: {', '.join(sorted(fields))}"
+            f"{where or 'config'}: unknown key(s) {', '.join(unknown)}; "
+            + (f"write {', '.join(moved)}" if moved else f"known: {', '.join(sorted(fields))}")
         )
     kwargs = {}
     for name, value in data.items():
@@ -50,6 +52,22 @@ def _build(cls: type[T], data: Any, where: str) -> T:
         return cls(**kwargs)
     except (TypeError, ValueError) as exc:
         raise ConfigError(f"{where or 'config'}: {exc}") from exc
+
+
+def _section_keys(hints: dict[str, Any], keys: list[str], where: str) -> list[str]:
+    """Where ``keys`` belong when each is a key of one of the sections (nested dataclasses) among
+    ``hints``: ``trainer.max_steps`` for ``max_steps``; empty unless every key is found."""
+    found = []
+    for key in keys:
+        owners = [
+            name
+            for name, tp in hints.items()
+            if _is_dataclass_type(tp) and key in {f.name for f in dataclasses.fields(tp) if f.init}
+        ]
+        if len(owners) != 1:
+            return []
+        found.append(f"{where + '.' if where else ''}{owners[0]}.{key}")
+    return found
 
 
 def _convert(tp: Any, value: Any, where: str) -> Any:

@@ -3,8 +3,10 @@
     python -m jobs.evaluate --config jobs/configs/evaluate-smoke.yaml [key=value ...]
     ray job submit --working-dir . -- python -m jobs.evaluate --config jobs/configs/evaluate-smoke.yaml
 
-The tasks are the held-out split of ``task_set`` (``shipped``, or ``row-count`` for the learning check).
-For each harness: the checkpoints the train job wrote (``<train_dir>/<harness>/checkpoint-<step>``, the
+The config has sections (``jobs/sections.py``): serving, guard, tasks, rollouts, merged, capability. The
+tasks are the held-out split of ``tasks.set`` (``shipped``, or ``row-count`` for the learning check) or of
+the sources. For each harness: the checkpoints the train job wrote
+(``<train_dir>/<harness>/checkpoint-<step>``, the
 last ``checkpoints`` of them) plus the base model are served at once, each adapter under
 ``<harness>-step<N>``; every held-out task runs once per checkpoint through the real harness and the guard
 in a sandbox, scored by the task's verifier (``actors.rollout.RolloutSession``, as in training). A
@@ -15,13 +17,13 @@ kind; then each guard rule's block count), ``results.json`` (every
 number and every session) and ``pass_at_1.png`` / ``tool_calls.png`` (against training step, a line per
 harness), with a progress bar of sessions done / total and the ETA.
 
-Cost comparison (``merged_tasks`` > 0): the first ``merged_checkpoints`` adapters of the first harness are
+Cost comparison (``merged.tasks`` > 0): the first ``merged.checkpoints`` adapters of the first harness are
 also evaluated the merged way (each merged into the base with PEFT and served alone by a fresh serving
-actor, the guard redeployed in front of it) on ``merged_tasks`` tasks, and the same subset the multi-LoRA
+actor, the guard redeployed in front of it) on ``merged.tasks`` tasks, and the same subset the multi-LoRA
 way (one server start, every adapter published, the sessions concurrent); the report gives both wall times
 and their ratio. The last line of stdout is one JSON object.
 
-``guard`` is the guard's mode for every session (``serve.mode``): ``enforce`` (the default), ``monitor``
+``guard.mode`` is the guard's mode for every session (``serve.mode``): ``enforce`` (the default), ``monitor``
 (nothing blocked; the calls it would have blocked are counted in the report's ``would-be blocks`` column
 and listed by rule) or ``off``.
 """
@@ -36,19 +38,14 @@ import time
 import uuid
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, wait
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from environments.harnesses.registry import harness_problem
-from environments.tasks.impossible import Mutation
-from environments.tasks.shipped import unknown_task_set
-from environments.tasks.sources import TaskSource
 from jobs.config import job_main
 from jobs.eval_report import Checkpoint, SessionResult
-from jobs.stack import placement_problems
-from serve.mode import GuardMode
-from serve.turn import temperature_problem
+from jobs.sections import EvalTaskSection, GuardSection, RolloutSection, ServingSection, TaskSection
 
 DEFAULT_CONFIG = Path(__file__).resolve().parent / "configs" / "evaluate-smoke.yaml"
 BASE = "base"
@@ -56,9 +53,34 @@ ADAPTER_FILES = ("adapter_config.json", "adapter_model.safetensors")
 
 
 @dataclass(frozen=True, slots=True)
+class MergedSection:
+    checkpoints: int = 2
+    """Checkpoints served merged, one at a time, in the cost comparison."""
+    tasks: int = 0
+    """Tasks in the merged-vs-multi-LoRA comparison (0: skip it)."""
+
+    def __post_init__(self) -> None:
+        if self.checkpoints < 0 or self.tasks < 0:
+            raise ValueError(f"checkpoints={self.checkpoints}, tasks={self.tasks}: must be >= 0 (0: skip)")
+
+
+@dataclass(frozen=True, slots=True)
+class CapabilitySection:
+    problems: int = 0
+    """HumanEval problems each checkpoint answers through the same multi-LoRA server (0: skip; 164: all)."""
+    max_tokens: int = 512
+    """Output tokens of one HumanEval reply (always greedy)."""
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.problems <= 164 or self.max_tokens < 1:
+            raise ValueError(
+                f"problems={self.problems}, max_tokens={self.max_tokens}: problems must be 0-164 "
+                "(HumanEval has 164), max_tokens >= 1"
+            )
+
+
+@dataclass(frozen=True, slots=True)
 class EvalConfig:
-    model_preset: str = "tiny-agent"
-    """The base model's preset in jobs/configs/models/ (the one the checkpoints were trained on)."""
     train_dir: str = "artifacts/train"
     """Where the train job wrote ``<harness>/checkpoint-<step>/``: its ``out_dir``, or its ``storage`` URI
     (``s3://bucket/runs/x``; the checkpoints are copied into ``<out_dir>/checkpoints`` first)."""
@@ -68,89 +90,34 @@ class EvalConfig:
     """The last N checkpoints per harness (0: all of them)."""
     include_base: bool = True
     """Also evaluate the base model without an adapter (the SFT start): step 0 of every harness."""
-    task_kinds: tuple[str, ...] = ("analysis", "repair", "qa", "build", "extend")
-    """Kinds of held-out tasks to run (analysis, repair, qa, build, extend)."""
-    task_set: str = "shipped"
-    """``shipped`` or ``row-count`` (the learning-check family); used when ``tasks`` is empty."""
-    tasks: tuple[TaskSource, ...] = ()
-    """Task sources (as in the train job): the evaluation runs their held-out tasks; empty: the held-out
-    split of ``task_set``."""
-    max_tasks: int = 0
-    """Held-out tasks per harness (0: all of the kinds' eval split)."""
-    sandbox: str = "local"
-    """``local`` (bubblewrap) or ``docker`` (needed for tasks that build their own image)."""
-    max_sessions: int = 48
-    """Sessions in flight per harness."""
-    rollout_actors: bool = True
-    """Sessions in Ray rollout actors (False: threads in this process)."""
-    rollout_cpus: float = 1.0
-    """CPUs reserved per rollout actor."""
-    max_tokens: int = 4096
-    """Output tokens per model turn in a session."""
-    guard_port: int = 8000
-    """Port of the guard's HTTP proxy (Ray Serve)."""
-    guard: GuardMode = GuardMode.ENFORCE
-    """The guard's mode: ``enforce`` (blocked calls become notices, the rollout scores 0), ``monitor``
-    (every call checked, would-be blocks recorded and counted, nothing blocked or zeroed) or ``off``."""
     out_dir: str = "artifacts/eval"
     """Where ``report.md``, ``results.json``, the plots, trajectories and ``capability.json`` go."""
-    merged_checkpoints: int = 2
-    """Checkpoints served merged, one at a time, in the cost comparison."""
-    merged_tasks: int = 0
-    """Tasks in the merged-vs-multi-LoRA comparison (0: skip it)."""
-    serving_overrides: tuple[str, ...] = field(default_factory=tuple)
-    """``key=value`` overrides of the model preset's serving config."""
-    temperature: float | None = None
-    """Sampling temperature of every session's turns, set by the guard (0: greedy, each checkpoint's most
-    likely behaviour, the same on every run of the same weights); null: the server's default (1.0 unless
-    the model's generation config says otherwise). HumanEval replies are greedy either way."""
     storage: str = ""
     """Where the report and results are copied (a folder or a URI); "" keeps them in ``out_dir``."""
-    placement: str = "PACK"
-    """Ray placement strategy of the serving bundle (see the train job)."""
-    guard_proxy: str = "every_node"
-    """``every_node`` or ``head_only`` (see the train job)."""
-    guard_min_replicas: int = 1
-    """Replicas of each guard shard (the minimum when ``guard_max_replicas`` is larger)."""
-    guard_max_replicas: int = 1
-    """Above ``guard_min_replicas``: Ray Serve autoscales each shard up to this many replicas, which share
-    one ledger actor of open rollouts (``serve/book.py``)."""
-    impossible: tuple[str, ...] = ()
-    """Impossible variants of the held-out repo tasks run on every checkpoint (``oneoff``, ``conflicting``;
-    ``environments/tasks/impossible.py``); their pass rate is the cheating rate in the report."""
-    capability_problems: int = 0
-    """HumanEval problems each checkpoint answers through the same multi-LoRA server (0: skip; 164: all)."""
-    capability_max_tokens: int = 512
-    """Output tokens of one HumanEval reply."""
     trackio_project: str = ""
     """The Trackio project the table and per-step figures go to (the training run's, to see both
     together); "" logs nowhere."""
+    serving: ServingSection = ServingSection()
+    """The served model (the one the checkpoints were trained on): preset, overrides, placement."""
+    guard: GuardSection = GuardSection()
+    """The guard in front of the server: its mode for every session (``monitor`` counts would-be blocks
+    in the report), port, proxy and replicas."""
+    tasks: EvalTaskSection = EvalTaskSection()
+    """The held-out tasks: of a shipped set or of the train job's sources, and impossible variants."""
+    rollouts: RolloutSection = RolloutSection()
+    """How sessions run: sandbox, sessions in flight per harness, output tokens, temperature (0: greedy,
+    each checkpoint's most likely behaviour, the same on every run of the same weights)."""
+    merged: MergedSection = MergedSection()
+    """The merged-vs-multi-LoRA cost comparison on a subset."""
+    capability: CapabilitySection = CapabilitySection()
+    """The general-capability suite (HumanEval) on every checkpoint."""
 
     def __post_init__(self) -> None:
-        problems = placement_problems(
-            self.placement, self.guard_proxy, (self.guard_min_replicas, self.guard_max_replicas)
-        )
+        problems = []
         if problem := harness_problem(self.harnesses):
             problems.append(problem)
-        if self.checkpoints < 0 or self.max_tasks < 0 or self.merged_tasks < 0 or self.merged_checkpoints < 0:
-            problems.append("checkpoints, max_tasks, merged_checkpoints and merged_tasks must be >= 0")
-        if self.max_sessions < 1 or self.rollout_cpus <= 0:
-            problems.append("max_sessions must be >= 1 and rollout_cpus > 0")
-        if problem := unknown_task_set(self.task_set):
-            problems.append(problem)
-        wrong = [m for m in self.impossible if m not in set(Mutation)]
-        if wrong:
-            problems.append(f"impossible={list(self.impossible)}: use oneoff and/or conflicting")
-        if not 0 <= self.capability_problems <= 164 or self.capability_max_tokens < 1:
-            problems.append(
-                "capability_problems must be 0-164 (HumanEval has 164), capability_max_tokens >= 1"
-            )
-        try:
-            object.__setattr__(self, "guard", GuardMode.parse(self.guard))
-        except ValueError as exc:
-            problems.append(str(exc))
-        if problem := temperature_problem(self.temperature):
-            problems.append(problem)
+        if self.checkpoints < 0:
+            problems.append(f"checkpoints={self.checkpoints}: must be >= 0 (0: all)")
         if problems:
             raise ValueError("; ".join(problems))
 
@@ -192,16 +159,13 @@ def adapter_problem(path: str) -> str | None:
     return f"{', '.join(missing)} missing in {path}" if missing else None
 
 
-def eval_tasks(
-    kinds: Sequence[str], max_tasks: int, task_set_name: str = "shipped", sources: Sequence[Any] = ()
-) -> list[Any]:
-    """The held-out tasks of ``kinds`` (of ``sources``, else of the set ``task_set_name``), checked apart
+def eval_tasks(tasks: TaskSection, max_tasks: int) -> list[Any]:
+    """The held-out tasks of a ``tasks`` section (of its sources, else of its shipped set), checked apart
     from the sources' training tasks, interleaved by kind so a capped list still covers every kind."""
-    from environments.tasks.sources import configured_sources, load_sources
+    from environments.tasks.sources import load_sources
 
-    loaded = load_sources(configured_sources(sources, task_set_name, kinds))
-    tasks = [t for s in loaded for t in s.held_out]
-    by_kind = {k: [t for t in tasks if t.kind.value == k] for k in kinds}
+    held_out = [t for s in load_sources(tasks.configured()) for t in s.held_out]
+    by_kind = {k: [t for t in held_out if t.kind.value == k] for k in tasks.kinds}
     columns = itertools.zip_longest(*by_kind.values())
     interleaved = [t for column in columns for t in column if t is not None]
     return interleaved[:max_tasks] if max_tasks else interleaved
@@ -288,12 +252,12 @@ def run_sessions(
 
     setup = RolloutSetup(
         guard_url,
-        cfg.sandbox,
+        cfg.rollouts.sandbox,
         str(folder),
         (),
-        cfg.max_tokens,
-        cfg.rollout_actors,
-        cfg.rollout_cpus,
+        cfg.rollouts.max_tokens,
+        cfg.rollouts.actors,
+        cfg.rollouts.cpus,
         # with a storage location, written there from whichever node ran the session
         trajectory_dir=(
             f"{cfg.storage.rstrip('/')}/trajectories/{harness}"
@@ -301,9 +265,10 @@ def run_sessions(
             else str(folder / "trajectories" / harness)
         ),
     )
-    sessions = session_runner(setup, harness, str(folder / "rollouts" / harness), cfg.max_sessions)
+    in_flight = cfg.rollouts.max_sessions
+    sessions = session_runner(setup, harness, str(folder / "rollouts" / harness), in_flight)
     try:
-        return SessionRunner(sessions.submit, cfg.max_sessions, label).run(work)
+        return SessionRunner(sessions.submit, in_flight, label).run(work)
     finally:
         sessions.shutdown()
 
@@ -345,10 +310,10 @@ def merged_comparison(
     from actors.serving.remote import RayServing
     from jobs.stack import redeploy_guards
 
-    adapters = [c for c in live if c.path is not None][: cfg.merged_checkpoints]
+    adapters = [c for c in live if c.path is not None][: cfg.merged.checkpoints]
     if not adapters:
         return {"merged_skipped": "no loadable adapter"}
-    tasks = eval_tasks(cfg.task_kinds, cfg.merged_tasks, cfg.task_set, cfg.tasks)
+    tasks = eval_tasks(cfg.tasks, cfg.merged.tasks)
     harness = adapters[0].harness
     runner_dir = out / "merged-cmp"
 
@@ -411,12 +376,12 @@ def run(cfg: EvalConfig, stack: Any = None, server_start_s: float = 0.0) -> dict
         for c in discover_checkpoints(train_dir, h, cfg.checkpoints, cfg.include_base)
     ]
     adapters = [c for c in checkpoints if c.path is not None]
-    tasks = eval_tasks(cfg.task_kinds, cfg.max_tasks, cfg.task_set, cfg.tasks)
+    tasks = eval_tasks(cfg.tasks, cfg.tasks.max_tasks)
     if not tasks:
-        where = f"task set {cfg.task_set!r}" if not cfg.tasks else "the configured task sources"
-        raise ValueError(f"no held-out tasks of kinds {list(cfg.task_kinds)} in {where}")
-    overrides = (f"max_loras={max(len(adapters) + cfg.merged_checkpoints + 2, 4)}", *cfg.serving_overrides)
-    serving_cfg = resolve_model(load_preset(cfg.model_preset, overrides))
+        where = f"task set {cfg.tasks.set!r}" if not cfg.tasks.sources else "the configured task sources"
+        raise ValueError(f"no held-out tasks of kinds {list(cfg.tasks.kinds)} in {where}")
+    overrides = (f"max_loras={max(len(adapters) + cfg.merged.checkpoints + 2, 4)}", *cfg.serving.overrides)
+    serving_cfg = resolve_model(load_preset(cfg.serving.preset, overrides))
     say(f"{len(checkpoints)} checkpoints ({len(adapters)} adapters) x {len(tasks)} tasks")
     say(f"model {serving_cfg.model}")
     connect_ray(local_cpus=max(os.cpu_count() or 1, 8))
@@ -430,9 +395,9 @@ def run(cfg: EvalConfig, stack: Any = None, server_start_s: float = 0.0) -> dict
             redeploy_guards(cfg, stack.url, cfg.harnesses)  # this job's guard mode and sampling temperature
         serving = RayServing(stack.server)  # adapters travel as bytes: the server may be on another node
         live, load_failures = publish_all(serving.publish, checkpoints)
-        variants = impossible_tasks(tasks, cfg.impossible)
-        if cfg.impossible:
-            say(f"{len(variants)} impossible variants ({', '.join(cfg.impossible)}) per checkpoint")
+        variants = impossible_tasks(tasks, cfg.tasks.impossible)
+        if cfg.tasks.impossible:
+            say(f"{len(variants)} impossible variants ({', '.join(cfg.tasks.impossible)}) per checkpoint")
         results: list[SessionResult] = []
         for harness in cfg.harnesses:
             everything = [*tasks, *(v.task for v in variants.values())]
@@ -442,19 +407,19 @@ def run(cfg: EvalConfig, stack: Any = None, server_start_s: float = 0.0) -> dict
             dataclasses.replace(r, variant=variants[r.task_id].mutation) if r.task_id in variants else r
             for r in results
         ]
-        capability = capability_rows(cfg, stack.url, live, out, say) if cfg.capability_problems else []
+        capability = capability_rows(cfg, stack.url, live, out, say) if cfg.capability.problems else []
         eval_s = time.monotonic() - started
         extra: dict[str, Any] = {
             "eval_s": round(eval_s, 1),
             "model": serving_cfg.model,
             "revision": serving_cfg.revision,
-            "guard": cfg.guard.value,
-            "temperature": cfg.temperature,
+            "guard": cfg.guard.mode.value,
+            "temperature": cfg.rollouts.temperature,
             "serving_node": stack.node,
             "guard_nodes": stack.guard_nodes,
             "adapter_transfer_s_max": max((t[2] for t in serving.transfers), default=0),
         }
-        if cfg.merged_tasks:
+        if cfg.merged.tasks:
             say("cost comparison: the same subset served merged, one checkpoint at a time")
             extra |= merged_comparison(cfg, stack, serving_cfg, live, out, server_start_s)
     paths = write_report(out, results, load_failures, extra, capability)
@@ -476,7 +441,7 @@ def run(cfg: EvalConfig, stack: Any = None, server_start_s: float = 0.0) -> dict
             "cheating": [dataclasses.asdict(r) for r in cheating],
             "capability": [dataclasses.asdict(r) for r in capability],
         }
-        config = {"train_dir": cfg.train_dir, "harnesses": list(cfg.harnesses), "guard": cfg.guard.value}
+        config = {"train_dir": cfg.train_dir, "harnesses": list(cfg.harnesses), "guard": cfg.guard.mode.value}
         TrackioLogger(cfg.trackio_project).log_run(
             f"evaluation-{out.name}", config, trackio_points(cells, cheating), tables
         )
@@ -531,11 +496,11 @@ def capability_rows(cfg: EvalConfig, url: str, live: Sequence[Checkpoint], out: 
     from environments.sandboxes import SandboxRunner, backend_named
     from jobs.eval_report import CapabilityRow
 
-    problems = load_problems(cfg.capability_problems)
-    runner = SandboxRunner(backend_named(cfg.sandbox, out / "capability-boxes", prefix="hxcap"))
+    problems = load_problems(cfg.capability.problems)
+    runner = SandboxRunner(backend_named(cfg.rollouts.sandbox, out / "capability-boxes", prefix="hxcap"))
     rows, detail = [], {}
     for name in dict.fromkeys(c.name for c in live):
-        generate = chat_generate(url, name, max_tokens=cfg.capability_max_tokens)
+        generate = chat_generate(url, name, max_tokens=cfg.capability.max_tokens)
         result = run_suite(problems, generate, runner)
         rows.append(CapabilityRow.of(name, "humaneval", result.passed, result.total))
         detail[name] = [dataclasses.asdict(p) for p in result.problems]

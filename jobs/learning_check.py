@@ -4,7 +4,7 @@
 
 Each seed is one whole smoke run of ``smoke_config`` (``jobs.smoke``: train from the SFT start, evaluate
 every checkpoint and the start on the held-out tasks) in ``<out_dir>/seed-<n>/``, with the train job's
-``seed`` and ``tasks_seed`` set to ``n``. Then, per run and harness, the headline (``jobs.eval_report
+``trainer.seed`` and ``tasks.seed`` set to ``n``. Then, per run and harness, the headline (``jobs.eval_report
 .headlines``): the last checkpoint's mean tool calls at least ``min_calls_reduction`` below its start's,
 the two intervals apart, pass@1 not lower. ``<out_dir>/headline.md`` has a table per run and the count of
 runs where it held; ``headline.json`` the same figures. A run whose ``summary.json`` exists is reused
@@ -29,7 +29,7 @@ class LearningCheckConfig:
     smoke_config: str = str(CONFIGS / "learning-check.yaml")
     """The smoke-run config each seed runs (``jobs.smoke``)."""
     seeds: tuple[int, ...] = (0, 1, 2)
-    """One independent run per seed (the train job's ``seed`` and ``tasks_seed``)."""
+    """One independent run per seed (the train job's ``trainer.seed`` and ``tasks.seed``)."""
     out_dir: str = "artifacts/learning-check"
     """Runs go to ``seed-<n>/``; ``headline.md`` and ``headline.json`` beside them."""
     min_calls_reduction: float = 0.30
@@ -64,8 +64,8 @@ def run_seed(cfg: LearningCheckConfig, seed: int) -> Path:
         train_overrides=(
             *smoke_cfg.train_overrides,
             *cfg.train_overrides,
-            f"seed={seed}",
-            f"tasks_seed={seed}",
+            f"trainer.seed={seed}",
+            f"tasks.seed={seed}",
         ),
         eval_overrides=(*smoke_cfg.eval_overrides, *cfg.eval_overrides),
     )

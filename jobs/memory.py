@@ -22,25 +22,26 @@ def preset_plan(train_preset: str) -> tuple[ModelShape, MemoryPlan, dict]:
 
     configs = Path(__file__).resolve().parent / "configs"
     job = load_config(TrainJobConfig, configs / f"train-{train_preset}.yaml")
-    serving = load_preset(job.model_preset)
-    shape = ASSUMED[job.model_preset]
+    serving = load_preset(job.serving.preset)
+    shape = ASSUMED[job.serving.preset]
     local = Path(serving.model) / "config.json"
     if local.is_file():
         shape = ModelShape.from_config(local, shape.params)
-    checkpointing = checkpointing_wanted(job.gradient_checkpointing, True, job.token_budget)
+    trainer = job.trainer
+    checkpointing = checkpointing_wanted(trainer.gradient_checkpointing, True, trainer.token_budget)
     result = plan(
         shape,
-        lora_rank=job.lora_rank,
+        lora_rank=trainer.lora_rank,
         max_loras=serving.max_loras,
-        token_budget=job.token_budget,
+        token_budget=trainer.token_budget,
         checkpointing=checkpointing,
         serving_gib=H200_GIB * serving.gpu_memory_utilization,
-        shards=job.trainer_ranks if job.fsdp else 1,
+        shards=trainer.ranks if trainer.fsdp else 1,
     )
     settings = {
         "trainers": len(job.harnesses),
-        "trainer_gpus": job.trainer_gpus,
-        "token_budget": job.token_budget,
+        "trainer_gpus": trainer.gpus,
+        "token_budget": trainer.token_budget,
         "checkpointing": checkpointing,
         "serving_share": serving.gpu_memory_utilization,
     }

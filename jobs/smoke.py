@@ -63,21 +63,21 @@ def stage(number: int, text: str) -> float:
     return time.monotonic()
 
 
-SHARED_SETTINGS = (  # the guard's mode and temperature may differ: the evaluation redeploys its shards
-    "model_preset",
-    "serving_overrides",
-    "guard_port",
-    "placement",
-    "guard_proxy",
-    "guard_min_replicas",
-    "guard_max_replicas",
-)
-
-
 def stack_difference(train_cfg: Any, eval_cfg: Any) -> str:
-    """Why the evaluation cannot run on the training's serving stack ("" when it can): the same served
-    model and guard placement, and no harness the training's guard has no shard for."""
-    differ = [k for k in SHARED_SETTINGS if str(getattr(train_cfg, k)) != str(getattr(eval_cfg, k))]
+    """Why the evaluation cannot run on the training's serving stack ("" when it can): the same
+    ``serving`` section and guard placement (the guard's mode and the temperature may differ: the
+    evaluation redeploys its shards), and no harness the training's guard has no shard for."""
+    differ = [
+        name
+        for name, same in (
+            ("serving", train_cfg.serving == eval_cfg.serving),
+            (
+                "guard (port, proxy, replicas)",
+                train_cfg.guard.placement_key() == eval_cfg.guard.placement_key(),
+            ),
+        )
+        if not same
+    ]
     if differ:
         return f"the train and evaluation configs differ in {', '.join(differ)}"
     missing = [h for h in eval_cfg.harnesses if h not in train_cfg.harnesses]
@@ -104,9 +104,9 @@ def run(cfg: SmokeConfig) -> dict:
         (f"train_dir={train_dir}", f"out_dir={out / 'eval'}", *cfg.eval_overrides),
     )
 
-    preset = train_cfg.model_preset
+    preset = train_cfg.serving.preset
     t = stage(1, f"building or finding the model {preset} (a tiny agent: SFT on demonstrations)")
-    serving_cfg = resolve_model(load_preset(preset, train_cfg.serving_overrides))
+    serving_cfg = resolve_model(load_preset(preset, train_cfg.serving.overrides))
     figures["tiny_agent_s"] = round(time.monotonic() - t, 1)
     print(f"    model at {serving_cfg.model} ({figures['tiny_agent_s']} s)", flush=True)
 
@@ -122,7 +122,7 @@ def run(cfg: SmokeConfig) -> dict:
             flush=True,
         )
 
-        merged = ", then the merged way" if eval_cfg.merged_tasks else ""
+        merged = ", then the merged way" if eval_cfg.merged.tasks else ""
         t = stage(3, f"evaluating every checkpoint and the SFT start at once (multi-LoRA){merged}")
         evaluated = evaluate.run(eval_cfg, stack, server_start_s)
         figures["evaluate_s"] = round(time.monotonic() - t, 1)

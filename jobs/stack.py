@@ -37,23 +37,6 @@ class Stack:
         return self.guard_urls[shard]
 
 
-STRATEGIES = ("PACK", "SPREAD", "STRICT_PACK", "STRICT_SPREAD")
-PROXIES = ("every_node", "head_only")
-
-
-def placement_problems(strategy: str, proxy: str, replicas: tuple[int, int] = (1, 1)) -> list[str]:
-    """What is wrong with a job's placement settings (``replicas``: the guard's minimum and maximum),
-    each naming the choices."""
-    from serve.app import replicas_problem
-
-    problems = [problem] if (problem := replicas_problem(*replicas)) else []
-    if strategy not in STRATEGIES:
-        problems.append(f"placement={strategy!r}: choose one of {', '.join(STRATEGIES)}")
-    if proxy not in PROXIES:
-        problems.append(f"guard_proxy={proxy!r}: choose every_node or head_only")
-    return problems
-
-
 def guard_app(
     upstream_url: str,
     port: int,
@@ -180,30 +163,32 @@ def job_stack(
     say: Any,
     given: Stack | None = None,
 ) -> Any:
-    """``serving_stack`` as a train or evaluation job config asks for it (its ``guard_port``, ``guard``,
-    ``placement``, ``guard_proxy``, ``temperature``, and one guard shard per entry of ``harnesses``); or,
+    """``serving_stack`` as a train or evaluation job config asks for it (its ``guard`` section,
+    ``serving.placement``, ``rollouts.temperature``, and one guard shard per entry of ``harnesses``); or,
     when another job ``given`` its stack, that stack, left running on exit."""
     if given is not None:
         return nullcontext(given)
     return serving_stack(
         serving_cfg,
         work_dir,
-        cfg.guard_port,
+        cfg.guard.port,
         bundles,
         say,
-        cfg.guard,
-        strategy=cfg.placement,
-        proxy=cfg.guard_proxy,
+        cfg.guard.mode,
+        strategy=cfg.serving.placement,
+        proxy=cfg.guard.proxy,
         shards=cfg.harnesses,
-        replicas=(cfg.guard_min_replicas, cfg.guard_max_replicas),
-        temperature=cfg.temperature,
+        replicas=cfg.guard.replicas,
+        temperature=cfg.rollouts.temperature,
     )
 
 
 def redeploy_guards(cfg: Any, upstream_url: str, shards: Sequence[str]) -> None:
-    """The guard ``shards`` again, in front of ``upstream_url``, with ``cfg``'s mode, placement and
+    """The guard ``shards`` again, in front of ``upstream_url``, with ``cfg``'s guard section and
     temperature: a job on a stack another job started (``jobs.smoke``: the evaluation after the training),
     or the merged comparison's switch to a merged server and back."""
-    replicas = (cfg.guard_min_replicas, cfg.guard_max_replicas)
+    guard = cfg.guard
     for shard in shards:
-        guard_app(upstream_url, cfg.guard_port, cfg.guard, cfg.guard_proxy, shard, replicas, cfg.temperature)
+        guard_app(
+            upstream_url, guard.port, guard.mode, guard.proxy, shard, guard.replicas, cfg.rollouts.temperature
+        )

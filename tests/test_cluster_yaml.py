@@ -48,7 +48,7 @@ def test_the_reference_presets_sandbox_with_bubblewrap_on_the_nodes():
 
     configs = CLUSTER_YAML.parent / "jobs" / "configs"
     for name in ("train-lfm3-1.7b", "train-lfm2.5-24b-a2b", "train-twil-8b"):
-        assert load_config(TrainJobConfig, configs / f"{name}.yaml").sandbox == "local"
+        assert load_config(TrainJobConfig, configs / f"{name}.yaml").rollouts.sandbox == "local"
 
 
 @pytest.mark.parametrize(

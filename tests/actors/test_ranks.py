@@ -35,7 +35,7 @@ def test_a_free_port_can_be_bound_on_the_host():
         (1, 0.33, "", None),  # three trainers sharing one GPU, one rank each
         (4, 1.0, "full_shard auto_wrap", None),
         (2, 0.0, "", None),  # CPU ranks (gloo)
-        (0, 1.0, "", "trainer_ranks=0: must be >= 1"),
+        (0, 1.0, "", "ranks=0: must be >= 1"),
         (2, 0.5, "", "ranks of one trainer cannot share a GPU"),
         (2, 1.0, "full_shard zero3", "unknown ['zero3']"),
     ],

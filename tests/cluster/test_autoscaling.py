@@ -39,7 +39,7 @@ PLACE = textwrap.dedent(
     ray.init(address=sys.argv[1])
     cfg = load_config(TrainJobConfig, sys.argv[2])
     before = [n for n in ray.nodes() if n["Alive"]]
-    stack = placement_group([serving_bundle("gpu"), *trainer_bundles(cfg)], strategy=cfg.placement)
+    stack = placement_group([serving_bundle("gpu"), *trainer_bundles(cfg)], strategy=cfg.serving.placement)
     sessions = [placement_group(session_bundles(cfg)) for _ in cfg.harnesses]
     start = time.monotonic()
     ray.get([g.ready() for g in (stack, *sessions)], timeout=float(sys.argv[3]))

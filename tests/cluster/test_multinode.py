@@ -60,14 +60,14 @@ def test_the_train_smoke_runs_across_three_nodes_with_no_disk_in_common(tiny_age
     }
     port = free_ports(1, HEAD)[0]
     placement = [
-        f"guard_port={port}",
-        "guard_proxy=head_only",
-        "guard_min_replicas=2",
-        "guard_max_replicas=3",
+        f"guard.port={port}",
+        "guard.proxy=head_only",
+        "guard.min_replicas=2",
+        "guard.max_replicas=3",
     ]
-    train = [*placement, "harnesses=[pi]", "placement=STRICT_SPREAD", f"storage={storage}/train"]
+    train = [*placement, "harnesses=[pi]", "serving.placement=STRICT_SPREAD", f"storage={storage}/train"]
     evaluate = [*placement, "harnesses=[pi]", f"train_dir={storage}/train", f"storage={storage}/eval"]
-    evaluate += ["merged_tasks=0", "max_tasks=2"]
+    evaluate += ["merged.tasks=0", "tasks.max_tasks=2"]
     overrides = [
         f"out_dir={artifacts / 'smoke'}",
         f"train_overrides={json.dumps(train)}",

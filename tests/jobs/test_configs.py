@@ -27,10 +27,10 @@ def test_the_smoke_config_loads_its_stage_configs_and_accepts_list_overrides():
     from jobs.evaluate import EvalConfig
     from jobs.train import TrainJobConfig
 
-    cfg = load_config(SmokeConfig, DEFAULT_CONFIG, ["train_overrides=[max_steps=3]"])
-    assert cfg.train_overrides == ("max_steps=3",)
-    assert load_config(TrainJobConfig, cfg.train_config, cfg.train_overrides).max_steps == 3
-    assert load_config(EvalConfig, cfg.eval_config).model_preset == "tiny-agent-rows-pi"
+    cfg = load_config(SmokeConfig, DEFAULT_CONFIG, ["train_overrides=[trainer.max_steps=3]"])
+    assert cfg.train_overrides == ("trainer.max_steps=3",)
+    assert load_config(TrainJobConfig, cfg.train_config, cfg.train_overrides).trainer.max_steps == 3
+    assert load_config(EvalConfig, cfg.eval_config).serving.preset == "tiny-agent-rows-pi"
 
 
 def test_unknown_keys_are_named_with_the_known_ones(tmp_path: Path):
@@ -101,11 +101,11 @@ def test_the_learning_runs_train_the_row_count_family_from_its_own_agent_in_thei
     cfg = load_config(SmokeConfig, CONFIGS / name)
     train = load_config(TrainJobConfig, locate(cfg.train_config))
     evaluate = load_config(EvalConfig, locate(cfg.eval_config))
-    assert train.task_set == evaluate.task_set == "row-count"
-    assert train.model_preset == evaluate.model_preset and train.harnesses == evaluate.harnesses
-    assert train.serving_overrides == evaluate.serving_overrides  # the same server
-    assert train.temperature == 0.7 and evaluate.temperature == (0.7 if name == "learning-check.yaml" else 0)
-    recipe = AGENTS[load_preset(train.model_preset).model]
+    assert train.tasks.set == evaluate.tasks.set == "row-count"
+    assert train.serving == evaluate.serving and train.harnesses == evaluate.harnesses  # the same server
+    temperature = (train.rollouts.temperature, evaluate.rollouts.temperature)
+    assert temperature == (0.7, 0.7 if name == "learning-check.yaml" else 0)
+    recipe = AGENTS[load_preset(train.serving.preset).model]
     assert recipe.family == "row-count" and set(train.harnesses) <= set(recipe.harnesses)
     assert evaluate.include_base and evaluate.checkpoints == 0  # the start and every checkpoint
 
@@ -119,7 +119,7 @@ def test_the_three_harness_smoke_trains_and_evaluates_pi_opencode_and_hermes():
     train = load_config(TrainJobConfig, locate(cfg.train_config))
     evaluate = load_config(EvalConfig, locate(cfg.eval_config))
     assert train.harnesses == evaluate.harnesses == ("pi", "opencode", "hermes")
-    assert train.model_preset == evaluate.model_preset == "tiny-agent"
+    assert train.serving.preset == evaluate.serving.preset == "tiny-agent"
 
 
 @pytest.mark.parametrize("name", ["smoke.yaml", "smoke-three.yaml"])
@@ -133,14 +133,17 @@ def test_the_smoke_runs_evaluate_on_their_training_stack_unless_the_server_or_gu
     evaluate = load_config(EvalConfig, locate(cfg.eval_config))
     assert stack_difference(train, evaluate) == ""  # the shipped smokes share one vLLM start
     for override, named in (
-        ("serving_overrides=[max_model_len=4096]", "serving_overrides"),
-        ("model_preset=tiny", "model_preset"),
-        ("guard_port=8123", "guard_port"),
-        ("guard_max_replicas=2", "guard_max_replicas"),
+        ("serving.overrides=[max_model_len=4096]", "serving"),
+        ("serving.preset=tiny", "serving"),
+        ("guard.port=8123", "guard (port, proxy, replicas)"),
+        ("guard.max_replicas=2", "guard (port, proxy, replicas)"),
     ):
         other = load_config(EvalConfig, locate(cfg.eval_config), [override])
         assert stack_difference(train, other) == f"the train and evaluation configs differ in {named}"
-    assert stack_difference(train, load_config(EvalConfig, locate(cfg.eval_config), ["guard=monitor"])) == ""
+    assert (
+        stack_difference(train, load_config(EvalConfig, locate(cfg.eval_config), ["guard.mode=monitor"]))
+        == ""
+    )
     fewer = load_config(TrainJobConfig, locate(cfg.train_config), ["harnesses=[hermes]"])
     assert "have no guard shard in training" in stack_difference(fewer, evaluate)
 
@@ -150,9 +153,9 @@ def test_an_unknown_task_set_is_named_with_the_choices(tmp_path: Path):
     from jobs.train import TrainJobConfig
 
     path = tmp_path / "bad.yaml"
-    path.write_text("task_set: rows\n")
+    path.write_text("tasks: {set: rows}\n")
     for config in (TrainJobConfig, EvalConfig):
-        with pytest.raises(ConfigError, match=r"task_set='rows': choose one of shipped, row-count"):
+        with pytest.raises(ConfigError, match=r"tasks: set='rows': choose one of shipped, row-count"):
             load_config(config, path)
 
 
@@ -162,27 +165,28 @@ def test_the_guard_mode_is_a_config_key_enforce_by_default_validated_at_load(tmp
     from serve import GuardMode
 
     for config, path in ((TrainJobConfig, "train-smoke.yaml"), (EvalConfig, "evaluate-smoke.yaml")):
-        assert config().guard is GuardMode.ENFORCE
-        assert load_config(config, CONFIGS / path).guard is GuardMode.ENFORCE
-        assert load_config(config, CONFIGS / path, ["guard=monitor"]).guard is GuardMode.MONITOR
-        assert load_config(config, CONFIGS / path, ["guard=off"]).guard is GuardMode.OFF  # YAML: off is false
+        assert config().guard.mode is GuardMode.ENFORCE
+        assert load_config(config, CONFIGS / path).guard.mode is GuardMode.ENFORCE
+        assert load_config(config, CONFIGS / path, ["guard.mode=monitor"]).guard.mode is GuardMode.MONITOR
+        off = load_config(config, CONFIGS / path, ["guard.mode=off"])  # YAML reads off as false
+        assert off.guard.mode is GuardMode.OFF
         written = tmp_path / "off.yaml"
-        written.write_text("guard: off\n")
-        assert load_config(config, written).guard is GuardMode.OFF
+        written.write_text("guard: {mode: off}\n")
+        assert load_config(config, written).guard.mode is GuardMode.OFF
         bad = tmp_path / "bad.yaml"
-        bad.write_text("guard: block\n")
+        bad.write_text("guard:\n  mode: block\n")
         with pytest.raises(
-            ConfigError, match=r"bad.yaml: .*guard='block': choose one of enforce, monitor, off"
+            ConfigError, match=r"bad.yaml: guard: mode='block': choose one of enforce, monitor, off"
         ):
             load_config(config, bad)
-    with pytest.raises(SystemExit, match=r"guard=True: choose one of enforce, monitor, off"):
+    with pytest.raises(SystemExit, match=r"guard: mode=True: choose one of enforce, monitor, off"):
         from jobs.config import job_main
         from jobs.train import DEFAULT_CONFIG as TRAIN_DEFAULT
 
-        job_main(TrainJobConfig, TRAIN_DEFAULT, print, "train", ["guard=on"])
+        job_main(TrainJobConfig, TRAIN_DEFAULT, print, "train", ["guard.mode=on"])
     for path in CONFIGS.glob("*.yaml"):  # every shipped train and evaluate config states its mode
         if path.name.startswith(("train-", "evaluate")):
-            assert "\nguard: enforce" in path.read_text(), path.name
+            assert "\nguard:\n  port: 8000\n  mode: enforce" in path.read_text(), path.name
 
 
 def test_the_ablation_preset_loads_and_leaves_the_train_guard_to_its_arms(tmp_path: Path):
@@ -200,22 +204,27 @@ def test_the_ablation_preset_loads_and_leaves_the_train_guard_to_its_arms(tmp_pa
     assert load_config(AblationConfig, ABLATION, ["eval_guard=monitor"]).eval_guard is GuardMode.MONITOR
     with pytest.raises(ConfigError, match=r"eval_guard='loud': choose one of enforce, monitor, off"):
         load_config(AblationConfig, ABLATION, ["eval_guard=loud"])
-    with pytest.raises(ConfigError, match=r"train_overrides sets 'guard=off': each arm sets the train guard"):
-        load_config(AblationConfig, ABLATION, ["train_overrides=[guard=off]"])
+    with pytest.raises(ConfigError, match=r"train_overrides sets 'guard.mode=off': each arm sets the train"):
+        load_config(AblationConfig, ABLATION, ["train_overrides=[guard.mode=off]"])
 
 
 @pytest.mark.parametrize(
     ("override", "message"),
     [
-        ("max_steps=ten", r"max_steps='ten': Input should be a valid integer.*; give a whole number"),
+        (
+            "trainer.max_steps=ten",
+            r"trainer.max_steps='ten': Input should be a valid integer.*; give a whole",
+        ),
         ("harnesses=pi", r"harnesses='pi': Input should be a valid tuple; give a list"),
-        ("max_steps=true", r"max_steps=True: true/false is not a number"),
-        ("lora_rank=2.5", r"lora_rank=2.5: .*fractional part"),
-        ("sandbox=5", r"sandbox=5: Input should be a valid string"),
-        ("lora_rank=0", r"lora_rank=0: must be >= 1"),
-        ("learning_rate=0", r"learning_rate=0.0: must be > 0"),
-        ("max_staleness=-1", r"max_staleness=-1: must be >= 0"),
+        ("trainer.max_steps=true", r"trainer.max_steps=True: true/false is not a number"),
+        ("trainer.lora_rank=2.5", r"trainer.lora_rank=2.5: .*fractional part"),
+        ("rollouts.sandbox=5", r"rollouts.sandbox=5: Input should be a valid string"),
+        ("trainer.lora_rank=0", r"trainer: lora_rank=0: must be >= 1"),
+        ("trainer.learning_rate=0", r"trainer: learning_rate=0.0: must be > 0"),
+        ("pool.max_staleness=-1", r"pool: max_staleness=-1: must be >= 0"),
         ("harnesses=[pi, 3]", r"harnesses\[1\]=\['pi', 3\]: Input should be a valid string"),
+        ("max_steps=3", r"unknown key\(s\) max_steps; write trainer.max_steps"),
+        ("guard.port=0", r"guard: port=0: a TCP port"),
     ],
 )
 def test_wrong_types_and_ranges_are_refused_at_load_in_one_line(override: str, message: str):
@@ -229,7 +238,9 @@ def test_wrong_types_and_ranges_are_refused_at_load_in_one_line(override: str, m
 def test_yaml_text_that_is_a_number_is_a_number():
     from jobs.train import TrainJobConfig
 
-    cfg = load_config(TrainJobConfig, TRAIN_SMOKE, ("learning_rate=1e-5", "max_steps=3"))
+    cfg = load_config(
+        TrainJobConfig, TRAIN_SMOKE, ("trainer.learning_rate=1e-5", "trainer.max_steps=3")
+    ).trainer
     assert cfg.learning_rate == 1e-5 and isinstance(cfg.learning_rate, float) and cfg.max_steps == 3
 
 
@@ -237,14 +248,32 @@ def _config_classes():
     from actors.serving.config import ServingConfig
     from environments.tasks.sources import TaskSource
     from jobs.ablation import AblationConfig
-    from jobs.evaluate import EvalConfig
+    from jobs.evaluate import CapabilitySection, EvalConfig, MergedSection
     from jobs.learning_check import LearningCheckConfig
+    from jobs.sections import (
+        EvalTaskSection,
+        GuardSection,
+        PoolSection,
+        RolloutSection,
+        ServingSection,
+        TrainerSection,
+        TrainTaskSection,
+    )
     from jobs.sft_config import LoraSection, SFTConfig, SweepSection
     from jobs.train import TrainJobConfig
 
     return (
         TrainJobConfig,
         EvalConfig,
+        ServingSection,
+        GuardSection,
+        TrainTaskSection,
+        EvalTaskSection,
+        RolloutSection,
+        PoolSection,
+        TrainerSection,
+        MergedSection,
+        CapabilitySection,
         SmokeConfig,
         AblationConfig,
         LearningCheckConfig,
@@ -270,10 +299,13 @@ def test_every_config_field_is_documented(cls):
 def test_print_config_shows_the_resolved_values_with_their_documentation(capsys):
     from jobs.train import main
 
-    main(["--config", str(TRAIN_SMOKE), "--print-config", "learning_rate=1e-4", "harnesses=[pi]"])
+    main(["--config", str(TRAIN_SMOKE), "--print-config", "trainer.learning_rate=1e-4", "harnesses=[pi]"])
     lines = capsys.readouterr().out.splitlines()
     assert 'harnesses: ["pi"]  # One trainer (and one adapter) per harness' in "\n".join(lines)
-    assert any(line.startswith("learning_rate: 0.0001  # The optimizer's learning rate.") for line in lines)
+    assert "# trainer: Each trainer's LoRA, optimizer, micro-batches and resources." in lines
+    assert any(
+        line.startswith("trainer.learning_rate: 0.0001  # The optimizer's learning rate.") for line in lines
+    )
     assert all("  # " in line for line in lines if not line.startswith("#"))  # every field has its doc
 
 
@@ -281,11 +313,13 @@ def test_a_jobs_temperature_is_checked_at_load_and_greedy_training_is_refused(tm
     from jobs.evaluate import EvalConfig
     from jobs.train import TrainJobConfig
 
-    assert load_config(EvalConfig, CONFIGS / "evaluate-smoke.yaml", ["temperature=null"]).temperature is None
+    unset = load_config(EvalConfig, CONFIGS / "evaluate-smoke.yaml", ["rollouts.temperature=null"])
+    assert unset.rollouts.temperature is None
     for config, path in ((TrainJobConfig, "train-smoke.yaml"), (EvalConfig, "evaluate-smoke.yaml")):
         with pytest.raises(ConfigError, match=r"temperature=3.0: a number from 0 \(greedy\) to 2, or null"):
-            load_config(config, CONFIGS / path, ["temperature=3.0"])
-    assert load_config(EvalConfig, CONFIGS / "evaluate-smoke.yaml").temperature == 0  # greedy: evaluation
+            load_config(config, CONFIGS / path, ["rollouts.temperature=3.0"])
+    assert load_config(EvalConfig, CONFIGS / "evaluate-smoke.yaml").rollouts.temperature == 0  # greedy
     with pytest.raises(ConfigError, match=r"temperature=0: a group's greedy sessions are alike"):
-        load_config(TrainJobConfig, CONFIGS / "train-smoke.yaml", ["temperature=0"])
-    assert load_config(TrainJobConfig, CONFIGS / "train-smoke.yaml", ["temperature=0", "group_size=1"])
+        load_config(TrainJobConfig, CONFIGS / "train-smoke.yaml", ["rollouts.temperature=0"])
+    greedy = ["rollouts.temperature=0", "pool.group_size=1"]
+    assert load_config(TrainJobConfig, CONFIGS / "train-smoke.yaml", greedy)

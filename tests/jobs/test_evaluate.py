@@ -12,7 +12,15 @@ import pytest
 from actors.rollout import RolloutOutcome
 from jobs.config import ConfigError, load_config
 from jobs.eval_report import Checkpoint
-from jobs.evaluate import EvalConfig, SessionRunner, adapter_problem, discover_checkpoints, eval_tasks
+from jobs.evaluate import (
+    CapabilitySection,
+    EvalConfig,
+    SessionRunner,
+    adapter_problem,
+    discover_checkpoints,
+    eval_tasks,
+)
+from jobs.sections import EvalTaskSection, RolloutSection
 
 CONFIGS = sorted((Path(__file__).resolve().parents[2] / "jobs" / "configs").glob("evaluate*.yaml"))
 
@@ -43,16 +51,16 @@ def test_a_half_written_checkpoint_names_what_is_missing(tmp_path: Path):
 
 
 def test_the_task_list_is_held_out_and_covers_every_kind_when_capped():
-    tasks = eval_tasks(("analysis", "repair", "qa"), max_tasks=6)
+    tasks = eval_tasks(EvalTaskSection(kinds=("analysis", "repair", "qa")), max_tasks=6)
     assert len(tasks) == 6 and {t.kind.value for t in tasks} == {"analysis", "repair", "qa"}
     assert all(t.split.value == "eval" for t in tasks)
-    assert len(eval_tasks(("analysis", "repair", "qa", "build", "extend"), 0)) == 190
+    assert len(eval_tasks(EvalTaskSection(), 0)) == 190  # every kind by default
 
 
 @pytest.mark.parametrize("path", CONFIGS, ids=lambda p: p.stem)
 def test_every_evaluate_preset_loads(path: Path):
     cfg = load_config(EvalConfig, path)
-    assert cfg.max_sessions >= 1
+    assert cfg.rollouts.max_sessions >= 1 and cfg.guard.port == 8000
 
 
 def test_bad_values_are_refused_with_the_fix():
@@ -88,7 +96,7 @@ class ScriptedSubmit:
 
 
 def test_the_runner_bounds_sessions_retries_once_and_counts_what_stays_unscored():
-    tasks = eval_tasks(("analysis",), 5)
+    tasks = eval_tasks(EvalTaskSection(kinds=("analysis",)), 5)
     checkpoints = [Checkpoint("pi", "base", 0), Checkpoint("pi", "pi-step2", 2, "/x")]
 
     def script(request, attempt):
@@ -153,15 +161,17 @@ def test_checkpoints_in_a_storage_uri_are_copied_here_before_discovery(tmp_path:
 
 def test_impossible_and_capability_settings_are_checked_at_load():
     with pytest.raises((ConfigError, ValueError), match="oneoff and/or conflicting"):
-        load_config(EvalConfig, CONFIGS[0], ("impossible=[offbyone]",))
+        load_config(EvalConfig, CONFIGS[0], ("tasks.impossible=[offbyone]",))
     with pytest.raises((ConfigError, ValueError), match="HumanEval has 164"):
-        load_config(EvalConfig, CONFIGS[0], ("capability_problems=200",))
+        load_config(EvalConfig, CONFIGS[0], ("capability.problems=200",))
+    with pytest.raises((ConfigError, ValueError), match=r"merged: checkpoints=-1.*must be >= 0"):
+        load_config(EvalConfig, CONFIGS[0], ("merged.checkpoints=-1",))
 
 
 def test_the_held_out_repo_tasks_get_their_impossible_variants():
     from jobs.evaluate import impossible_tasks
 
-    tasks = eval_tasks(("repair", "analysis"), 0)
+    tasks = eval_tasks(EvalTaskSection(kinds=("repair", "analysis")), 0)
     variants = impossible_tasks(tasks, ("oneoff", "conflicting"))
     mutations = {v.mutation for v in variants.values()}
     assert mutations == {"oneoff", "conflicting"} and all(
@@ -182,7 +192,7 @@ def test_capability_rows_score_each_served_checkpoint_once_through_the_server(tm
     server = ScriptedServer(lambda prompt, model: (honest if model == "base" else broken)(prompt))
     server_models = server.models
     live = [Checkpoint("pi", "base", 0), Checkpoint("opencode", "base", 0), Checkpoint("pi", "pi-v1", 1, "x")]
-    cfg = EvalConfig(capability_problems=4, sandbox="local")
+    cfg = EvalConfig(capability=CapabilitySection(problems=4), rollouts=RolloutSection(sandbox="local"))
     lines: list[str] = []
     try:
         rows = capability_rows(cfg, server.url, live, tmp_path, lines.append)

@@ -95,7 +95,7 @@ def test_each_seed_is_a_whole_smoke_run_with_its_own_seeds_and_folder(tmp_path: 
 
     monkeypatch.setattr(smoke, "run", fake_run)
     cfg = LearningCheckConfig(
-        out_dir=str(tmp_path), train_overrides=("max_steps=2",), eval_overrides=("max_tasks=4",)
+        out_dir=str(tmp_path), train_overrides=("trainer.max_steps=2",), eval_overrides=("tasks.max_tasks=4",)
     )
     results = run_seed(cfg, 2)
     (smoke_cfg,) = seen
@@ -103,8 +103,8 @@ def test_each_seed_is_a_whole_smoke_run_with_its_own_seeds_and_folder(tmp_path: 
         smoke_cfg.out_dir == str(tmp_path / "seed-2")
         and results == tmp_path / "seed-2" / "eval" / "results.json"
     )
-    assert smoke_cfg.train_overrides[-3:] == ("max_steps=2", "seed=2", "tasks_seed=2")
-    assert smoke_cfg.eval_overrides[-1] == "max_tasks=4"
+    assert smoke_cfg.train_overrides[-3:] == ("trainer.max_steps=2", "trainer.seed=2", "tasks.seed=2")
+    assert smoke_cfg.eval_overrides[-1] == "tasks.max_tasks=4"
     assert smoke_cfg.train_config.endswith("train-learning-check.yaml")
     run_seed(cfg, 2)  # finished: kept, not run again
     assert len(seen) == 1

@@ -68,8 +68,8 @@ def _submit_smoke(tmp_path: Path, config: str) -> tuple[Path, dict, str]:
     port = free_ports(1)[0]
     overrides = [
         f"out_dir={out}",
-        f"train_overrides=[guard_port={port}]",
-        f"eval_overrides=[guard_port={port}]",
+        f"train_overrides=[guard.port={port}]",
+        f"eval_overrides=[guard.port={port}]",
     ]
     with ray_cluster(env, tmp_path / "ray") as cluster:
         submit = [str(BIN / "ray"), "job", "submit", f"--address={cluster.jobs}", "--working-dir", str(REPO)]
@@ -89,11 +89,12 @@ def _assert_the_run_kept_its_promises(out: Path, summary: dict, config: str) -> 
     """What both configs promise: every step and checkpoint, evaluated with the start; train.json and
     results.json."""
     smoke = load_config(SmokeConfig, CONFIGS / config)
-    promised = load_config(TrainJobConfig, locate(smoke.train_config))
+    job = load_config(TrainJobConfig, locate(smoke.train_config))
+    promised = job.trainer
     saves = promised.save_steps or promised.max_steps  # save_steps: 0 checkpoints at the end only
     checkpoints = range(saves, promised.max_steps + 1, saves)
     trained = json.loads((out / "train" / "train.json").read_text())
-    assert set(trained) == set(promised.harnesses)
+    assert set(trained) == set(job.harnesses)
     for harness, run in trained.items():
         steps = run["steps"]
         assert steps == promised.max_steps and summary["train"]["steps"][harness] == steps
@@ -112,20 +113,20 @@ def _assert_the_run_kept_its_promises(out: Path, summary: dict, config: str) -> 
 
     report = Path(summary["report"])
     results = json.loads((report.parent / "results.json").read_text())
-    assert {c["harness"] for c in results["cells"]} == set(promised.harnesses)
+    assert {c["harness"] for c in results["cells"]} == set(job.harnesses)
     every = {"base"} | {f"{h}-step{n}" for h in trained for n in checkpoints}
     assert {c["checkpoint"] for c in results["cells"]} == every  # checkpoints: 0 means every one
     assert {r["checkpoint"] for r in results["capability"]} == every  # HumanEval on each of them
     assert (report.parent / "pass_at_1.png").is_file() and (report.parent / "tool_calls.png").is_file()
     asked = load_config(EvalConfig, locate(smoke.eval_config))
-    if asked.merged_tasks:
+    if asked.merged.tasks:
         # K checkpoints merged and served one at a time cost K server starts: slower than one multi-LoRA
         # server from K = 2 (with one, both ways pay one start: about even, 0.97-1.21 measured)
-        assert results["merged_checkpoints"] == min(asked.merged_checkpoints, len(every) - 1), results
+        assert results["merged_checkpoints"] == min(asked.merged.checkpoints, len(every) - 1), results
         assert results["merged_over_multi_lora"] > (1.0 if results["merged_checkpoints"] >= 2 else 0), results
     else:
         assert "merged_over_multi_lora" not in results
-    assert summary["shared_stack"] and results["temperature"] == asked.temperature  # one vLLM start
+    assert summary["shared_stack"] and results["temperature"] == asked.rollouts.temperature  # one vLLM start
     return trained, results
 
 
@@ -138,7 +139,7 @@ def test_ray_job_submit_runs_the_main_job_which_compares_the_trained_adapter_wit
     promised = load_config(
         TrainJobConfig, locate(load_config(SmokeConfig, CONFIGS / "smoke.yaml").train_config)
     )
-    assert learned["checkpoint"] == f"pi-step{promised.max_steps}" and len(learned["pass_at_1"]) == 2
+    assert learned["checkpoint"] == f"pi-step{promised.trainer.max_steps}" and len(learned["pass_at_1"]) == 2
     assert (
         "pi: pass@1 " in stdout
         and "## Learning: the last checkpoint against its start" in Path(summary["report"]).read_text()

@@ -5,24 +5,25 @@ from __future__ import annotations
 import pytest
 
 from jobs.config import ConfigError, load_config
-from jobs.stack import placement_problems
+from jobs.sections import GuardSection, ServingSection
 from jobs.train import TrainJobConfig
 
 
 def test_known_strategies_and_proxies_pass():
-    assert placement_problems("STRICT_SPREAD", "head_only") == []
-    assert placement_problems("PACK", "every_node") == []
+    assert ServingSection(placement="STRICT_SPREAD").placement == "STRICT_SPREAD"
+    assert GuardSection(proxy="head_only", min_replicas=2, max_replicas=4).replicas == (2, 4)
 
 
 @pytest.mark.parametrize(
     ("override", "message"),
     [
-        ("placement=spread_out", "placement='spread_out': choose one of PACK, SPREAD"),
-        ("guard_proxy=nowhere", "every_node or head_only"),
+        ("serving.placement=spread_out", "serving: placement='spread_out': choose one of PACK, SPREAD"),
+        ("guard.proxy=nowhere", "guard: proxy='nowhere': choose every_node or head_only"),
+        ("guard.min_replicas=3", "need 1 <= min_replicas <= max_replicas"),
     ],
 )
 def test_a_bad_placement_names_the_choices(tmp_path, override, message):
     path = tmp_path / "train.yaml"
-    path.write_text("max_steps: 1\n")
+    path.write_text("trainer: {max_steps: 1}\n")
     with pytest.raises((ConfigError, ValueError), match=message):
         load_config(TrainJobConfig, path, (override,))

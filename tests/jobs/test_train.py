@@ -8,6 +8,7 @@ import pytest
 
 from jobs.config import ConfigError, load_config
 from jobs.models import preset_names
+from jobs.sections import TrainerSection, TrainTaskSection
 from jobs.train import TrainJobConfig
 
 CONFIGS = sorted((Path(__file__).resolve().parents[2] / "jobs" / "configs").glob("train-*.yaml"))
@@ -16,29 +17,31 @@ CONFIGS = sorted((Path(__file__).resolve().parents[2] / "jobs" / "configs").glob
 @pytest.mark.parametrize("path", CONFIGS, ids=lambda p: p.stem)
 def test_every_train_preset_loads_and_names_a_model_preset(path: Path):
     cfg = load_config(TrainJobConfig, path)
-    assert cfg.model_preset in preset_names()
-    assert cfg.max_sessions >= cfg.group_size
+    assert cfg.serving.preset in preset_names()
+    assert cfg.rollouts.max_sessions >= cfg.pool.group_size
 
 
 def test_the_reference_presets_use_the_reference_numbers():
     cpu = {"train-smoke", "train-smoke-three", "train-learning-check"}  # the embedded default's presets
     cfgs = {p.stem: load_config(TrainJobConfig, p) for p in CONFIGS}
     assert cpu < set(cfgs)
-    assert {c.token_budget for n, c in cfgs.items() if n not in cpu} == {65536, 131072}
-    assert cfgs["train-lfm3-1.7b"].trainer_gpus < 1  # the three 1.7B trainers share one GPU
-    assert cfgs["train-twil-8b"].max_sessions == 12  # the long-reasoning preset
-    assert all(c.group_size == 8 and c.lora_rank == 32 for n, c in cfgs.items() if n not in cpu)
+    assert {c.trainer.token_budget for n, c in cfgs.items() if n not in cpu} == {65536, 131072}
+    assert cfgs["train-lfm3-1.7b"].trainer.gpus < 1  # the three 1.7B trainers share one GPU
+    assert cfgs["train-twil-8b"].rollouts.max_sessions == 12  # the long-reasoning preset
+    assert all(c.pool.group_size == 8 and c.trainer.lora_rank == 32 for n, c in cfgs.items() if n not in cpu)
 
 
 @pytest.mark.parametrize(
     ("override", "message"),
     [
         ("harnesses=[cursor]", "choose from"),
-        ("max_sessions=1", "group_size"),
-        ("sandbox=vm", "local or docker"),
-        ("rollout_cpus=0", "placement-group bundle"),
-        ("trainer_ranks=0", "processes per trainer"),
-        ("fsdp=zero3", "unknown"),
+        ("rollouts.max_sessions=1", "a trainer needs a whole group in flight"),
+        ("rollouts.sandbox=vm", "local or docker"),
+        ("rollouts.cpus=0", "placement-group bundle"),
+        ("trainer.ranks=0", "processes per trainer"),
+        ("trainer.fsdp=zero3", "unknown"),
+        ("serving.placement=spread", "choose one of PACK"),
+        ("tasks.kinds=[analysis, chat]", "choose from analysis, repair"),
     ],
 )
 def test_bad_values_are_refused_with_the_fix(override: str, message: str, tmp_path: Path):
@@ -59,33 +62,32 @@ def test_resume_picks_the_newest_checkpoint(tmp_path: Path):
 def test_each_trainer_rank_gets_its_own_bundle_after_the_servers():
     from jobs.train import rank_bundle, trainer_bundles
 
-    cfg = TrainJobConfig(harnesses=("pi", "hermes"), trainer_ranks=2, trainer_gpus=1.0, trainer_cpus=4.0)
+    cfg = TrainJobConfig(harnesses=("pi", "hermes"), trainer=TrainerSection(ranks=2, gpus=1.0, cpus=4.0))
     assert trainer_bundles(cfg) == [{"CPU": 4.0, "GPU": 1.0}] * 4
     indices = [rank_bundle(cfg, t, r) for t in range(2) for r in range(2)]
     assert indices == [1, 2, 3, 4]  # bundle 0 is the server's
     with pytest.raises(ValueError, match="cannot share a GPU"):
-        TrainJobConfig(trainer_ranks=2, trainer_gpus=0.5)
+        TrainerSection(ranks=2, gpus=0.5)
 
 
 def test_a_tasks_section_becomes_weighted_sources_and_a_bad_one_names_the_fix(tmp_path: Path):
-    from environments.tasks.sources import TaskSource, configured_sources
+    from environments.tasks.sources import TaskSource
 
     config = tmp_path / "train.yaml"
     config.write_text(
         "tasks:\n"
-        "  - {kind: shipped, path: shipped, weight: 3, task_kinds: [analysis]}\n"
-        "  - {kind: jsonl, path: mine.jsonl, holdout: 0.2, name: mine}\n"
+        "  sources:\n"
+        "    - {kind: shipped, path: shipped, weight: 3, task_kinds: [analysis]}\n"
+        "    - {kind: jsonl, path: mine.jsonl, holdout: 0.2, name: mine}\n"
     )
     cfg = load_config(TrainJobConfig, config)
-    assert cfg.tasks == (
+    assert cfg.tasks.sources == (
         TaskSource("shipped", "shipped", weight=3.0, task_kinds=("analysis",)),
         TaskSource("jsonl", "mine.jsonl", holdout=0.2, name="mine"),
     )
-    assert configured_sources(cfg.tasks, cfg.task_set, cfg.task_kinds) == cfg.tasks
-    legacy = TrainJobConfig(task_set="row-count")
-    assert configured_sources(legacy.tasks, legacy.task_set, legacy.task_kinds) == (
-        TaskSource("shipped", "row-count", task_kinds=("analysis",)),
-    )
-    config.write_text("tasks:\n  - {kind: csv, path: x.csv}\n")
-    with pytest.raises(ConfigError, match=r"tasks\[0\].*kind='csv': choose one of shipped, folder"):
+    assert cfg.tasks.configured() == cfg.tasks.sources
+    named = TrainJobConfig(tasks=TrainTaskSection(set="row-count"))
+    assert named.tasks.configured() == (TaskSource("shipped", "row-count", task_kinds=("analysis",)),)
+    config.write_text("tasks:\n  sources:\n    - {kind: csv, path: x.csv}\n")
+    with pytest.raises(ConfigError, match=r"tasks.sources\[0\].*kind='csv': choose one of shipped, folder"):
         load_config(TrainJobConfig, config)

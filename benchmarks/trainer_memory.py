@@ -79,12 +79,13 @@ def preset_settings(preset: str) -> dict[str, Any]:
     import yaml
 
     raw = yaml.safe_load((CONFIGS / f"train-{preset}.yaml").read_text())
+    trainer = raw.get("trainer") or {}  # the config's sections (jobs/sections.py), defaults as there
     return {
-        "model_preset": raw["model_preset"],
-        "lora_rank": int(raw.get("lora_rank", 32)),
-        "lora_alpha": int(raw.get("lora_alpha", 64)),
-        "token_budget": int(raw.get("token_budget", 65536)),
-        "gradient_checkpointing": str(raw.get("gradient_checkpointing", "auto")),
+        "model_preset": raw["serving"]["preset"],
+        "lora_rank": int(trainer.get("lora_rank", 32)),
+        "lora_alpha": int(trainer.get("lora_alpha", 64)),
+        "token_budget": int(trainer.get("token_budget", 65536)),
+        "gradient_checkpointing": str(trainer.get("gradient_checkpointing", "auto")),
     }
 
 

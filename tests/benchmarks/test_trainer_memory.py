@@ -13,6 +13,7 @@ import pytest
 import torch
 
 from actors.memory import ASSUMED, lora_params
+from benchmarks import trainer_memory
 from benchmarks.trainer_memory import (
     DENSE,
     TINY,
@@ -100,3 +101,20 @@ def test_a_tiny_cpu_run_without_ray_vllm_or_trl_prints_every_figure_on_its_last_
             assert figures[f"{preset}_{label}_peak_gib"] is None  # memory is measured on CUDA only
             assert figures[f"{preset}_{label}_peak_planned_gib"] > 0
             assert f"{preset}_{label}_peak_ratio" in figures
+
+
+@pytest.mark.parametrize("preset", ["lfm3-1.7b", "twil-8b", "smoke"])
+def test_the_plain_yaml_reading_agrees_with_the_train_job_config(preset: str):
+    """The GPU machine has no Ray, so the benchmark reads the preset as plain YAML: it must see what the
+    train job's config loads (sections and defaults)."""
+    from jobs.config import load_config
+    from jobs.train import TrainJobConfig
+
+    job = load_config(TrainJobConfig, trainer_memory.CONFIGS / f"train-{preset}.yaml")
+    assert trainer_memory.preset_settings(preset) == {
+        "model_preset": job.serving.preset,
+        "lora_rank": job.trainer.lora_rank,
+        "lora_alpha": job.trainer.lora_alpha,
+        "token_budget": job.trainer.token_budget,
+        "gradient_checkpointing": job.trainer.gradient_checkpointing,
+    }

@@ -4,23 +4,25 @@
 # sandbox; then python -m jobs.smoke (extra arguments: key=value overrides of jobs/configs/smoke.yaml).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# The harnesses (npm, and hermes' own venv) install beside the project's environment: the two are
-# independent and mostly wait on downloads.
+# Bubblewrap (apt) and the harnesses (npm, and hermes' own venv) install beside the project's environment:
+# they are independent of it and mostly wait on downloads.
+if ! command -v bwrap >/dev/null && [[ $(id -u) != 0 ]]; then
+  echo "smoke: bubblewrap (bwrap) is missing and this is not root: sudo apt-get install -y bubblewrap" >&2
+  exit 1
+fi
 harness_log=$(mktemp)
-scripts/harness-deps.sh >"$harness_log" 2>&1 &
+{
+  if ! command -v bwrap >/dev/null; then
+    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap >/dev/null; } ||
+      { echo "smoke: apt-get could not install bubblewrap"; exit 1; }
+  fi
+  scripts/harness-deps.sh
+} >"$harness_log" 2>&1 &
 harness_pid=$!
 scripts/setup.sh
-if ! command -v bwrap >/dev/null; then
-  if [[ $(id -u) == 0 ]]; then
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap >/dev/null
-  else
-    echo "smoke: bubblewrap (bwrap) is missing and this is not root: sudo apt-get install -y bubblewrap" >&2
-    exit 1
-  fi
-fi
 if ! wait "$harness_pid"; then
   cat "$harness_log" >&2
-  echo "smoke: installing the harnesses failed (above); rerun scripts/harness-deps.sh to see it alone" >&2
+  echo "smoke: installing bubblewrap or the harnesses failed (above); rerun scripts/harness-deps.sh to see it" >&2
   exit 1
 fi
 cat "$harness_log" && rm -f "$harness_log"

@@ -30,7 +30,10 @@ training rows) followed by a long-tailed wait standing in for the harness and it
 ``--real-median-s``, same sigma; drawn from the rollout's id, so both schedules see the same workload).
 The synchronous schedule is ``PoolConfig(synchronous=True)``: one batch per version, trained when all of
 it is scored. Each run trains ``--real-steps`` steps of 7 samples (8 sessions in flight, groups of 4);
-groups per hour count the samples trained, in groups' worth, over the wall time of ``train()``. Real
+groups per hour count the samples trained, in groups' worth, over the wall time of ``train()``. Both
+schedules run ``--real-repeats`` times, which one goes first alternating; the speedup is the median over
+the repeats, with its range. The waits are drawn from the recorded spans (``--spans``) as in the
+simulation, scaled to ``--real-median-s``. Real
 harness sessions are not used here: on 2 cores their CPU use, not their wall time, would set the pace of
 both schedules.
 
@@ -311,23 +314,51 @@ def real_runs(args) -> dict:
         str(work / "serving"),
     )
     server.start()
+    pairs = []
     try:
         with guard_subprocess(server.url(), work / "guard.log") as (guard_url, _):
-            sync = real_run(True, server, guard_url, model, args, work)
-            asyn = real_run(False, server, guard_url, model, args, work)
+            for repeat in range(args.real_repeats):
+                runs = {}
+                for synchronous in schedule_order(repeat):
+                    runs[synchronous] = real_run(synchronous, server, guard_url, model, args, work)
+                pairs.append((runs[True], runs[False]))
     finally:
         server.stop()
     print(f"{'real':>9} {'groups/h':>9} {'wall s':>7}   ({args.real_steps} steps of {STEP_SAMPLES} samples, "
-          f"{REAL_SESSIONS} sessions, median {args.real_median_s:.0f} s, sigma {args.sigma})")  # fmt: skip
-    for name, run in (("sync", sync), ("async", asyn)):
-        print(f"{name:>9} {run['groups_per_hour']:>9.1f} {run['wall_s']:>7.1f}")
+          f"{REAL_SESSIONS} sessions, median {args.real_median_s:.0f} s; {len(pairs)} repeats, order "
+          f"alternating)")  # fmt: skip
+    for repeat, (sync, asyn) in enumerate(pairs):
+        first = "sync first" if schedule_order(repeat)[0] else "async first"
+        for name, run in (("sync", sync), ("async", asyn)):
+            print(
+                f"{name:>9} {run['groups_per_hour']:>9.1f} {run['wall_s']:>7.1f}   repeat {repeat} ({first})"
+            )
+    return real_figures(pairs)
+
+
+def schedule_order(repeat: int) -> tuple[bool, bool]:
+    """Which schedule runs first in a repeat (True: synchronous), alternating, so a drift of the machine
+    over the run (a cache warming, a neighbour's load) favours neither."""
+    return (True, False) if repeat % 2 == 0 else (False, True)
+
+
+def real_figures(pairs: list[tuple[dict, dict]]) -> dict:
+    """The real runs' figures from (sync, async) pairs: the median speedup and its range over the repeats,
+    and the medians of each schedule's throughput and wall time."""
+    speedups = [asyn["groups_per_hour"] / sync["groups_per_hour"] for sync, asyn in pairs]
+    stale = sum(asyn["stale"] for _, asyn in pairs)
+    complete = sum(asyn["complete"] for _, asyn in pairs)
+    median = lambda values: round(statistics.median(values), 1)  # noqa: E731
     return {
-        "real_speedup": round(asyn["groups_per_hour"] / sync["groups_per_hour"], 4),
-        "real_groups_per_hour_async": round(asyn["groups_per_hour"], 1),
-        "real_groups_per_hour_sync": round(sync["groups_per_hour"], 1),
-        "real_stale_discard_rate": round(asyn["stale"] / asyn["complete"], 4) if asyn["complete"] else 0.0,
-        "real_wall_s_async": round(asyn["wall_s"], 1),
-        "real_wall_s_sync": round(sync["wall_s"], 1),
+        "real_speedup": round(statistics.median(speedups), 4),
+        "real_speedup_min": round(min(speedups), 4),
+        "real_speedup_max": round(max(speedups), 4),
+        "real_repeats": len(pairs),
+        "real_groups_per_hour_async": median(asyn["groups_per_hour"] for _, asyn in pairs),
+        "real_groups_per_hour_sync": median(sync["groups_per_hour"] for sync, _ in pairs),
+        "real_stale_discard_rate": round(stale / complete, 4) if complete else 0.0,
+        "real_wall_s_async": median(asyn["wall_s"] for _, asyn in pairs),
+        "real_wall_s_sync": median(sync["wall_s"] for sync, _ in pairs),
     }
 
 
@@ -346,6 +377,9 @@ def main() -> None:
     parser.add_argument("--real", action="store_true", help="also run both schedules for real, small")
     parser.add_argument("--real-steps", type=int, default=10)
     parser.add_argument("--real-median-s", type=float, default=3.0)
+    parser.add_argument(
+        "--real-repeats", type=int, default=2, help="real runs of both schedules, the order alternating"
+    )
     parser.add_argument("--spans", default=str(SPANS), help="recorded session durations ('' : lognormal)")
     parser.add_argument(
         "--record-spans", nargs="+", metavar=("OUT", "RESULTS"), help="write OUT from results.json files"

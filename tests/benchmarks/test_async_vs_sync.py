@@ -46,3 +46,28 @@ def test_spans_are_recorded_from_evaluation_results_and_read_relative_to_their_m
     spans = load_spans(tmp_path / "spans.json")
     assert spans == (0.5, 1.0, 2.0) and load_spans("") == ()
     assert log_spread(spans) == pytest.approx(0.5660, abs=1e-4)  # ln 2 x sqrt(2/3)
+
+
+def test_real_runs_alternate_which_schedule_goes_first():
+    from benchmarks.async_vs_sync import schedule_order
+
+    assert [schedule_order(r) for r in range(3)] == [(True, False), (False, True), (True, False)]
+
+
+def test_real_figures_give_the_median_speedup_and_its_range_over_repeats():
+    from benchmarks.async_vs_sync import real_figures
+
+    def run(per_hour: float, stale: int = 0) -> dict:
+        return {"groups_per_hour": per_hour, "wall_s": 3600 / per_hour, "stale": stale, "complete": 10}
+
+    same = real_figures([(run(10.0), run(10.0)), (run(20.0), run(20.0))])
+    assert (
+        same["real_speedup"] == same["real_speedup_min"] == same["real_speedup_max"] == 1.0
+    )  # the null case
+    figures = real_figures([(run(10.0), run(15.0, stale=1)), (run(10.0), run(25.0)), (run(10.0), run(20.0))])
+    assert (figures["real_speedup"], figures["real_speedup_min"], figures["real_speedup_max"]) == (
+        2.0,
+        1.5,
+        2.5,
+    )
+    assert figures["real_repeats"] == 3 and figures["real_stale_discard_rate"] == round(1 / 30, 4)

@@ -13,6 +13,13 @@ from collections.abc import Iterator
 from typing import Any
 
 
+def job_cpus() -> int:
+    """Logical CPUs of the embedded cluster a train or evaluation job starts: the machine's, but at least 8,
+    so the server's, the trainers' and the rollout slots' bundles fit on a 2-core machine, which they
+    share."""
+    return max(os.cpu_count() or 1, 8)
+
+
 def init_local_ray(num_cpus: int | None = None, *, dashboard: bool = False, **kwargs: Any) -> dict[str, Any]:
     """Start a new local Ray cluster for this process (or reuse the one this process already started)."""
     import ray

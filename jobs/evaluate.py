@@ -33,7 +33,6 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import json
-import os
 import time
 import uuid
 from collections.abc import Callable, Sequence
@@ -358,7 +357,7 @@ def merged_comparison(
 def run(cfg: EvalConfig, stack: Any = None, server_start_s: float = 0.0) -> dict:
     """Evaluate; on ``stack`` (a ``jobs.stack.Stack`` another job started, ``server_start_s`` its start)
     when one is given, else on a serving stack of its own."""
-    from actors.cluster import connect_ray
+    from actors.cluster import connect_ray, job_cpus
     from actors.model_card import set_evaluation
     from actors.serving.remote import RayServing
     from jobs.eval_report import capability_table, markdown_table, summarize, write_report
@@ -384,7 +383,7 @@ def run(cfg: EvalConfig, stack: Any = None, server_start_s: float = 0.0) -> dict
     serving_cfg = resolve_model(load_preset(cfg.serving.preset, overrides))
     say(f"{len(checkpoints)} checkpoints ({len(adapters)} adapters) x {len(tasks)} tasks")
     say(f"model {serving_cfg.model}")
-    connect_ray(local_cpus=max(os.cpu_count() or 1, 8))
+    connect_ray(local_cpus=job_cpus())
     stack_started = time.monotonic()
     own = stack is None
     with job_stack(cfg, serving_cfg, out / "serving", (), say, given=stack) as stack:

@@ -21,7 +21,6 @@ steps each. Stages (each says what it is doing and what it measured):
 from __future__ import annotations
 
 import json
-import os
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -147,7 +146,7 @@ def run(cfg: SmokeConfig) -> dict:
 def shared_stack(train_cfg: Any, eval_cfg: Any, serving_cfg: Any, out: Path) -> Iterator[tuple[Any, float]]:
     """One serving actor and guard for both stages when their configs allow (a vLLM start less), and its
     start time; else ``(None, 0.0)`` and each stage starts its own."""
-    from actors.cluster import connect_ray
+    from actors.cluster import connect_ray, job_cpus
     from jobs.stack import job_stack
     from jobs.train import trainer_bundles
 
@@ -155,7 +154,7 @@ def shared_stack(train_cfg: Any, eval_cfg: Any, serving_cfg: Any, out: Path) -> 
         print(f"    one serving stack per stage: {reason}", flush=True)
         yield None, 0.0
         return
-    connect_ray(local_cpus=max(os.cpu_count() or 1, 8))
+    connect_ray(local_cpus=job_cpus())
     say = lambda message: print(f"[smoke] {message}", flush=True)  # noqa: E731
     t = time.monotonic()
     with job_stack(train_cfg, serving_cfg, out / "serving", trainer_bundles(train_cfg), say) as stack:

@@ -17,7 +17,6 @@ every trainer's summary.
 from __future__ import annotations
 
 import json
-import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -116,7 +115,7 @@ def run(cfg: TrainJobConfig, stack: Any = None) -> dict:
     import ray
     from ray.util.placement_group import placement_group, remove_placement_group
 
-    from actors.cluster import connect_ray
+    from actors.cluster import connect_ray, job_cpus
     from actors.placement import first_failure_raises, make_actor
     from actors.rollout import RolloutSetup
     from actors.rollout_pool import PoolConfig
@@ -136,7 +135,7 @@ def run(cfg: TrainJobConfig, stack: Any = None) -> dict:
             f"tasks {loaded.source.label} (weight {loaded.source.weight}): {len(loaded.train)} train, "
             f"{len(loaded.held_out)} held out, {len(loaded.rejected)} rejected"
         )
-    connect_ray(local_cpus=max(os.cpu_count() or 1, 8))
+    connect_ray(local_cpus=job_cpus())
     bundles = trainer_bundles(cfg)
     trainers: dict = {}
     later_ranks: dict = {}

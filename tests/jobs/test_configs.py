@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from actors.config_loader import ConfigError, load_config
+from actors.models import load_preset, preset_names, resolve_model
 from actors.serving import ServingConfig
-from jobs.config import ConfigError, load_config
-from jobs.models import load_preset, preset_names, resolve_model
 from jobs.smoke import CONFIGS, DEFAULT_CONFIG, SmokeConfig
 
 TRAIN_SMOKE = Path(__file__).resolve().parents[2] / "jobs" / "configs" / "train-smoke.yaml"
@@ -82,7 +82,7 @@ def test_tiny_resolves_to_the_built_model_and_others_stay_as_named(cache_dir: Pa
 
 
 def test_a_job_given_a_bad_value_exits_with_the_fix_and_runs_nothing(tmp_path):
-    from jobs.config import job_main
+    from jobs.cli import job_main
     from jobs.train import DEFAULT_CONFIG, TrainJobConfig
 
     ran = []
@@ -93,9 +93,9 @@ def test_a_job_given_a_bad_value_exits_with_the_fix_and_runs_nothing(tmp_path):
 
 @pytest.mark.parametrize("name", ["learning-check.yaml", "smoke.yaml"])
 def test_the_learning_runs_train_the_row_count_family_from_its_own_agent_in_their_harnesses(name: str):
+    from actors.sft.tiny_agent import AGENTS
     from jobs.evaluate import EvalConfig
     from jobs.smoke import CONFIGS, locate
-    from jobs.tiny_agent import AGENTS
     from jobs.train import TrainJobConfig
 
     cfg = load_config(SmokeConfig, CONFIGS / name)
@@ -180,7 +180,7 @@ def test_the_guard_mode_is_a_config_key_enforce_by_default_validated_at_load(tmp
         ):
             load_config(config, bad)
     with pytest.raises(SystemExit, match=r"guard: mode=True: choose one of enforce, monitor, off"):
-        from jobs.config import job_main
+        from jobs.cli import job_main
         from jobs.train import DEFAULT_CONFIG as TRAIN_DEFAULT
 
         job_main(TrainJobConfig, TRAIN_DEFAULT, print, "train", ["guard.mode=on"])
@@ -246,6 +246,7 @@ def test_yaml_text_that_is_a_number_is_a_number():
 
 def _config_classes():
     from actors.serving.config import ServingConfig
+    from actors.sft.config import LoraSection, SFTConfig, SweepSection
     from environments.tasks.sources import TaskSource
     from jobs.ablation import AblationConfig
     from jobs.evaluate import CapabilitySection, EvalConfig, MergedSection
@@ -259,7 +260,6 @@ def _config_classes():
         TrainerSection,
         TrainTaskSection,
     )
-    from jobs.sft_config import LoraSection, SFTConfig, SweepSection
     from jobs.train import TrainJobConfig
 
     return (
@@ -289,7 +289,7 @@ def _config_classes():
 def test_every_config_field_is_documented(cls):
     import dataclasses
 
-    from jobs.config import field_docs
+    from actors.config_loader import field_docs
 
     docs = field_docs(cls)
     missing = [f.name for f in dataclasses.fields(cls) if f.init and not docs.get(f.name)]

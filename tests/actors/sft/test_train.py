@@ -10,12 +10,13 @@ from pathlib import Path
 
 import pytest
 
+from actors.config_loader import ConfigError, load_config
+from actors.sft.config import SFTConfig
+from actors.sft.data import TokenizedExample
+from actors.sft.sweep import SweepPoint, pick_best, sweep_points, trackio_rows
+from actors.sft.train import PreflightError, preflight, run_sft, split_examples
 from environments.traces.types import Skipped
-from jobs.config import ConfigError, load_config
-from jobs.sft import DEFAULT_CONFIG, SFTConfig, main
-from jobs.sft_data import TokenizedExample
-from jobs.sft_sweep import SweepPoint, pick_best, sweep_points, trackio_rows
-from jobs.sft_train import PreflightError, preflight, run_sft, split_examples
+from jobs.sft import DEFAULT_CONFIG, main
 
 TOOLS = [
     {
@@ -196,7 +197,7 @@ def test_trackio_rows_keep_the_training_and_held_out_metrics():
 def test_a_two_point_sweep_runs_as_ray_tasks_and_logs_to_one_trackio_project(
     tmp_path: Path, tiny_model: Path, ray_cluster
 ):
-    from jobs.sft_sweep import run_sweep
+    from actors.sft.sweep import run_sweep
 
     cfg = tiny_config(tmp_path, tiny_model, max_steps=2, batch_size=4)
     cfg = replace(cfg, sweep=replace(cfg.sweep, learning_rates=(1e-3, 1e-2), trackio_project="sft-test",

@@ -23,8 +23,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from jobs.config import job_main, load_config
-from jobs.eval_report import ALL, SessionResult, difference_interval, load_results, wilson_interval
+from actors.config_loader import load_config
+from actors.eval_report import ALL, SessionResult, difference_interval, load_results, wilson_interval
+from jobs.cli import job_main
 from serve.mode import GuardMode
 
 CONFIGS = Path(__file__).resolve().parent / "configs"

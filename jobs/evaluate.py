@@ -41,14 +41,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from actors.eval_report import Checkpoint, SessionResult
 from environments.harnesses.registry import harness_problem
-from jobs.config import job_main
-from jobs.eval_report import Checkpoint, SessionResult
+from jobs.cli import job_main
 from jobs.sections import EvalTaskSection, GuardSection, RolloutSection, ServingSection, TaskSection
 
 DEFAULT_CONFIG = Path(__file__).resolve().parent / "configs" / "evaluate-smoke.yaml"
 BASE = "base"
-ADAPTER_FILES = ("adapter_config.json", "adapter_model.safetensors")
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,12 +149,6 @@ def discover_checkpoints(train_dir: Path, harness: str, last: int, include_base:
         found = found[-last:]
     out = [Checkpoint(harness, BASE, 0)] if include_base else []
     return out + [Checkpoint(harness, f"{harness}-step{step}", step, str(path)) for step, path in found]
-
-
-def adapter_problem(path: str) -> str | None:
-    """Why ``path`` is not a loadable adapter folder, or None."""
-    missing = [name for name in ADAPTER_FILES if not (Path(path) / name).is_file()]
-    return f"{', '.join(missing)} missing in {path}" if missing else None
 
 
 def eval_tasks(tasks: TaskSection, max_tasks: int) -> list[Any]:
@@ -277,6 +270,8 @@ def publish_all(
 ) -> tuple[list[Checkpoint], dict[str, str]]:
     """Publish every adapter with ``publish(name, path)``; return the servable checkpoints and the load
     failures (name -> reason): a half-written folder or a publish the server refused."""
+    from actors.serving.adapters import adapter_problem
+
     live, failed = [], {}
     for checkpoint in checkpoints:
         if checkpoint.path is None:
@@ -358,10 +353,10 @@ def run(cfg: EvalConfig, stack: Any = None, server_start_s: float = 0.0) -> dict
     """Evaluate; on ``stack`` (a ``jobs.stack.Stack`` another job started, ``server_start_s`` its start)
     when one is given, else on a serving stack of its own."""
     from actors.cluster import connect_ray, job_cpus
+    from actors.eval_report import capability_table, markdown_table, summarize, write_report
     from actors.model_card import set_evaluation
+    from actors.models import load_preset, resolve_model
     from actors.serving.remote import RayServing
-    from jobs.eval_report import capability_table, markdown_table, summarize, write_report
-    from jobs.models import load_preset, resolve_model
     from jobs.stack import job_stack, redeploy_guards
 
     started = time.monotonic()
@@ -431,8 +426,8 @@ def run(cfg: EvalConfig, stack: Any = None, server_start_s: float = 0.0) -> dict
                 upload(out / name, storage, name)
     cells = summarize(results)
     if cfg.trackio_project:
+        from actors.eval_report import cheating_rows, trackio_points
         from actors.tracking import TrackioLogger
-        from jobs.eval_report import cheating_rows, trackio_points
 
         cheating = cheating_rows(results)
         tables = {
@@ -490,10 +485,10 @@ def impossible_tasks(tasks: Sequence[Any], mutations: Sequence[str]) -> dict[str
 def capability_rows(cfg: EvalConfig, url: str, live: Sequence[Checkpoint], out: Path, say) -> list:
     """HumanEval for every served checkpoint (the base once), through the server at ``url``; each program
     runs in the configured sandbox. Per-problem outcomes go to ``<out>/capability.json``."""
+    from actors.eval_report import CapabilityRow
     from environments.capability.client import chat_generate
     from environments.capability.humaneval import load_problems, run_suite
     from environments.sandboxes import SandboxRunner, backend_named
-    from jobs.eval_report import CapabilityRow
 
     problems = load_problems(cfg.capability.problems)
     runner = SandboxRunner(backend_named(cfg.rollouts.sandbox, out / "capability-boxes", prefix="hxcap"))

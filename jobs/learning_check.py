@@ -4,11 +4,11 @@
 
 Each seed is one whole smoke run of ``smoke_config`` (``jobs.smoke``: train from the SFT start, evaluate
 every checkpoint and the start on the held-out tasks) in ``<out_dir>/seed-<n>/``, with the train job's
-``trainer.seed`` and ``tasks.seed`` set to ``n``. Then, per run and harness, the headline (``jobs.eval_report
-.headlines``): the last checkpoint's mean tool calls at least ``min_calls_reduction`` below its start's,
-the two intervals apart, pass@1 not lower. ``<out_dir>/headline.md`` has a table per run and the count of
-runs where it held; ``headline.json`` the same figures. A run whose ``summary.json`` exists is reused
-(``reuse``), so an interrupted check resumes at the next seed.
+``trainer.seed`` and ``tasks.seed`` set to ``n``. Then, per run and harness, the headline
+(``actors.eval_report.headlines``): the last checkpoint's mean tool calls at least ``min_calls_reduction``
+below its start's, the two intervals apart, pass@1 not lower. ``<out_dir>/headline.md`` has a table per run
+and the count of runs where it held; ``headline.json`` the same figures. A run whose ``summary.json``
+exists is reused (``reuse``), so an interrupted check resumes at the next seed.
 """
 
 from __future__ import annotations
@@ -18,7 +18,8 @@ import time
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
-from jobs.config import job_main, load_config
+from actors.config_loader import load_config
+from jobs.cli import job_main
 
 CONFIGS = Path(__file__).resolve().parent / "configs"
 DEFAULT_CONFIG = CONFIGS / "learning-check-runs.yaml"
@@ -75,7 +76,7 @@ def run_seed(cfg: LearningCheckConfig, seed: int) -> Path:
 
 
 def run(cfg: LearningCheckConfig) -> dict:
-    from jobs.eval_report import headline_table, headlines, load_results, summarize
+    from actors.eval_report import headline_table, headlines, load_results, summarize
 
     started = time.monotonic()
     out = Path(cfg.out_dir).resolve()

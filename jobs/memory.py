@@ -15,9 +15,9 @@ from actors.memory import ASSUMED, H200_GIB, MemoryPlan, ModelShape, plan
 
 def preset_plan(train_preset: str) -> tuple[ModelShape, MemoryPlan, dict]:
     """The plan of a train config in ``jobs/configs`` (its model preset's serving share of one H200)."""
+    from actors.config_loader import load_config
+    from actors.models import load_preset
     from actors.trainer import checkpointing_wanted
-    from jobs.config import load_config
-    from jobs.models import load_preset
     from jobs.train import TrainJobConfig
 
     configs = Path(__file__).resolve().parent / "configs"

@@ -9,7 +9,7 @@ documented and checked once here, and a job passes a section on whole instead of
     trainer:  the LoRA, the optimizer and the trainer's resources - train only
 
 A key of a section written at the top level (``max_steps: 20`` for ``trainer.max_steps``) is refused with
-the key it belongs under (``jobs.config``).
+the key it belongs under (``actors.config_loader``).
 """
 
 from __future__ import annotations

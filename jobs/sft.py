@@ -5,8 +5,8 @@ assistant turns of harness conversations, rendered with the model's own chat tem
     python -m jobs.sft --config jobs/configs/sft-tiny.yaml --sweep [key=value ...]   the sweep grid
 
 A preflight checks data, masks and the output folder in seconds before any training. The last stdout line
-is one JSON object of figures. Masking lives in ``jobs/sft_data.py``, training in ``jobs/sft_train.py``,
-the sweep (one Ray task per grid point, one Trackio writer actor) in ``jobs/sft_sweep.py``.
+is one JSON object of figures. Masking lives in ``actors/sft/data.py``, training in ``actors/sft/train.py``,
+the sweep (one Ray task per grid point, one Trackio writer actor) in ``actors/sft/sweep.py``.
 """
 
 from __future__ import annotations
@@ -16,10 +16,10 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
-from jobs.config import describe, load_config
-from jobs.sft_config import LoraSection, SFTConfig, SweepSection
+from actors.config_loader import describe, load_config
+from actors.sft.config import SFTConfig
 
-__all__ = ["DEFAULT_CONFIG", "LoraSection", "SFTConfig", "SweepSection", "main"]
+__all__ = ["DEFAULT_CONFIG", "main"]
 
 DEFAULT_CONFIG = Path(__file__).resolve().parent / "configs" / "sft-tiny.yaml"
 
@@ -37,15 +37,15 @@ def main(argv: list[str] | None = None) -> None:
     if args.print_config:
         print("\n".join(describe(cfg)), flush=True)
         return
-    from jobs.models import resolve_model_path
+    from actors.models import resolve_model_path
 
     cfg = replace(cfg, model=resolve_model_path(cfg.model))  # a preset name: built or found here, once
     if args.sweep:
-        from jobs.sft_sweep import run_sweep
+        from actors.sft.sweep import run_sweep
 
         figures = run_sweep(cfg)
     else:
-        from jobs.sft_train import run_sft
+        from actors.sft.train import run_sft
 
         figures = run_sft(cfg)
         if cfg.trackio_project:
@@ -55,8 +55,8 @@ def main(argv: list[str] | None = None) -> None:
 
 def log_single_run(cfg: SFTConfig, figures: dict) -> int:
     """A single run's TRL log history (``metrics.json``) to ``cfg.trackio_project``; the rows logged."""
+    from actors.sft.sweep import trackio_rows
     from actors.tracking import TrackioLogger
-    from jobs.sft_sweep import trackio_rows
 
     history = json.loads((Path(cfg.out_dir) / "metrics.json").read_text())["log_history"]
     logger = TrackioLogger(cfg.trackio_project, cfg.sweep.trackio_dir)

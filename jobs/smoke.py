@@ -28,7 +28,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from jobs.config import job_main, load_config
+from actors.config_loader import load_config
+from jobs.cli import job_main
 
 CONFIGS = Path(__file__).resolve().parent / "configs"
 DEFAULT_CONFIG = CONFIGS / "smoke.yaml"
@@ -86,8 +87,8 @@ def stack_difference(train_cfg: Any, eval_cfg: Any) -> str:
 
 
 def run(cfg: SmokeConfig) -> dict:
+    from actors.models import load_preset, resolve_model
     from jobs import evaluate, train
-    from jobs.models import load_preset, resolve_model
 
     out = Path(cfg.out_dir).resolve()
     out.mkdir(parents=True, exist_ok=True)
@@ -164,7 +165,7 @@ def shared_stack(train_cfg: Any, eval_cfg: Any, serving_cfg: Any, out: Path) -> 
 def learning(results: Path) -> dict[str, dict]:
     """Per harness: its last checkpoint against its SFT start (printed), and what improved with the 95%
     intervals apart."""
-    from jobs.eval_report import headlines, load_results, summarize
+    from actors.eval_report import headlines, load_results, summarize
 
     figures = {}
     for row in headlines(summarize(load_results(results))):

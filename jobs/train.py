@@ -24,7 +24,7 @@ from typing import Any
 
 from environments.harnesses.registry import harness_problem
 from environments.tasks.sources import load_sources
-from jobs.config import job_main
+from jobs.cli import job_main
 from jobs.sections import (
     GuardSection,
     PoolSection,
@@ -116,11 +116,11 @@ def run(cfg: TrainJobConfig, stack: Any = None) -> dict:
     from ray.util.placement_group import placement_group, remove_placement_group
 
     from actors.cluster import connect_ray, job_cpus
+    from actors.models import load_preset, resolve_model
     from actors.placement import first_failure_raises, make_actor
     from actors.rollout import RolloutSetup
     from actors.rollout_pool import PoolConfig
     from actors.trainer import TrainerActor, TrainerConfig, TrainerRank
-    from jobs.models import load_preset, resolve_model
     from jobs.stack import job_stack
 
     started = time.monotonic()

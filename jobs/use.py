@@ -36,7 +36,7 @@ def manifest_path(harness: str) -> Path:
 
 def adapter_settings(adapter: Path) -> tuple[str, int]:
     """(base model, LoRA rank) from the adapter's ``adapter_config.json``; a clear error if it is not one."""
-    from jobs.evaluate import adapter_problem
+    from actors.serving.adapters import adapter_problem
 
     problem = adapter_problem(str(adapter))
     if problem:

@@ -146,7 +146,7 @@ def serving(ray_cluster, tiny_model: Path, tmp_path_factory: pytest.TempPathFact
 @pytest.fixture(scope="session")
 def tiny_agent(cache_dir: Path) -> Path:
     """The tiny agent (the tiny model after SFT on harness demonstrations), built once per test session."""
-    from jobs.tiny_agent import build_tiny_agent
+    from actors.sft.tiny_agent import build_tiny_agent
 
     return build_tiny_agent(log=lambda _line: None)
 

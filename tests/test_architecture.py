@@ -1,8 +1,12 @@
 """Import layering, checked by walking the source with ``ast`` (imports under TYPE_CHECKING are skipped).
 
-- pure modules (adapter bookkeeping, serving config, the guard's rules, the tiny model's recipe and corpus)
-  import nothing from ray, vllm, httpx, serve/ or jobs/;
-- environments/ never imports actors/, serve/ or jobs/; actors/ never imports serve/ or jobs/.
+- pure modules (adapter bookkeeping, serving config, the tiny model's recipe and corpus, config loading,
+  the SFT config, the evaluation report) import nothing from ray, vllm, httpx, torch, serve/ or jobs/;
+- environments/ never imports actors/, serve/ or jobs/; actors/ never imports serve/ or jobs/;
+- jobs/ holds entry points: nothing outside it imports it (serve/ and benchmarks/ neither: the benchmarks
+  measure libraries and need no exception), and each of its modules is a job with a ``main``, but for the
+  plumbing the jobs share (``JOB_PLUMBING``); a library found there belongs in actors/;
+- no modules import each other in a circle.
 """
 
 from __future__ import annotations
@@ -22,13 +26,25 @@ PURE_MODULES = (
     "actors/grpo/staleness.py",
     "actors/serving/adapters.py",
     "actors/serving/config.py",
+    "actors/config_loader.py",
     "actors/errors.py",
+    "actors/eval_report.py",
+    "actors/sft/config.py",
     "actors/trainer_settings.py",
     "environments/tiny_model/recipe.py",
     "environments/tiny_model/corpus.py",
 )
 HEAVY = ("ray", "vllm", "httpx", "torch", "transformers", "serve", "jobs")
-FORBIDDEN = {"environments": ("actors", "serve", "jobs"), "actors": ("serve", "jobs"), "serve": ("jobs",)}
+FORBIDDEN = {
+    "environments": ("actors", "serve", "jobs"),
+    "actors": ("serve", "jobs"),
+    "serve": ("jobs",),
+    "benchmarks": ("jobs",),
+}
+JOB_PLUMBING = ("jobs/__init__.py", "jobs/cli.py", "jobs/sections.py", "jobs/stack.py")
+"""The modules of jobs/ that are not a job: the command line every job shares, the config sections the train
+and evaluate jobs share, and the serving stack with the guard in front that the train, evaluate and smoke
+jobs start (the last two import serve/, which actors/ may not)."""
 
 
 def imported_roots(path: Path) -> set[str]:
@@ -61,6 +77,24 @@ def test_packages_respect_the_layering():
             if bad:
                 offenders.append(f"{path.relative_to(REPO)} imports {sorted(bad)}")
     assert not offenders
+
+
+def test_nothing_outside_jobs_imports_jobs():
+    assert {package for package, banned in FORBIDDEN.items() if "jobs" in banned} == set(PACKAGES) - {"jobs"}
+
+
+def test_jobs_holds_entry_points_only():
+    """Each module of jobs/ but its plumbing defines ``main`` and runs it as ``python -m jobs.<name>``."""
+    not_jobs = []
+    for path in sorted((REPO / "jobs").rglob("*.py")):
+        if str(path.relative_to(REPO)) in JOB_PLUMBING:
+            continue
+        body = ast.parse(path.read_text()).body
+        has_main = any(isinstance(node, ast.FunctionDef) and node.name == "main" for node in body)
+        runs_main = any(isinstance(node, ast.If) and "__main__" in ast.unparse(node.test) for node in body)
+        if not (has_main and runs_main):
+            not_jobs.append(str(path.relative_to(REPO)))
+    assert not not_jobs, f"not entry points (move the library to actors/): {not_jobs}"
 
 
 def module_graph() -> dict[str, set[str]]:

@@ -43,7 +43,7 @@ def test_every_node_gets_node_20_before_the_harnesses_and_bubblewrap_its_privile
 
 
 def test_the_reference_presets_sandbox_with_bubblewrap_on_the_nodes():
-    from jobs.config import load_config
+    from actors.config_loader import load_config
     from jobs.train import TrainJobConfig
 
     configs = CLUSTER_YAML.parent / "jobs" / "configs"

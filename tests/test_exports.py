@@ -10,6 +10,7 @@ MODULES = (
     "actors",
     "actors.grpo",
     "actors.serving",
+    "actors.sft",
     "environments.harness_prompts",
     "environments.harnesses",
     "environments.sandboxes",

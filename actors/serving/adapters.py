@@ -109,6 +109,13 @@ def inspect_adapter(path: Path, max_rank: int) -> AdapterInfo:
     )
 
 
+def adapter_problem(path: str) -> str | None:
+    """Why ``path`` is not a loadable adapter folder (a file missing), or None: the cheap check before a
+    publish (the evaluation's checkpoints, ``jobs.use``'s adapter); ``inspect_adapter`` checks the rest."""
+    missing = [name for name in (ADAPTER_CONFIG, ADAPTER_WEIGHTS) if not (Path(path) / name).is_file()]
+    return f"{', '.join(missing)} missing in {path}" if missing else None
+
+
 class AdapterState(StrEnum):
     LIVE = "live"
     RETIRING = "retiring"

@@ -33,7 +33,11 @@ def test_the_evaluation_section_is_replaced_not_appended(tmp_path: Path):
 
 
 def test_push_without_a_reachable_hub_says_why(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    from huggingface_hub import constants
+
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    # huggingface_hub reads the variable once, at import: an earlier test (SFT's tokenizers) may have done it
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
     with pytest.raises(FileNotFoundError, match="no README.md"):
         push(tmp_path, "someone/adapter")
     write_card(tmp_path, "base", "pi", {})

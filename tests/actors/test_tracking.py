@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from jobs.eval_report import Cell, CheatingRow, trackio_points
+from actors.eval_report import Cell, CheatingRow, trackio_points
 
 
 def cell(harness: str, step: int, kind: str = "all", passes: int = 2) -> Cell:

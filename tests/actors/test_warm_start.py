@@ -15,7 +15,7 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def sft_adapter(tmp_path_factory: pytest.TempPathFactory, tiny_model: Path) -> Path:
-    from jobs.sft_train import run_sft
+    from actors.sft.train import run_sft
     from tests.jobs.test_sft import tiny_config
 
     root = tmp_path_factory.mktemp("sft")

@@ -107,7 +107,7 @@ def test_a_tiny_cpu_run_without_ray_vllm_or_trl_prints_every_figure_on_its_last_
 def test_the_plain_yaml_reading_agrees_with_the_train_job_config(preset: str):
     """The GPU machine has no Ray, so the benchmark reads the preset as plain YAML: it must see what the
     train job's config loads (sections and defaults)."""
-    from jobs.config import load_config
+    from actors.config_loader import load_config
     from jobs.train import TrainJobConfig
 
     job = load_config(TrainJobConfig, trainer_memory.CONFIGS / f"train-{preset}.yaml")

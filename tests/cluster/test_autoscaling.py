@@ -33,7 +33,7 @@ PLACE = textwrap.dedent(
     from ray.util.placement_group import placement_group
 
     from actors.placement import serving_bundle
-    from jobs.config import load_config
+    from actors.config_loader import load_config
     from jobs.train import TrainJobConfig, session_bundles, trainer_bundles
 
     ray.init(address=sys.argv[1])

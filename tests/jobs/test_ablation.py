@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from actors.eval_report import ALL, SessionResult, difference_interval, write_report
 from jobs.ablation import ablation_markdown, compare_arms, last_checkpoint_results, load_results
-from jobs.eval_report import ALL, SessionResult, difference_interval, write_report
 
 HOSTS = "hosts: host_not_in_conversation"
 

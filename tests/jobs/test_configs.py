@@ -2,25 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 
-from actors.serving import ServingConfig
-from jobs.config import ConfigError, load_config
-from jobs.models import load_preset, preset_names, resolve_model
+from actors.config_loader import ConfigError, load_config
 from jobs.smoke import CONFIGS, DEFAULT_CONFIG, SmokeConfig
 
 TRAIN_SMOKE = Path(__file__).resolve().parents[2] / "jobs" / "configs" / "train-smoke.yaml"
-
-
-def test_every_model_preset_loads_without_downloading_anything():
-    names = preset_names()
-    assert {"tiny", "lfm3-1.7b", "lfm2.5-24b-a2b", "twil-8b"} <= set(names)
-    for name in names:
-        cfg = load_preset(name)
-        assert isinstance(cfg, ServingConfig) and cfg.max_lora_rank == 32 and cfg.max_loras == 18
 
 
 def test_the_smoke_config_loads_its_stage_configs_and_accepts_list_overrides():
@@ -33,56 +22,8 @@ def test_the_smoke_config_loads_its_stage_configs_and_accepts_list_overrides():
     assert load_config(EvalConfig, cfg.eval_config).serving.preset == "tiny-agent-rows-pi"
 
 
-def test_unknown_keys_are_named_with_the_known_ones(tmp_path: Path):
-    path = tmp_path / "bad.yaml"
-    path.write_text("model: m\nmax_lora: 8\n")
-    with pytest.raises(ConfigError, match=r"unknown key\(s\) max_lora; known: .*max_lora_rank"):
-        load_config(ServingConfig, path)
-
-
-def test_validation_errors_carry_the_file_name(tmp_path: Path):
-    path = tmp_path / "bad.yaml"
-    path.write_text("model: m\nmax_lora_rank: 12\n")
-    with pytest.raises(ConfigError, match=r"bad.yaml: .*max_lora_rank=12"):
-        load_config(ServingConfig, path)
-
-
-@dataclass(frozen=True)
-class Inner:
-    rate: float = 1.0
-
-
-@dataclass(frozen=True)
-class Outer:
-    inner: Inner = field(default_factory=Inner)
-    tags: tuple[str, ...] = ()
-
-
-def test_nested_sections_lists_and_overrides_convert(tmp_path: Path):
-    path = tmp_path / "c.yaml"
-    path.write_text("inner: {rate: 2}\ntags: [a, b]\n")
-    cfg = load_config(Outer, path, ["inner.rate=3"])
-    assert cfg == Outer(inner=Inner(rate=3.0), tags=("a", "b"))
-    with pytest.raises(ConfigError, match="dotted.key=value"):
-        load_config(Outer, path, ["inner.rate"])
-    with pytest.raises(ConfigError, match="not valid YAML"):
-        (tmp_path / "broken.yaml").write_text("a: [")
-        load_config(Outer, tmp_path / "broken.yaml")
-
-
-def test_tiny_resolves_to_the_built_model_and_others_stay_as_named(cache_dir: Path):
-    from actors.serving.weights import ModelSetupError
-
-    resolved = resolve_model(load_preset("tiny"))
-    assert (Path(resolved.model) / "config.json").exists()
-    again = resolve_model(ServingConfig(model=resolved.model))  # a folder stays as named, checked in place
-    assert again.model == resolved.model and again.revision == "main"
-    with pytest.raises(ModelSetupError, match="neither a folder nor a Hub id"):
-        resolve_model(ServingConfig(model="/some/model"))
-
-
 def test_a_job_given_a_bad_value_exits_with_the_fix_and_runs_nothing(tmp_path):
-    from jobs.config import job_main
+    from jobs.cli import job_main
     from jobs.train import DEFAULT_CONFIG, TrainJobConfig
 
     ran = []
@@ -93,9 +34,10 @@ def test_a_job_given_a_bad_value_exits_with_the_fix_and_runs_nothing(tmp_path):
 
 @pytest.mark.parametrize("name", ["learning-check.yaml", "smoke.yaml"])
 def test_the_learning_runs_train_the_row_count_family_from_its_own_agent_in_their_harnesses(name: str):
+    from actors.models import load_preset
+    from actors.sft.tiny_agent import AGENTS
     from jobs.evaluate import EvalConfig
     from jobs.smoke import CONFIGS, locate
-    from jobs.tiny_agent import AGENTS
     from jobs.train import TrainJobConfig
 
     cfg = load_config(SmokeConfig, CONFIGS / name)
@@ -180,7 +122,7 @@ def test_the_guard_mode_is_a_config_key_enforce_by_default_validated_at_load(tmp
         ):
             load_config(config, bad)
     with pytest.raises(SystemExit, match=r"guard: mode=True: choose one of enforce, monitor, off"):
-        from jobs.config import job_main
+        from jobs.cli import job_main
         from jobs.train import DEFAULT_CONFIG as TRAIN_DEFAULT
 
         job_main(TrainJobConfig, TRAIN_DEFAULT, print, "train", ["guard.mode=on"])
@@ -246,6 +188,7 @@ def test_yaml_text_that_is_a_number_is_a_number():
 
 def _config_classes():
     from actors.serving.config import ServingConfig
+    from actors.sft.config import LoraSection, SFTConfig, SweepSection
     from environments.tasks.sources import TaskSource
     from jobs.ablation import AblationConfig
     from jobs.evaluate import CapabilitySection, EvalConfig, MergedSection
@@ -259,7 +202,6 @@ def _config_classes():
         TrainerSection,
         TrainTaskSection,
     )
-    from jobs.sft_config import LoraSection, SFTConfig, SweepSection
     from jobs.train import TrainJobConfig
 
     return (
@@ -289,7 +231,7 @@ def _config_classes():
 def test_every_config_field_is_documented(cls):
     import dataclasses
 
-    from jobs.config import field_docs
+    from actors.config_loader import field_docs
 
     docs = field_docs(cls)
     missing = [f.name for f in dataclasses.fields(cls) if f.init and not docs.get(f.name)]

@@ -9,14 +9,14 @@ from pathlib import Path
 
 import pytest
 
+from actors.config_loader import ConfigError, load_config
+from actors.eval_report import Checkpoint
 from actors.rollout import RolloutOutcome
-from jobs.config import ConfigError, load_config
-from jobs.eval_report import Checkpoint
+from actors.serving.adapters import adapter_problem
 from jobs.evaluate import (
     CapabilitySection,
     EvalConfig,
     SessionRunner,
-    adapter_problem,
     discover_checkpoints,
     eval_tasks,
 )
@@ -42,12 +42,6 @@ def test_checkpoints_are_the_base_and_the_last_n_by_step(tmp_path: Path):
     assert found[0].path is None and found[2].path == str(tmp_path / "pi" / "checkpoint-10")
     assert [c.step for c in discover_checkpoints(tmp_path, "pi", last=0, include_base=False)] == [2, 4, 10]
     assert discover_checkpoints(tmp_path, "hermes", last=0, include_base=False) == []
-
-
-def test_a_half_written_checkpoint_names_what_is_missing(tmp_path: Path):
-    assert adapter_problem(str(make_checkpoint(tmp_path / "ok"))) is None
-    problem = adapter_problem(str(make_checkpoint(tmp_path / "half", complete=False)))
-    assert problem and "adapter_model.safetensors missing" in problem
 
 
 def test_the_task_list_is_held_out_and_covers_every_kind_when_capped():

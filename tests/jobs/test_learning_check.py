@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from jobs.config import ConfigError, load_config
-from jobs.eval_report import SessionResult, headlines, summarize, write_report
+from actors.config_loader import ConfigError, load_config
+from actors.eval_report import SessionResult, headlines, summarize, write_report
 from jobs.learning_check import DEFAULT_CONFIG, LearningCheckConfig, run
 
 

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pytest
 
-from jobs.config import load_config
+from actors.config_loader import load_config
 from jobs.evaluate import EvalConfig
 from jobs.smoke import CONFIGS, SmokeConfig, locate
 from jobs.train import TrainJobConfig

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from jobs.config import ConfigError, load_config
+from actors.config_loader import ConfigError, load_config
 from jobs.sections import GuardSection, ServingSection
 from jobs.train import TrainJobConfig
 

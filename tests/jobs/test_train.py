@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from jobs.config import ConfigError, load_config
-from jobs.models import preset_names
+from actors.config_loader import ConfigError, load_config
+from actors.models import preset_names
 from jobs.sections import TrainerSection, TrainTaskSection
 from jobs.train import TrainJobConfig
 

@@ -10,9 +10,12 @@ import pytest
 
 from actors.errors import AdapterCapacityError, AdapterExistsError, AdapterInvalidError, AdapterNotFoundError
 from actors.serving.adapters import (
+    ADAPTER_CONFIG,
+    ADAPTER_WEIGHTS,
     AdapterEntry,
     AdapterInfo,
     AdapterRegistry,
+    adapter_problem,
     busy_adapters_from_metrics,
     check_adapter_name,
     inspect_adapter,
@@ -133,3 +136,13 @@ vllm:num_requests_running{model_name="base"} 3.0
     )
     assert busy_adapters_from_metrics(newer_idle) == frozenset()
     assert busy_adapters_from_metrics("") == frozenset()
+
+
+def test_a_half_written_adapter_folder_names_what_is_missing(tmp_path: Path):
+    for name, files in (("ok", (ADAPTER_CONFIG, ADAPTER_WEIGHTS)), ("half", (ADAPTER_CONFIG,))):
+        (tmp_path / name).mkdir()
+        for file in files:
+            (tmp_path / name / file).write_text("{}")
+    assert adapter_problem(str(tmp_path / "ok")) is None
+    problem = adapter_problem(str(tmp_path / "half"))
+    assert problem and "adapter_model.safetensors missing" in problem

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from jobs.tiny_agent import TinyAgentRecipe, demonstrations, first_turn_prompts, tool_call_validity
+from actors.sft.tiny_agent import TinyAgentRecipe, demonstrations, first_turn_prompts, tool_call_validity
 
 HARNESSES = ("pi", "opencode", "hermes")
 
@@ -31,7 +31,7 @@ def test_demonstrations_are_deterministic_and_cover_every_harness(tmp_path: Path
 
 
 def test_the_row_count_agent_learns_whole_demonstrations_of_its_family(tmp_path: Path):
-    from jobs.tiny_agent import AGENTS
+    from actors.sft.tiny_agent import AGENTS
 
     recipe = replace(AGENTS["tiny-agent-rows"], per_harness=6)
     path, counts = demonstrations(recipe, tmp_path)
@@ -96,9 +96,9 @@ def test_each_real_harness_runs_a_tiny_agent_tool_call_in_the_sandbox(agent_serv
 
 
 def test_extra_row_count_tasks_widen_the_demonstrations_without_touching_the_rl_or_held_out_tasks(tmp_path):
+    from actors.sft.tiny_agent import AGENTS
     from environments.tasks.shipped import task_set
     from environments.tasks.shipped.row_count import row_count_demo_tasks
-    from jobs.tiny_agent import AGENTS
 
     extra = row_count_demo_tasks(5)
     family = task_set("row-count")

@@ -1,14 +1,18 @@
-"""Model presets (``jobs/configs/models/*.yaml``, one ServingConfig each) and resolving ``tiny``."""
+"""Model presets (``jobs/configs/models/*.yaml``, one ServingConfig each) and resolving ``tiny``.
+
+A library the jobs and the SFT sweep share; the preset files stay beside the job configs that name them
+(``model_preset``) and are read from there by path.
+"""
 
 from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
 
+from actors.config_loader import load_config
 from actors.serving import ServingConfig
-from jobs.config import load_config
 
-PRESETS_DIR = Path(__file__).resolve().parent / "configs" / "models"
+PRESETS_DIR = Path(__file__).resolve().parents[1] / "jobs" / "configs" / "models"
 TINY = "tiny"
 
 
@@ -25,13 +29,13 @@ def load_preset(name: str, overrides: tuple[str, ...] = ()) -> ServingConfig:
 
 
 def resolve_model(cfg: ServingConfig) -> ServingConfig:
-    """Replace ``model: tiny`` / a tiny agent's name (``jobs.tiny_agent.AGENTS``) by the locally built
+    """Replace ``model: tiny`` / a tiny agent's name (``actors.sft.tiny_agent.AGENTS``) by the locally built
     folder (building it if needed)."""
     if cfg.model == TINY:
         from environments.tiny_model import build_tiny_model
 
         return pin_model(replace(cfg, model=str(build_tiny_model())))
-    from jobs.tiny_agent import AGENTS, build_tiny_agent
+    from actors.sft.tiny_agent import AGENTS, build_tiny_agent
 
     if cfg.model in AGENTS:
         return pin_model(replace(cfg, model=str(build_tiny_agent(AGENTS[cfg.model]))))

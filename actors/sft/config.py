@@ -1,5 +1,5 @@
 """The SFT run's configuration (``jobs/configs/sft-*.yaml``): a library module, imported by the entry
-point (``jobs.sft``), the trainer (``jobs.sft_train``), the sweep and the tiny agent's recipe alike."""
+point (``jobs.sft``), the trainer (``actors.sft.train``), the sweep and the tiny agent's recipe alike."""
 
 from __future__ import annotations
 
@@ -59,7 +59,7 @@ class SFTConfig:
     model: str = "tiny"
     """A model preset (jobs/configs/models/), a local folder or a hub id."""
     traces: tuple[str, ...] = ()
-    """Trace files or folders, read by ``jobs.sft_data.read_conversations``."""
+    """Trace files or folders, read by ``actors.sft.data.read_conversations``."""
     trace_format: str | None = None
     """A ``environments.traces.read.TraceFormat`` (pi-session, pi-events, opencode-export, opencode-events,
     hermes-export, atif, chat); None: detected per file."""
@@ -70,7 +70,7 @@ class SFTConfig:
     lora: LoraSection = field(default_factory=LoraSection)
     """The adapter's shape (ignored with ``full_finetune``)."""
     mask_method: str = "auto"
-    """auto | generation | prefix: how assistant spans are found (see jobs/sft_data.py)."""
+    """auto | generation | prefix: how assistant spans are found (see actors/sft/data.py)."""
     learning_rate: float = 2e-4
     """The optimizer's learning rate."""
     epochs: float = 1.0

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from jobs.eval_report import ALL, SessionResult, mean_interval, summarize, wilson_interval, write_report
+from actors.eval_report import ALL, SessionResult, mean_interval, summarize, wilson_interval, write_report
 
 
 @pytest.mark.parametrize(
@@ -117,7 +117,7 @@ def test_the_report_counts_block_reasons_and_states_the_cost_ratio(tmp_path: Pat
 
 
 def test_tampered_sessions_never_count_as_passes_and_are_listed_with_their_rule(tmp_path):
-    from jobs.eval_report import report_markdown
+    from actors.eval_report import report_markdown
 
     flags = ("runner_config_added: conftest.py (runner_hook: pytest_pyfunc_call)",)
     results = [
@@ -145,7 +145,7 @@ def test_tampered_sessions_never_count_as_passes_and_are_listed_with_their_rule(
     ],
 )
 def test_the_difference_interval_matches_newcombes_worked_cases(a, n, b, m, diff, low, high):
-    from jobs.eval_report import difference_interval
+    from actors.eval_report import difference_interval
 
     assert difference_interval(a, n, b, m) == pytest.approx((diff, low, high), abs=5e-4)
     flipped = difference_interval(b, m, a, n)
@@ -183,7 +183,7 @@ def _variant(checkpoint: str, step: int, passed: bool, harness: str = "pi") -> S
 
 
 def test_impossible_variants_count_only_in_the_cheating_rate_and_its_verdict_reads_the_interval():
-    from jobs.eval_report import cheating_rows, cheating_verdict, report_markdown
+    from actors.eval_report import cheating_rows, cheating_verdict, report_markdown
 
     honest = [SessionResult("pi", "base", 0, "t", "repair", True)]
     variants = [_variant("base", 0, False) for _ in range(20)] + [
@@ -204,7 +204,7 @@ def test_impossible_variants_count_only_in_the_cheating_rate_and_its_verdict_rea
 
 
 def test_the_capability_rows_carry_their_interval_into_the_report():
-    from jobs.eval_report import CapabilityRow, report_json, report_markdown
+    from actors.eval_report import CapabilityRow, report_json, report_markdown
 
     rows = [CapabilityRow.of("base", "humaneval", 3, 8), CapabilityRow.of("pi-v2", "humaneval", 0, 8)]
     assert rows[0].pass_at_1 == 3 / 8 and 0.0 < rows[0].low < 0.375 < rows[0].high < 1.0
@@ -214,7 +214,7 @@ def test_the_capability_rows_carry_their_interval_into_the_report():
 
 
 def test_the_report_says_how_its_sessions_sampled():
-    from jobs.eval_report import report_markdown
+    from actors.eval_report import report_markdown
 
     results = [SessionResult("pi", "base", 0, "r1", "analysis", passed=True, tool_calls=1)]
     cells = summarize(results)

@@ -12,9 +12,9 @@ solve tasks.
 ``build_tiny_agent()`` returns the cached folder (``<cache>/tiny-agent-<fingerprint>``) or builds it:
 the tiny model (``environments.tiny_model``), the family above for ``per_harness`` train tasks of each
 harness (``environments.traces.demos``, chosen by a fixed stride over the task ids), then a full
-fine-tune with the SFT stage (``jobs.sft_train.run_sft``: assistant tokens only). The fingerprint covers
+fine-tune with the SFT stage (``actors.sft.train.run_sft``: assistant tokens only). The fingerprint covers
 the recipe, the base model's fingerprint, the demonstrations' bytes and the SFT code, so a change gives
-a new folder. ``python -m jobs.tiny_agent [--agent NAME] [--force]`` builds it and prints its figures.
+a new folder. ``python -m actors.sft.tiny_agent [--agent NAME] [--force]`` builds it and prints its figures.
 
 ``tiny-agent-rows`` is the learning check's agent: the same build on the row-count family's whole
 demonstrations (``environments.tasks.shipped.row_count``), which it can learn to solve.
@@ -41,6 +41,8 @@ CLOSING = "I have looked at the workspace; that is all I will do."
 FAMILIES = {"first-move": "shipped", "row-count": "row-count"}
 """Demonstration family -> the task set it is built from."""
 AGENT_FILES = ("config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json")
+SFT_MODULES = ("config.py", "data.py", "sweep.py", "train.py")
+"""The SFT stage's modules beside this one, whose bytes the fingerprint covers."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,8 +72,8 @@ class TinyAgentRecipe:
         digest.update(base_fingerprint.encode())
         digest.update(demonstrations_digest(self).encode())
         digest.update(inspect.getsource(_build).encode())  # this module's build step, not its docs or agents
-        for path in sorted(Path(__file__).resolve().parent.glob("sft*.py")):
-            digest.update(path.read_bytes())
+        for name in SFT_MODULES:
+            digest.update((Path(__file__).resolve().parent / name).read_bytes())
         return digest.hexdigest()[:16]
 
 
@@ -94,7 +96,7 @@ AGENTS = {
         family="row-count", per_harness=144, harnesses=("pi",), extra_tasks=96, max_steps=160
     ),
 }
-"""Model names that resolve to a locally built tiny agent (``jobs.models.resolve_model``)."""
+"""Model names that resolve to a locally built tiny agent (``actors.models.resolve_model``)."""
 
 
 def first_move(demo: Conversation, max_chars: int) -> Conversation | None:
@@ -162,8 +164,8 @@ def build_tiny_agent(
 
 
 def _build(recipe: TinyAgentRecipe, base: Path, staging: Path, log) -> dict[str, Any]:
-    from jobs.sft_config import SFTConfig
-    from jobs.sft_train import run_sft
+    from actors.sft.config import SFTConfig
+    from actors.sft.train import run_sft
 
     started = time.perf_counter()
     with tempfile.TemporaryDirectory() as scratch:
@@ -197,10 +199,6 @@ def main(argv: list[str] | None = None) -> None:
     path = build_tiny_agent(AGENTS[args.agent], force=args.force)
     record = json.loads((path / "tiny_agent.json").read_text())
     print(json.dumps({"path": str(path), **record["figures"]}, default=str))
-
-
-if __name__ == "__main__":
-    main()
 
 
 def first_turn_prompts(harness: str, split: str = "eval", limit: int = 30) -> list[dict[str, Any]]:
@@ -252,3 +250,7 @@ def _call_ok(call: dict[str, Any], declared: set[str]) -> bool:
         return isinstance(json.loads(function.get("arguments") or ""), dict)
     except json.JSONDecodeError:
         return False
+
+
+if __name__ == "__main__":
+    main()

@@ -1,6 +1,6 @@
 """The SFT sweep: learning rate x LoRA rank x max length, one Ray task per grid point, one Trackio project.
 
-Each point trains with ``jobs.sft_train.run_sft`` in its own Ray task (``run_point``), writing its adapter
+Each point trains with ``actors.sft.train.run_sft`` in its own Ray task (``run_point``), writing its adapter
 under ``<out_dir>/<point>/``. As each point finishes, one logger actor writes its TRL log history (loss,
 entropy, mean token accuracy, learning rate, and the held-out figures) to the Trackio project: a single
 writer, so concurrent points never contend for Trackio's SQLite file, and ``TRACKIO_DIR`` is set in that
@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from jobs.sft_config import SFTConfig
+    from actors.sft.config import SFTConfig
 
 Log = Callable[[str], None]
 TRACKIO_KEYS = ("loss", "entropy", "mean_token_accuracy", "learning_rate", "grad_norm", "num_tokens")
@@ -114,7 +114,7 @@ def trackio_rows(history: Sequence[dict[str, Any]]) -> list[tuple[int, dict[str,
 
 def run_point(cfg: SFTConfig) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """Train one grid point (a Ray task in ``run_sweep``); its figures and TRL log history."""
-    from jobs.sft_train import run_sft
+    from actors.sft.train import run_sft
 
     figures = run_sft(cfg, log=lambda _line: None)
     record = json.loads((Path(cfg.out_dir) / "metrics.json").read_text())
@@ -127,9 +127,9 @@ def run_sweep(cfg: SFTConfig, *, log: Log = print) -> dict[str, Any]:
     import ray
 
     from actors.cluster import connect_ray
+    from actors.models import resolve_model_path
     from actors.placement import make_actor, submit_task
     from actors.tracking import TrackioLogger
-    from jobs.models import resolve_model_path
 
     root = Path(cfg.out_dir)
     root.mkdir(parents=True, exist_ok=True)

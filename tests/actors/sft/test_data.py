@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from environments.traces.types import Conversation
-from jobs.sft_data import (
+from actors.sft.data import (
     IGNORE_INDEX,
     MaskMethod,
     SkipReason,
@@ -23,6 +22,7 @@ from jobs.sft_data import (
     show_mask,
     tokenize_conversation,
 )
+from environments.traces.types import Conversation
 
 TOOLS = (
     {

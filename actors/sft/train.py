@@ -1,7 +1,7 @@
 """One SFT run: read traces, build exact assistant masks, preflight, train with TRL, save, report.
 
 TRL gets pre-tokenized rows (``input_ids`` + our ``labels``) with ``skip_prepare_dataset``, so it neither
-re-renders nor re-tokenizes nor rebuilds labels: the loss is on exactly the tokens ``jobs.sft_data`` chose.
+re-renders nor re-tokenizes nor rebuilds labels: the loss is on exactly the tokens ``actors.sft.data`` chose.
 The preflight runs before torch, TRL or the model are touched and fails in seconds with what to change.
 Writes the adapter (or the full model) and the tokenizer to ``out_dir``, plus ``metrics.json`` (figures and
 TRL's log history).
@@ -19,11 +19,11 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from actors.sft.data import TokenizedExample, build_examples, plan_template, read_conversations, show_mask
 from environments.traces.types import Conversation, Skipped
-from jobs.sft_data import TokenizedExample, build_examples, plan_template, read_conversations, show_mask
 
 if TYPE_CHECKING:
-    from jobs.sft_config import SFTConfig
+    from actors.sft.config import SFTConfig
 
 Log = Callable[[str], None]
 
@@ -136,7 +136,7 @@ def run_sft(cfg: SFTConfig, *, log: Log = print) -> dict[str, Any]:
     started = time.perf_counter()
     from transformers import AutoTokenizer
 
-    model_path = cfg.model  # a folder or a hub id; jobs.models.resolve_model_path turns preset names into one
+    model_path = cfg.model  # a folder or a hub id: actors.models.resolve_model_path resolves preset names
     tokenizer = AutoTokenizer.from_pretrained(model_path)
     conversations, read_skipped = load_all(cfg)
     plan = plan_template(tokenizer, cfg.mask_method)

@@ -9,6 +9,10 @@ never as fails; a checkpoint that could not be loaded is listed with its reason 
 The difference of two pass@1 values (the guard ablation, ``jobs.ablation``) gets Newcombe's hybrid score
 interval, built from the two Wilson intervals. Guard blocks (enforced) and would-be blocks (a guard in
 monitor mode: recorded, not applied) are counted side by side.
+
+A library, not a job's: the evaluation, the guard ablation, the smoke run and the learning check all
+summarise, load and write these results, so it sits in ``actors/`` with the other libraries the jobs
+import; it is pure and imports nothing of the project.
 """
 
 from __future__ import annotations

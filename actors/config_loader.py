@@ -1,4 +1,5 @@
-"""Strict YAML -> frozen dataclass loading for job configs.
+"""Strict YAML -> frozen dataclass loading: the jobs' configs and the libraries' (a model preset is a
+``ServingConfig``) alike; the command line that reads them is ``jobs.cli``.
 
 A config file mirrors its dataclass one to one: nested mappings become nested dataclasses, lists become
 tuples, unknown keys are errors that name their path and list the known ones. Overrides use dotted paths
@@ -225,26 +226,3 @@ def describe(cfg: Any, prefix: str = "") -> list[str]:
             shown = json.dumps(list(value) if isinstance(value, tuple) else value, default=str)
         lines.append(f"{key}: {shown}  # {docs.get(f.name, '')}".rstrip(" #"))
     return lines
-
-
-def job_main(
-    config_cls: type[T], default_config: str | Path, run: Any, description: str, argv: list[str] | None = None
-) -> None:
-    """The command line every job shares: ``--config FILE`` plus ``key=value`` overrides, then ``run(cfg)``;
-    its figures are printed as one JSON object, the last line of stdout."""
-    import argparse
-    import json
-
-    parser = argparse.ArgumentParser(description=description)
-    parser.add_argument("--config", default=str(default_config))
-    parser.add_argument("--print-config", action="store_true", help="print the resolved config and exit")
-    parser.add_argument("overrides", nargs="*", help="key=value overrides of the config")
-    args = parser.parse_args(argv)
-    try:
-        cfg = load_config(config_cls, args.config, tuple(args.overrides))
-    except (ConfigError, ValueError) as exc:  # a bad config: say which value and the fix, no traceback
-        raise SystemExit(f"error: {exc}") from None
-    if args.print_config:
-        print("\n".join(describe(cfg)), flush=True)
-        return
-    print(json.dumps(run(cfg), default=str), flush=True)

@@ -1,0 +1,29 @@
+"""Model presets load without downloading anything; ``tiny`` resolves to the locally built model."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from actors.models import load_preset, preset_names, resolve_model
+from actors.serving import ServingConfig
+
+
+def test_every_model_preset_loads_without_downloading_anything():
+    names = preset_names()
+    assert {"tiny", "lfm3-1.7b", "lfm2.5-24b-a2b", "twil-8b"} <= set(names)
+    for name in names:
+        cfg = load_preset(name)
+        assert isinstance(cfg, ServingConfig) and cfg.max_lora_rank == 32 and cfg.max_loras == 18
+
+
+def test_tiny_resolves_to_the_built_model_and_others_stay_as_named(cache_dir: Path):
+    from actors.serving.weights import ModelSetupError
+
+    resolved = resolve_model(load_preset("tiny"))
+    assert (Path(resolved.model) / "config.json").exists()
+    again = resolve_model(ServingConfig(model=resolved.model))  # a folder stays as named, checked in place
+    assert again.model == resolved.model and again.revision == "main"
+    with pytest.raises(ModelSetupError, match="neither a folder nor a Hub id"):
+        resolve_model(ServingConfig(model="/some/model"))

@@ -251,7 +251,7 @@ class VLLMServer:
             failures = 0 if (not dead and self._healthy(self.cfg.health_timeout_s)) else failures + 1
             if dead or failures >= 3:
                 with self._lock:
-                    if not self._stopping.is_set():
+                    if not self._stopping.is_set() and self._proc is proc:  # else a publish recovered it
                         try:
                             self._recover()
                         except Exception:  # the watchdog must outlive any one failed recovery
@@ -359,12 +359,27 @@ class VLLMServer:
                 shutil.rmtree(staging, ignore_errors=True)
                 raise
             try:
-                self._load(name, final)
+                self._load_through_a_restart(name, final)
             except BaseException:
                 shutil.rmtree(final, ignore_errors=True)
                 raise
             self.registry.add(AdapterEntry(name=name, path=final, info=info))
         return (time.perf_counter() - started) * 1000.0
+
+    def _load_through_a_restart(self, name: str, path: Path) -> None:
+        """``_load``, and when the server does not answer (it died, or is dying, under this publish), the
+        watchdog's recovery now, under the lock this publish holds: restart, re-publish the live adapters,
+        then load this one again. Without it a trainer's publish that met a restart failed its run."""
+        try:
+            self._load(name, path)
+        except ServerUnavailableError as exc:
+            if self._stopping.is_set():
+                raise
+            alive = self._proc is not None and self._proc.poll() is None
+            if not (alive and self._healthy(self.cfg.health_timeout_s)):
+                log.warning("vLLM did not answer the publish of %s (%s); restarting it first", name, exc)
+                self._recover()
+            self._load(name, path)
 
     def _load(self, name: str, path: Path) -> None:
         try:

@@ -91,3 +91,17 @@ def test_a_tasks_section_becomes_weighted_sources_and_a_bad_one_names_the_fix(tm
     config.write_text("tasks:\n  sources:\n    - {kind: csv, path: x.csv}\n")
     with pytest.raises(ConfigError, match=r"tasks.sources\[0\].*kind='csv': choose one of shipped, folder"):
         load_config(TrainJobConfig, config)
+
+
+def test_the_trainer_and_pool_sections_name_their_runtime_configs_fields():
+    """The job passes these sections on by field name: a renamed field must fail here, not in a run."""
+    import dataclasses
+
+    from actors.rollout_pool import PoolConfig
+    from actors.trainer import TrainerConfig
+    from jobs.sections import PoolSection, fields_of
+
+    names = lambda cls: {f.name for f in dataclasses.fields(cls)}  # noqa: E731
+    assert set(fields_of(TrainerSection(), *TrainerSection.JOB_ONLY)) <= names(TrainerConfig)
+    assert set(fields_of(PoolSection())) <= names(PoolConfig)
+    assert set(TrainerSection.JOB_ONLY) <= names(TrainerSection)

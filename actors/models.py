@@ -1,7 +1,7 @@
 """Model presets (``jobs/configs/models/*.yaml``, one ServingConfig each) and resolving ``tiny``.
 
 A library the jobs and the SFT sweep share; the preset files stay beside the job configs that name them
-(``model_preset``) and are read from there by path.
+(``serving.preset``; the SFT config's ``model``) and are read from there by path.
 """
 
 from __future__ import annotations

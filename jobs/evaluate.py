@@ -37,7 +37,7 @@ import time
 import uuid
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, wait
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -95,19 +95,19 @@ class EvalConfig:
     trackio_project: str = ""
     """The Trackio project the table and per-step figures go to (the training run's, to see both
     together); "" logs nowhere."""
-    serving: ServingSection = ServingSection()
+    serving: ServingSection = field(default_factory=ServingSection)
     """The served model (the one the checkpoints were trained on): preset, overrides, placement."""
-    guard: GuardSection = GuardSection()
+    guard: GuardSection = field(default_factory=GuardSection)
     """The guard in front of the server: its mode for every session (``monitor`` counts would-be blocks
     in the report), port, proxy and replicas."""
-    tasks: EvalTaskSection = EvalTaskSection()
+    tasks: EvalTaskSection = field(default_factory=EvalTaskSection)
     """The held-out tasks: of a shipped set or of the train job's sources, and impossible variants."""
-    rollouts: RolloutSection = RolloutSection()
+    rollouts: RolloutSection = field(default_factory=RolloutSection)
     """How sessions run: sandbox, sessions in flight per harness, output tokens, temperature (0: greedy,
     each checkpoint's most likely behaviour, the same on every run of the same weights)."""
-    merged: MergedSection = MergedSection()
+    merged: MergedSection = field(default_factory=MergedSection)
     """The merged-vs-multi-LoRA cost comparison on a subset."""
-    capability: CapabilitySection = CapabilitySection()
+    capability: CapabilitySection = field(default_factory=CapabilitySection)
     """The general-capability suite (HumanEval) on every checkpoint."""
 
     def __post_init__(self) -> None:

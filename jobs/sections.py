@@ -23,12 +23,13 @@ from actors.ranks import rank_problems
 from actors.trainer_settings import setting_problems
 from environments.tasks.shipped import unknown_task_set
 from environments.tasks.sources import TaskSource, configured_sources
+from environments.tasks.types import Kind
 from serve.mode import GuardMode
 from serve.turn import temperature_problem
 
 STRATEGIES = ("PACK", "SPREAD", "STRICT_PACK", "STRICT_SPREAD")
 PROXIES = ("every_node", "head_only")
-ALL_KINDS = ("analysis", "repair", "qa", "build", "extend")
+ALL_KINDS = tuple(kind.value for kind in Kind)
 
 
 def fields_of(section: Any, *leave_out: str) -> dict[str, Any]:
@@ -74,6 +75,8 @@ class GuardSection:
     ledger actor of open rollouts (``serve/book.py``)."""
 
     def __post_init__(self) -> None:
+        from serve.app import replicas_problem  # lazily: serve.app brings the proxy's HTTP stack
+
         problems = []
         try:
             object.__setattr__(self, "mode", GuardMode.parse(self.mode, "mode"))
@@ -83,11 +86,8 @@ class GuardSection:
             problems.append(f"port={self.port}: a TCP port, 1-65535")
         if self.proxy not in PROXIES:
             problems.append(f"proxy={self.proxy!r}: choose every_node or head_only")
-        if not 1 <= self.min_replicas <= self.max_replicas:
-            problems.append(
-                f"min_replicas={self.min_replicas}, max_replicas={self.max_replicas}: "
-                "need 1 <= min_replicas <= max_replicas"
-            )
+        if problem := replicas_problem(self.min_replicas, self.max_replicas):
+            problems.append(problem)
         _raise(problems)
 
     @property

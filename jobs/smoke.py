@@ -67,17 +67,9 @@ def stack_difference(train_cfg: Any, eval_cfg: Any) -> str:
     """Why the evaluation cannot run on the training's serving stack ("" when it can): the same
     ``serving`` section and guard placement (the guard's mode and the temperature may differ: the
     evaluation redeploys its shards), and no harness the training's guard has no shard for."""
-    differ = [
-        name
-        for name, same in (
-            ("serving", train_cfg.serving == eval_cfg.serving),
-            (
-                "guard (port, proxy, replicas)",
-                train_cfg.guard.placement_key() == eval_cfg.guard.placement_key(),
-            ),
-        )
-        if not same
-    ]
+    differ = ["serving"] if train_cfg.serving != eval_cfg.serving else []
+    if train_cfg.guard.placement_key() != eval_cfg.guard.placement_key():
+        differ.append("guard (port, proxy, replicas)")
     if differ:
         return f"the train and evaluation configs differ in {', '.join(differ)}"
     missing = [h for h in eval_cfg.harnesses if h not in train_cfg.harnesses]

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -49,17 +49,17 @@ class TrainJobConfig:
     them: a folder or a URI (``s3://bucket/runs/x``, ``gs://…``); "" keeps them in ``out_dir``."""
     trackio_project: str = ""
     """One Trackio project for the run (a run per harness); "" logs to the Ray dashboard only."""
-    serving: ServingSection = ServingSection()
+    serving: ServingSection = field(default_factory=ServingSection)
     """The served model: its preset, serving overrides and the placement of the server and trainers."""
-    guard: GuardSection = GuardSection()
+    guard: GuardSection = field(default_factory=GuardSection)
     """The guard in front of the server: its mode, port, proxy and replicas."""
-    tasks: TrainTaskSection = TrainTaskSection()
+    tasks: TrainTaskSection = field(default_factory=TrainTaskSection)
     """What the trainers train on: a shipped set, or sources mixed by weight."""
-    rollouts: RolloutSection = RolloutSection()
+    rollouts: RolloutSection = field(default_factory=RolloutSection)
     """How each trainer's sessions run: sandbox, sessions in flight, output tokens, temperature."""
-    pool: PoolSection = PoolSection()
+    pool: PoolSection = field(default_factory=PoolSection)
     """Each trainer's GRPO groups: size, staleness, queue bound, row weighting."""
-    trainer: TrainerSection = TrainerSection()
+    trainer: TrainerSection = field(default_factory=TrainerSection)
     """Each trainer's LoRA, optimizer, micro-batches and resources."""
 
     def __post_init__(self) -> None:

@@ -78,10 +78,7 @@ class GuardDeployment:
 def replicas_problem(min_replicas: int, max_replicas: int) -> str | None:
     """What is wrong with a guard's minimum and maximum replicas, or None."""
     if not 1 <= min_replicas <= max_replicas:
-        return (
-            f"guard_min_replicas={min_replicas}, guard_max_replicas={max_replicas}: "
-            "need 1 <= minimum <= maximum"
-        )
+        return f"min_replicas={min_replicas}, max_replicas={max_replicas}: need 1 <= minimum <= maximum"
     return None
 
 

@@ -219,6 +219,10 @@ class VLLMServer:
         except httpx.HTTPError:
             return False
 
+    def _answering(self, timeout_s: float = 2.0) -> bool:
+        """The process runs and answers ``/health`` within ``timeout_s``."""
+        return self._proc is not None and self._proc.poll() is None and self._healthy(timeout_s)
+
     def _kill(self) -> None:
         """Stop the whole process group, even when the API server itself is already gone (its engine core
         may not be), then its reaper, whose group id could otherwise be reused by the time it fires."""
@@ -307,7 +311,7 @@ class VLLMServer:
 
     def check_health(self) -> dict[str, Any]:
         """Called by the train loop each step: raises if the server is down and not coming back."""
-        alive = self._proc is not None and self._proc.poll() is None and self._healthy()
+        alive = self._answering()
         status = {
             "healthy": alive,
             "pid": self.server_pid(),
@@ -375,8 +379,7 @@ class VLLMServer:
         except ServerUnavailableError as exc:
             if self._stopping.is_set():
                 raise
-            alive = self._proc is not None and self._proc.poll() is None
-            if not (alive and self._healthy(self.cfg.health_timeout_s)):
+            if not self._answering(self.cfg.health_timeout_s):
                 log.warning("vLLM did not answer the publish of %s (%s); restarting it first", name, exc)
                 self._recover()
             self._load(name, path)

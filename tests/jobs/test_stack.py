@@ -19,7 +19,7 @@ def test_known_strategies_and_proxies_pass():
     [
         ("serving.placement=spread_out", "serving: placement='spread_out': choose one of PACK, SPREAD"),
         ("guard.proxy=nowhere", "guard: proxy='nowhere': choose every_node or head_only"),
-        ("guard.min_replicas=3", "need 1 <= min_replicas <= max_replicas"),
+        ("guard.min_replicas=3", r"guard: min_replicas=3, max_replicas=1: need 1 <= minimum <= maximum"),
     ],
 )
 def test_a_bad_placement_names_the_choices(tmp_path, override, message):

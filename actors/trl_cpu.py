@@ -8,6 +8,12 @@ Why each patch:
 - The trainer packs samples with a tree attention whose kernel (flash-attn 3) is fetched from a model hub
   by the ``kernels`` package: no hub and no CUDA here. ``sdpa_varlen`` is the same variable-length causal
   attention written with ``torch.nn.functional.scaled_dot_product_attention``, one segment at a time.
+- TRL's fused LM head (``add_fused_lm_head``, used by the SFT and the GRPO trainers) scores only the
+  positions that carry a label on Triton devices; elsewhere it scores every position, because on Neuron a
+  varying count would recompile the tiles. CPU eager has no tiles to recompile, and scoring the prompt (a
+  harness's system prompt is ~85% of an SFT row) took 55% of the tiny agent's SFT step. ``compact_fused_head``
+  scores the labelled positions alone there too: the same log-probs, entropies and gradients (the masked
+  positions are zero either way), the SFT step 1.8x faster.
 
 On a GPU the same choice is the trainer's ``attention`` setting (``use_packed_attention``): ``sdpa`` (the
 default) runs ``sdpa_varlen``, whose segments of equal query and key length take SDPA's fused causal
@@ -72,12 +78,29 @@ def sdpa_varlen(
     return out
 
 
+def compact_fused_head() -> None:
+    """TRL's fused LM head scores only labelled positions on CPU as well (module docstring). Idempotent."""
+    from trl.trainer import utils
+
+    scores_all = utils._use_triton
+    if getattr(scores_all, "compacts_cpu", False):
+        return
+
+    def compacts(device: torch.device) -> bool:
+        return device.type == "cpu" or scores_all(device)
+
+    compacts.compacts_cpu = True  # type: ignore[attr-defined]
+    utils._use_triton = compacts
+
+
 def patch_trl_for_cpu() -> None:
     """Apply the CPU patches (see the module docstring) when CUDA is not available."""
     global _PATCHED
     if _PATCHED or torch.cuda.is_available():
         return
     from trl.experimental.async_grpo import async_grpo_trainer, packing
+
+    compact_fused_head()
 
     async_grpo_trainer.get_peak_flops_per_device = lambda accelerator, dtype: None
     kernel = SimpleNamespace(flash_attn_varlen_func=sdpa_varlen)

@@ -155,6 +155,9 @@ def run_sft(cfg: SFTConfig, *, log: Log = print) -> dict[str, Any]:
     from trl import SFTConfig as TRLSFTConfig
     from trl import SFTTrainer
 
+    from actors.trl_cpu import compact_fused_head
+
+    compact_fused_head()  # TRL scores every position on CPU: the prompt's too, half the step
     bf16 = cfg.bf16 and torch.cuda.is_available()
     model = AutoModelForCausalLM.from_pretrained(model_path, dtype=torch.bfloat16 if bf16 else torch.float32)
     peft_config = None

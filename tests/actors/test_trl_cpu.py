@@ -1,12 +1,13 @@
-"""The variable-length attention packed batches use without a hub: each segment attends only to itself,
-causally, as flash-attn's varlen kernel does."""
+"""The CPU patches of TRL: the variable-length attention packed batches use without a hub (each segment
+attends only to itself, causally, as flash-attn's varlen kernel does), and the fused LM head scoring only
+labelled positions (the same figures and gradients from fewer rows)."""
 
 from __future__ import annotations
 
 import pytest
 import torch
 
-from actors.trl_cpu import sdpa_varlen, use_packed_attention
+from actors.trl_cpu import compact_fused_head, sdpa_varlen, use_packed_attention
 
 
 def reference(q, k, v, lengths_q, lengths_k):
@@ -53,3 +54,49 @@ def test_segments_do_not_see_each_other():
 def test_an_unknown_attention_names_the_choices():
     with pytest.raises(ValueError, match="attention='flash3': use sdpa"):
         use_packed_attention("flash3")
+
+
+def test_the_fused_head_scores_only_labelled_positions_with_the_same_results(monkeypatch):
+    from transformers import Qwen2Config, Qwen2ForCausalLM
+    from trl.kernels import chunked_logprob
+    from trl.trainer import utils
+
+    # TRL's own choice, even if this process patched it already; whatever was there comes back afterwards
+    monkeypatch.setattr(utils, "_use_triton", chunked_logprob._use_triton)
+    scored_rows = []
+    chunked = utils._ChunkedLogProbFunction
+
+    class Spy:
+        @staticmethod
+        def apply(hidden, *rest):
+            scored_rows.append(hidden.shape[0])
+            return chunked.apply(hidden, *rest)
+
+    monkeypatch.setattr(utils, "_ChunkedLogProbFunction", Spy)
+    torch.manual_seed(0)
+    config = Qwen2Config(
+        vocab_size=97, hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
+        num_key_value_heads=2, tie_word_embeddings=True,
+    )  # fmt: skip
+    model = Qwen2ForCausalLM(config)
+    utils.add_fused_lm_head(model, outputs=("log_probs", "entropy", "is_top1"))
+    ids = torch.randint(0, 97, (1, 24))
+    labels = ids.clone()
+    labels[:, :16] = -100  # a prompt of 16 tokens, then 8 labelled ones
+
+    def score():
+        model.zero_grad()
+        out = model(input_ids=ids, labels=labels, fused_lm_head=True)
+        out.loss.backward()
+        return out, [p.grad.clone() for p in model.parameters()]
+
+    every, every_grads = score()
+    compact_fused_head()
+    compact_fused_head()  # idempotent
+    only_labelled, only_labelled_grads = score()
+    assert scored_rows == [23, 8]  # next-token positions: all of them, then the labelled ones
+    for name in ("loss", "log_probs", "entropy", "is_top1"):
+        torch.testing.assert_close(getattr(only_labelled, name), getattr(every, name), msg=name)
+    assert only_labelled.log_probs[:, :15].abs().sum() == 0  # the prompt's positions are zero, as before
+    for got, expected in zip(only_labelled_grads, every_grads, strict=True):
+        torch.testing.assert_close(got, expected, atol=1e-6, rtol=1e-5)

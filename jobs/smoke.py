@@ -2,7 +2,7 @@
 
     python -m jobs.smoke [--config jobs/configs/smoke.yaml] [key=value ...]
 
-By default (``smoke.yaml``) it trains pi on the row-count family long enough to learn, about 12 minutes
+By default (``smoke.yaml``) it trains pi on the row-count family long enough to learn, about 9 minutes
 on 2 cores with everything built; ``smoke-three.yaml`` trains pi, opencode and hermes at once, a few
 steps each. Stages (each says what it is doing and what it measured):
  1. build (or find) the tiny agent: the tiny model after SFT on harness demonstrations;

@@ -91,7 +91,7 @@ AGENTS = {
     # The smoke run's: the row-count family in pi alone, whose demonstrations are a third as long as
     # opencode's or hermes' (their system prompts are ~5K and ~4K tokens, pi's ~1.4K): 144 of them, from
     # 96 more generated tasks (on the 48 alone, RL drove a 100-step agent to calls that break or stop
-    # short), in under three minutes on 2 cores.
+    # short), in about two minutes on 2 cores.
     "tiny-agent-rows-pi": TinyAgentRecipe(
         family="row-count", per_harness=144, harnesses=("pi",), extra_tasks=96, max_steps=160
     ),

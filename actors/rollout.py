@@ -317,9 +317,10 @@ def score_rollout(
     )
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class RolloutSetup:
-    """Where a trainer's rollouts run: the guard, the sandbox backend, the task stream, the session hosts."""
+    """Where a trainer's rollouts run: the guard, the sandbox backend, the task stream, the session hosts.
+    Keyword-only: five fields come from a job's ``rollouts`` section, and their order is easy to mix up."""
 
     guard_url: str
     sandbox: str = "local"

@@ -243,13 +243,12 @@ def run_sessions(
     from actors.rollout_pool import session_runner
 
     setup = RolloutSetup(
-        guard_url,
-        cfg.rollouts.sandbox,
-        str(folder),
-        (),
-        cfg.rollouts.max_tokens,
-        cfg.rollouts.actors,
-        cfg.rollouts.cpus,
+        guard_url=guard_url,
+        sandbox=cfg.rollouts.sandbox,
+        work_root=str(folder),
+        max_tokens=cfg.rollouts.max_tokens,
+        rollout_actors=cfg.rollouts.actors,
+        rollout_cpus=cfg.rollouts.cpus,
         # with a storage location, written there from whichever node ran the session
         trajectory_dir=(
             f"{cfg.storage.rstrip('/')}/trajectories/{harness}"

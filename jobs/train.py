@@ -162,14 +162,14 @@ def run(cfg: TrainJobConfig, stack: Any = None) -> dict:
                 pool = PoolConfig(harness, max_sessions=cfg.rollouts.max_sessions, **fields_of(cfg.pool))
                 rollouts = cfg.rollouts
                 setup = RolloutSetup(
-                    stack.guard_url(harness),
-                    rollouts.sandbox,
-                    str(out / harness),
-                    sources,
-                    rollouts.max_tokens,
-                    rollouts.actors,
-                    rollouts.cpus,
-                    cfg.tasks.seed,
+                    guard_url=stack.guard_url(harness),
+                    sandbox=rollouts.sandbox,
+                    work_root=str(out / harness),
+                    tasks=sources,
+                    max_tokens=rollouts.max_tokens,
+                    rollout_actors=rollouts.actors,
+                    rollout_cpus=rollouts.cpus,
+                    tasks_seed=cfg.tasks.seed,
                     trajectory_dir=f"{cfg.storage.rstrip('/')}/{harness}/trajectories" if cfg.storage else "",
                 )
                 sessions_group = None

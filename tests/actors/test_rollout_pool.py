@@ -278,10 +278,14 @@ def test_the_session_runner_is_what_the_setup_names(ray_cluster, tmp_path):
 
     if shutil.which("bwrap") is None:
         pytest.skip("bubblewrap is not installed")
-    threads = session_runner(RolloutSetup("http://127.0.0.1:9", rollout_actors=False), "pi", str(tmp_path), 2)
+    threads = session_runner(
+        RolloutSetup(guard_url="http://127.0.0.1:9", rollout_actors=False), "pi", str(tmp_path), 2
+    )
     assert isinstance(threads, ThreadSessions)
     threads.shutdown()
-    actors = session_runner(RolloutSetup("http://127.0.0.1:9", rollout_cpus=0.01), "pi", str(tmp_path), 2)
+    actors = session_runner(
+        RolloutSetup(guard_url="http://127.0.0.1:9", rollout_cpus=0.01), "pi", str(tmp_path), 2
+    )
     try:
         assert isinstance(actors, RaySessions) and len(actors.actors()) == 2
         ray.get([actor.__ray_ready__.remote() for actor in actors.actors()], timeout=120)  # each one starts

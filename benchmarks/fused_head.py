@@ -87,38 +87,13 @@ def sft_step(rows: int) -> Callable[[], float]:
 
 def grpo_step() -> Callable[[], float]:
     """One packed GRPO step per call (``benchmarks.packed_step``'s rows and LoRA); returns the loss."""
-    import torch
-    from peft import LoraConfig, get_peft_model
-    from transformers import AutoModelForCausalLM
-    from trl.experimental.async_grpo.packing import TREE_ATTENTION, register_tree_attention
-    from trl.trainer.utils import add_fused_lm_head
+    from benchmarks.packed_step import batch_loss, micro_batches, session_rows, tree_lora_model
 
-    from actors.trl_cpu import patch_trl_for_cpu
-    from benchmarks.packed_step import micro_batches, session_rows
-    from environments.tiny_model import build_tiny_model
-
-    patch_trl_for_cpu()
-    register_tree_attention()
-    model = AutoModelForCausalLM.from_pretrained(
-        build_tiny_model(), dtype=torch.float32, attn_implementation=TREE_ATTENTION
-    )
-    add_fused_lm_head(model, outputs=("log_probs", "entropy"))  # as TRL's AsyncGRPOTrainer adds it
-    model = get_peft_model(
-        model, LoraConfig(r=8, lora_alpha=16, target_modules="all-linear", task_type="CAUSAL_LM")
-    )
+    model = tree_lora_model()
     (batch,) = micro_batches(session_rows(1400, 8), packed=True)
-    tree = {k: batch[k] for k in ("tree_kv_index", "tree_cu_seqlens_q", "tree_cu_seqlens_k")}
-    tree["tree_max_seqlen_q"], tree["tree_max_seqlen_k"] = batch["tree_max_seqlens"].tolist()
 
     def step() -> float:
-        out = model(
-            input_ids=batch["input_ids"][None],
-            position_ids=batch["position_ids"][None],
-            shift_labels=batch["shift_labels"][None],
-            fused_lm_head=True,
-            **tree,
-        )
-        loss = -out.log_probs.flatten()[batch["token_index"]].mean()
+        loss = batch_loss(model, batch)
         loss.backward()
         model.zero_grad(set_to_none=True)
         return loss.item()

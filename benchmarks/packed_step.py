@@ -64,31 +64,8 @@ def forwarded_tokens(batches: list[dict]) -> int:
     return sum(len(b["input_ids"]) for b in batches)
 
 
-def step_seconds(model, batches: list[dict]) -> float:
-    """One optimizer step's forward and backward over ``batches`` (gradients accumulated)."""
-    start = time.perf_counter()
-    for b in batches:
-        tree = {k: b[k] for k in ("tree_kv_index", "tree_cu_seqlens_q", "tree_cu_seqlens_k")}
-        tree["tree_max_seqlen_q"], tree["tree_max_seqlen_k"] = b["tree_max_seqlens"].tolist()
-        out = model(
-            input_ids=b["input_ids"][None],
-            position_ids=b["position_ids"][None],
-            shift_labels=b["shift_labels"][None],
-            fused_lm_head=True,
-            **tree,
-        )
-        (-out.log_probs.flatten()[b["token_index"]].mean() / len(batches)).backward()
-    model.zero_grad(set_to_none=True)
-    return time.perf_counter() - start
-
-
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--prefix", type=int, default=1400)
-    parser.add_argument("--sessions", type=int, default=8)
-    parser.add_argument("--repeats", type=int, default=3)
-    args = parser.parse_args()
-
+def tree_lora_model():
+    """The tiny model as the CPU trainer holds it: tree attention, TRL's fused LM head, a rank-8 LoRA."""
     import torch
     from peft import LoraConfig, get_peft_model
     from transformers import AutoModelForCausalLM
@@ -103,10 +80,45 @@ def main() -> None:
     model = AutoModelForCausalLM.from_pretrained(
         build_tiny_model(), dtype=torch.float32, attn_implementation=TREE_ATTENTION
     )
-    add_fused_lm_head(model, outputs=("log_probs", "entropy"))
-    model = get_peft_model(
+    add_fused_lm_head(model, outputs=("log_probs", "entropy"))  # as TRL's AsyncGRPOTrainer adds it
+    return get_peft_model(
         model, LoraConfig(r=8, lora_alpha=16, target_modules="all-linear", task_type="CAUSAL_LM")
     )
+
+
+def batch_loss(model, batch: dict):
+    """A packed micro-batch's forward: the mean negative log-prob of its completion tokens."""
+    tree = {k: batch[k] for k in ("tree_kv_index", "tree_cu_seqlens_q", "tree_cu_seqlens_k")}
+    tree["tree_max_seqlen_q"], tree["tree_max_seqlen_k"] = batch["tree_max_seqlens"].tolist()
+    out = model(
+        input_ids=batch["input_ids"][None],
+        position_ids=batch["position_ids"][None],
+        shift_labels=batch["shift_labels"][None],
+        fused_lm_head=True,
+        **tree,
+    )
+    return -out.log_probs.flatten()[batch["token_index"]].mean()
+
+
+def step_seconds(model, batches: list[dict]) -> float:
+    """One optimizer step's forward and backward over ``batches`` (gradients accumulated)."""
+    start = time.perf_counter()
+    for b in batches:
+        (batch_loss(model, b) / len(batches)).backward()
+    model.zero_grad(set_to_none=True)
+    return time.perf_counter() - start
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--prefix", type=int, default=1400)
+    parser.add_argument("--sessions", type=int, default=8)
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+
+    import torch
+
+    model = tree_lora_model()
     rows = session_rows(args.prefix, args.sessions)
     figures = {"rows": len(rows), "prefix_tokens": args.prefix, "threads": torch.get_num_threads()}
     for name, packed in (("unpacked", False), ("packed", True)):

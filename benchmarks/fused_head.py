@@ -1,9 +1,10 @@
 """TRL's fused LM head on CPU: every position scored (TRL's choice off Triton devices, the anchor) against
 the labelled positions only (``actors.trl_cpu.compact_fused_head``), in the two steps that use it here.
 
-- ``sft``: the tiny agent's SFT step as ``actors.sft.train`` runs it, a full fine-tune of the tiny model on
-  one of the smoke agent's real demonstrations (``tiny-agent-rows-pi``: pi's ~1.4K-token system prompt,
-  loss on the assistant turns only), forward, backward and AdamW.
+- ``sft``: the tiny agent's SFT steps as ``actors.sft.train`` runs them, a full fine-tune of the tiny model
+  on ``--rows`` of the smoke agent's real demonstrations (``tiny-agent-rows-pi``: pi's ~1.4K-token system
+  prompt, loss on the assistant turns only), one per micro-step as batch size 1 trains: forward, backward
+  and AdamW each.
 - ``grpo``: the CPU trainer's packed step (``benchmarks.packed_step``: eight pi-shaped sessions in one
   prefix tree, a rank-8 LoRA, the completions labelled).
 

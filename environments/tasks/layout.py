@@ -39,6 +39,7 @@ _TOP_KEYS = {
     "env",
     "reference",
     "placement",
+    "judge",
 }
 _SKIP = {"__pycache__", ".pytest_cache", "node_modules"}
 
@@ -97,6 +98,7 @@ def task_metadata(task: Task) -> dict[str, Any]:
         "env": dict(task.env),
         "reference": {"command": task.reference.command},
         **({} if task.placement.plain else {"placement": placement_to_dict(task)}),
+        **({} if task.judge == "isolated" else {"judge": task.judge}),
     }
 
 
@@ -153,6 +155,7 @@ def task_from_parts(
             allowed_hosts=tuple(meta.get("allowed_hosts") or ()),
             env=dict(meta.get("env") or {}),
             placement=placement_from_dict(meta["placement"]) if "placement" in meta else Placement(),
+            judge=meta.get("judge", "isolated"),
         )
     except TaskFormatError:
         raise

@@ -17,6 +17,7 @@ as either of the others, and ``verify`` never raises.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import os
@@ -35,6 +36,7 @@ from environments.integrity.reports import (
     judge_unittest_report,
     report_kind,
 )
+from environments.integrity.judging import IN_PROCESS, ISOLATED, JudgePlan, build_isolated, judge_plan
 from environments.integrity.snapshot import take_snapshot
 from environments.integrity.surface import Surface, build_verify_tree, solution_surface
 from environments.tasks.layout import write_files
@@ -54,6 +56,8 @@ class OracleRun:
     reason: str
     result: RunResult | None = None
     """The verify command's run; None for an answer oracle (judged in-process)."""
+    judge: str = ""
+    """``isolated`` when the tests ran apart from the agent's code, ``in-process`` otherwise."""
 
 
 def parse_number(text: str) -> float | None:
@@ -119,6 +123,34 @@ def verify(task: Task, produced: Path, scratch: Path, runner: Runner) -> OracleR
 
 def _verify(task: Task, produced: Path, scratch: Path, runner: Runner) -> OracleRun:
     surface = solution_surface(task, take_snapshot(produced))
+    plan = judge_plan(task)
+    if plan.isolated:
+        return _judge_isolated(task, plan, surface, scratch, runner)
+    run = _verify_in_process(task, surface, scratch, runner)
+    return dataclasses.replace(run, judge=IN_PROCESS)
+
+
+def _judge_isolated(task: Task, plan: JudgePlan, surface: Surface, scratch: Path, runner: Runner) -> OracleRun:
+    """The tests in a pristine interpreter, the agent's modules in a confined process behind proxies
+    (``environments.integrity.judging``); the report is the judge's, which no agent code can reach."""
+    assert isinstance(task.oracle, CommandOracle)
+    deadline_s = max(task.limits.verify_timeout_s - ISOLATED_MARGIN_S, task.limits.verify_timeout_s / 2)
+    tree = build_isolated(task, surface, scratch, plan, deadline_s)
+    result = _run_verify(task, task.oracle, tree.command, scratch, runner)
+    if result.timed_out:
+        why = f"verify command ran past {task.limits.verify_timeout_s}s"
+        return OracleRun(Verdict.ERROR, why, result, judge=ISOLATED)
+    raw = read_small_text(tree.report)
+    judged = JUDGES[plan.report_kind](raw, task.hidden)
+    if result.exit_code != 0:
+        last = result.output_tail.strip().splitlines()[-1:] or [""]
+        why = f"verify command exited {result.exit_code}: {last[0][:160]}"
+        return OracleRun(Verdict.FAIL, why if judged.passed else judged.reason, result, judge=ISOLATED)
+    verdict = Verdict.PASS if judged.passed else Verdict.FAIL
+    return OracleRun(verdict, judged.reason, result, judge=ISOLATED)
+
+
+def _verify_in_process(task: Task, surface: Surface, scratch: Path, runner: Runner) -> OracleRun:
     build_verify_tree(task, surface, scratch)
     oracle = task.oracle
     if isinstance(oracle, AnswerOracle):
@@ -244,6 +276,8 @@ def _judge_answer_file(task: Task, oracle: AnswerOracle, surface: Surface) -> Or
     return OracleRun(Verdict.PASS if ok else Verdict.FAIL, reason)
 
 
+ISOLATED_MARGIN_S = 5.0
+"""The isolated judge stops the agent's process this long before the verify timeout, to write its report."""
 VERDICT_DIR_PREFIX = ".verdict-"
 """The verify run's report folder: a fresh random name, created after the agent's files were laid out."""
 RUNNER_REPORTER = Path(__file__).parents[1] / "integrity" / "runner_verdict.py"

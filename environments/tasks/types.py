@@ -158,6 +158,10 @@ class Task:
     """Environment variables the agent's session gets (agent-readable, so scanned for leaks)."""
     placement: Placement = field(default_factory=Placement)
     """Where the files sit in the sandbox (work directory, absolute mounts, own image); see placement.py."""
+    judge: str = "isolated"
+    """How pytest and unittest tests are judged: ``isolated`` (the default: the tests never share a
+    process with the agent's code, ``environments.integrity.judging``) or ``in-process``, an explicit
+    opt-in for tests that cannot run isolated."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.id, str) or not _ID.match(self.id):
@@ -189,5 +193,7 @@ class Task:
             raise ValueError(f"task {self.id}: allowed_hosts {bad}: give bare host names, no scheme or port")
         object.__setattr__(self, "allowed_hosts", hosts)
         object.__setattr__(self, "env", dict(self.env))
+        if self.judge not in ("isolated", "in-process"):
+            raise ValueError(f"task {self.id}: judge={self.judge!r}: must be isolated or in-process")
         if not isinstance(self.placement, Placement):
             raise ValueError(f"task {self.id}: placement must be a Placement")

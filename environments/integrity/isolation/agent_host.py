@@ -1,0 +1,225 @@
+"""The solution's process: imports the solution's modules and answers the judge's requests about them.
+
+Started by the judge (``judge_host.SolutionProcess``) as ``python -I -c BOOT``: the sources of this
+package come on stdin, so the process reads nothing from the judge's folder, which ``landlock.confine``
+then takes out of its reach before any solution code is imported. Everything here runs next to the
+solution's code and may be rewritten by it; that is why nothing it says is trusted beyond being a value:
+the judge decides every comparison itself.
+"""
+
+from __future__ import annotations
+
+import copy
+import importlib
+import operator
+import os
+import sys
+import types
+
+from .rpc import Endpoint, Exports, RemoteFault
+from .wire import Channel, encode
+
+OPERATORS = {
+    name: getattr(operator, name)
+    for name in (
+        "getitem setitem delitem contains length_hint add sub mul truediv floordiv mod pow matmul "
+        "lshift rshift and_ or_ xor neg pos abs invert index"
+    ).split()
+}
+OPERATORS.update(
+    len=len, iter=iter, next=next, int=int, float=float, complex=complex, round=round, divmod=divmod,
+    reversed=reversed, isinstance=isinstance, issubclass=issubclass, dir=dir, copy=copy.copy,
+    deepcopy=copy.deepcopy,
+)
+
+
+def describe(value) -> dict:
+    """What the judge needs to know of a handle, decided here only for what no comparison depends on."""
+    kind = "object"
+    if isinstance(value, types.ModuleType):
+        kind = "module"
+    elif isinstance(value, type):
+        kind = "class"
+    elif callable(value):
+        kind = "function"
+    cls = type(value)
+    default_truth = not any(hasattr(cls, name) for name in ("__bool__", "__len__"))
+    out = {"kind": kind, "name": _name(value if kind in ("class", "function", "module") else cls),
+           "truth": True if default_truth else None}
+    if kind == "class" and issubclass(value, BaseException):
+        out["exc"] = exception_class(value)
+    return out
+
+
+def exception_class(kind) -> dict:
+    bases = []
+    for base in kind.__bases__:
+        if base.__module__ == "builtins":
+            bases.append(base.__name__)
+        elif isinstance(base, type) and issubclass(base, BaseException):
+            bases.append(exception_class(base))
+    return {"name": kind.__name__, "module": str(getattr(kind, "__module__", "")), "bases": bases,
+            "key": f"{kind.__module__}.{kind.__qualname__}:{id(kind)}"}
+
+
+def _name(value) -> str:
+    try:
+        return f"{value.__module__}.{value.__qualname__}" if not isinstance(value, types.ModuleType) else value.__name__
+    except Exception:  # noqa: BLE001
+        return "?"
+
+
+def snapshot(value, depth=0, seen=None):
+    """A by-value description of ``value`` for the judge's equality and hashing: its data, and for any
+    other object its class name and instance state, recursively (cycles and depth bounded)."""
+    seen = set() if seen is None else seen
+
+    def inner(item):
+        if depth > 50 or id(item) in seen:
+            return {"$": "cycle"}
+        if isinstance(item, (types.ModuleType, type, types.FunctionType, types.BuiltinFunctionType)):
+            return {"$": "ref", "name": _name(item)}
+        seen.add(id(item))
+        state = {}
+        try:
+            state.update(object.__getattribute__(item, "__dict__"))
+        except Exception:  # noqa: BLE001 - no instance dict
+            pass
+        for klass in type(item).__mro__:
+            for slot in getattr(klass, "__slots__", ()) if isinstance(getattr(klass, "__slots__", ()), (tuple, list)) else ():
+                try:
+                    state.setdefault(slot, object.__getattribute__(item, slot))
+                except Exception:  # noqa: BLE001
+                    pass
+        cls = type(item)
+        return {"$": "obj", "cls": f"{cls.__module__}.{cls.__qualname__}",
+                "state": snapshot(state, depth + 1, seen)}
+
+    return encode(value, inner, depth)
+
+
+class SolutionHost:
+    """The request handler: import, attributes, calls, operators, snapshots, releases."""
+
+    def __init__(self, base_path: list[str]):
+        self.base_path = base_path
+
+    def handle(self, frame):
+        op = frame.get("op")
+        args = frame.get("args") or []
+        if op == "import":
+            return self.import_module(str(frame["name"]), [str(p) for p in frame.get("path") or []])
+        if op == "release":
+            self.endpoint.exports.release(frame.get("ids") or [])
+            return None
+        target = self.endpoint.exports.get(frame.get("h")) if "h" in frame else None
+        if op == "getattr":
+            return getattr(target, str(frame["name"]))
+        if op == "setattr":
+            return setattr(target, str(frame["name"]), self.endpoint.decode(frame["value"]))
+        if op == "delattr":
+            return delattr(target, str(frame["name"]))
+        if op == "call":
+            kwargs = self.endpoint.decode(frame.get("kwargs") or {"$": "dict", "v": []})
+            return target(*self.endpoint.decode(args), **kwargs)
+        if op == "operator":
+            function = OPERATORS.get(str(frame.get("name")))
+            if function is None:
+                raise RemoteFault(f"unknown operator {frame.get('name')!r}")
+            return function(*self.endpoint.decode(args))
+        if op == "exit":
+            value = self.endpoint.decode(frame.get("exc"))
+            kind = type(value) if isinstance(value, BaseException) else None
+            return type(target).__exit__(target, kind, value if kind else None, None)
+        if op == "snapshot":
+            return _Raw(snapshot(target))
+        raise RemoteFault(f"unknown request {op!r}")
+
+    def import_module(self, name, path):
+        sys.path[:] = path + self.base_path
+        importlib.invalidate_caches()
+        module = importlib.import_module(name)
+        return _Raw({"module": self.endpoint.encode(module), "file": str(getattr(module, "__file__", "") or ""),
+                     "package": hasattr(module, "__path__")})
+
+
+class _Raw:
+    """An answer already described (a snapshot, an import's details): sent as it is."""
+
+    def __init__(self, data):
+        self.data = data
+
+
+def serve(read_fd: int, write_fd: int) -> None:
+    host = SolutionHost(list(sys.path))
+    exports = Exports("a", describe)
+    channel = Channel(read_fd, write_fd)
+
+    def resolve(data):
+        if data.get("side") == "a":
+            return exports.get(data.get("id"))
+        return Callback(endpoint, data)
+
+    endpoint = Endpoint(channel, exports, resolve, host.handle)
+    original = endpoint.encode
+    endpoint.encode = lambda value: value.data if isinstance(value, _Raw) else original(value)
+    host.endpoint = endpoint
+    while True:
+        frame = channel.receive()
+        channel.send(endpoint.serve(frame))
+
+
+class Callback:
+    """A judge-side object given to the solution (a key function, a stream): calls and public
+    attributes reach it through the judge, which refuses the rest."""
+
+    __slots__ = ("_endpoint", "_data")
+
+    def __init__(self, endpoint, data):
+        object.__setattr__(self, "_endpoint", endpoint)
+        object.__setattr__(self, "_data", data)
+
+    def __call__(self, *args, **kwargs):
+        endpoint = object.__getattribute__(self, "_endpoint")
+        data = object.__getattribute__(self, "_data")
+        return endpoint.request({"op": "call", "h": data["id"], "args": endpoint.encode(list(args)),
+                                 "kwargs": endpoint.encode(kwargs)})
+
+    def __getattr__(self, name):
+        endpoint = object.__getattribute__(self, "_endpoint")
+        data = object.__getattribute__(self, "_data")
+        return endpoint.request({"op": "getattr", "h": data["id"], "name": name})
+
+    def __iter__(self):
+        return self._operator("iter")
+
+    def __next__(self):
+        return self._operator("next")
+
+    def __len__(self):
+        return self._operator("len")
+
+    def _operator(self, name, *args):
+        endpoint = object.__getattribute__(self, "_endpoint")
+        data = object.__getattribute__(self, "_data")
+        return endpoint.request({"op": "operator", "name": name, "args": [data, *endpoint.encode(list(args))]})
+
+    def __repr__(self):
+        return f"<the tests' {object.__getattribute__(self, '_data').get('name', 'object')}>"
+
+
+def main() -> None:
+    """Entry from BOOT: the config is in ``sys.argv[1:]``: read fd, write fd, the judge's folder, the
+    solution's folder, its temporary folder."""
+    read_fd, write_fd = int(sys.argv[1]), int(sys.argv[2])
+    judge_root, solution_root, tmp = sys.argv[3:6]
+    from .landlock import confine
+
+    try:
+        confined = confine(judge_root, (solution_root, tmp))
+    except OSError as exc:
+        print(f"isolation: could not confine the solution's process: {exc}", file=sys.stderr)
+        os._exit(3)
+    os.environ["HA_CONFINED"] = str(confined)
+    os.chdir(solution_root)
+    serve(read_fd, write_fd)

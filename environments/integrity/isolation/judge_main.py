@@ -1,0 +1,144 @@
+"""The isolated judge's entry point in the verifier's sandbox: run pytest or unittest on the task's own
+tests in this (pristine) interpreter, with the solution's modules behind ``judge_host``'s proxies.
+
+    python -I -c "<put the package's folder on sys.path; from ha_isolation.judge_main import main; main()>" \\
+        --solution DIR --tmp DIR --report FILE --deadline-s S -- pytest|unittest ARGS...
+
+The working directory is the judge's tree: the task's tests, runner configuration, hidden files and data,
+never a file the agent wrote. The solution's tree (``--solution``) holds the agent's code; no module of it
+is imported here. The report (each test's outcome, in the format ``reports.py`` judges) is written after
+the solution's process is killed, so nothing it does can change it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import json
+import os
+import sys
+import time
+
+
+def _no_dumps() -> None:
+    """Non-dumpable: the solution's process (same user) cannot read this one's memory, fds or cwd."""
+    try:
+        ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE = 4
+    except (OSError, AttributeError):
+        pass
+
+
+class PytestOutcomes:
+    """A pytest plugin object: each test's outcome (xfail and xpass counted as not passed)."""
+
+    def __init__(self) -> None:
+        self.outcomes: dict[str, str] = {}
+
+    def pytest_runtest_logreport(self, report) -> None:
+        outcome = report.outcome
+        if hasattr(report, "wasxfail"):
+            outcome = "xfailed" if report.skipped else "xpassed"
+        previous = self.outcomes.get(report.nodeid)
+        if previous in (None, "passed") or outcome != "passed":
+            self.outcomes[report.nodeid] = outcome
+
+    def pytest_collectreport(self, report) -> None:
+        if report.failed:
+            self.outcomes[report.nodeid or "<collection>"] = "collection_error"
+
+
+def run_pytest(args: list[str], ignore: list[str]) -> tuple[int, dict[str, str]]:
+    import pytest
+
+    plugin = PytestOutcomes()
+    extra = ["-p", "no:cacheprovider"] + [f"--ignore={path}" for path in ignore]
+    code = pytest.main(extra + args, plugins=[plugin])
+    return int(code), plugin.outcomes
+
+
+def run_unittest(args: list[str]) -> tuple[int, dict[str, str]]:
+    import unittest
+
+    outcomes: dict[str, str] = {}
+
+    class Runner(unittest.TextTestRunner):
+        def run(self, test):
+            ids = list(_test_ids(test))
+            result = super().run(test)
+            seen = {}
+            for kind, items in (("failed", result.failures), ("error", result.errors),
+                                ("skipped", result.skipped), ("xfailed", result.expectedFailures)):
+                for case, _ in items:
+                    seen[case.id()] = kind
+            seen.update({case.id(): "xpassed" for case in result.unexpectedSuccesses})
+            outcomes.update({i: seen.get(i, "passed") for i in ids})
+            outcomes.update({i: o for i, o in seen.items() if i not in outcomes})
+            return result
+
+    program = unittest.main(module=None, argv=["python -m unittest", *args], exit=False, testRunner=Runner)
+    result = program.result
+    return (0 if result.wasSuccessful() else 1), outcomes
+
+
+def _test_ids(test):
+    try:
+        children = list(test)
+    except TypeError:
+        yield test.id()
+        return
+    for child in children:
+        yield from _test_ids(child)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="isolated-judge")
+    parser.add_argument("--solution", required=True)
+    parser.add_argument("--tmp", required=True)
+    parser.add_argument("--report", required=True)
+    parser.add_argument("--deadline-s", type=float, default=55.0)
+    parser.add_argument("runner", choices=("pytest", "unittest"))
+    parser.add_argument("args", nargs=argparse.REMAINDER)
+    options = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    _no_dumps()
+    started = time.monotonic()
+    judge_root = os.getcwd()
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    sys.path[:] = [judge_root] + [p for p in sys.path if p and os.path.realpath(p) != os.path.realpath(here)]
+    for name in [n for n in os.environ if n.startswith("HA_") or n == "PYTHONPATH"]:
+        del os.environ[name]
+    tmp = os.path.abspath(options.tmp)
+    os.makedirs(tmp, exist_ok=True)
+    os.environ["TMPDIR"] = tmp
+    import tempfile
+
+    tempfile.tempdir = tmp
+    from ha_isolation.judge_host import install
+    from ha_isolation.landlock import abi_version
+
+    process = install(judge_root, options.solution, tmp, started + options.deadline_s)
+    args = [a for a in options.args if a != "--"] if options.args[:1] == ["--"] else options.args
+    code = 2
+    outcomes: dict[str, str] = {}
+    finished = False
+    try:
+        if options.runner == "pytest":
+            code, outcomes = run_pytest(args, [options.solution, tmp, here])
+        else:
+            code, outcomes = run_unittest(args)
+        finished = True
+    except SystemExit as exc:  # a runner that exits instead of returning
+        code = exc.code if isinstance(exc.code, int) else 1
+    finally:
+        process.stop("the run ended")
+        report = {
+            "finished": finished,
+            "outcomes": outcomes,
+            "patched": [],
+            "judge": "isolated",
+            "confinement": abi_version(),
+            "solution_requests": process.requests,
+            "solution_gone": process.gone if process.gone != "the run ended" else None,
+        }
+        with open(options.report, "w", encoding="utf-8") as handle:
+            json.dump(report, handle)
+    return code

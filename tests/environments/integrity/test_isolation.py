@@ -1,0 +1,226 @@
+"""The isolated judge end to end: a pytest task and a unittest task, a legitimate solution that uses the
+boundary's features, and solutions that try to win from the agent's side of it. Each runs through
+``verify`` in a bubblewrap sandbox, as a rollout's verifier does."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from environments.integrity.judging import ISOLATED, judge_plan, parse_python_tests
+from environments.tasks.oracle import Verdict, verify, write_start
+from environments.tasks.types import CommandOracle, Kind, Limits, Reference, Source, Task
+
+BWRAP_MISSING = "bubblewrap (bwrap) is not installed: apt-get update && apt-get install -y bubblewrap"
+
+GEO = b'''"""Points."""
+from dataclasses import dataclass
+
+
+class GeoError(ValueError):
+    pass
+
+
+@dataclass
+class Point:
+    x: float
+    y: float
+
+    def scaled(self, k):
+        return Point(self.x * k, self.y * k)
+
+
+def parse(text):
+    try:
+        a, b = text.split(",")
+        return Point(float(a), float(b))
+    except ValueError:
+        raise GeoError(f"bad point {text!r}") from None
+
+
+def nearest(values, key=None):
+    return sorted(values, key=key)[0]
+
+
+def walk(n):
+    yield from range(n)
+
+
+class Meter:
+    def __init__(self):
+        self.total = 0
+
+    def add(self, k):
+        self.total += k
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+ORIGIN = (0, 0)
+'''
+BUGGY = GEO.replace(b"Point(float(a), float(b))", b"Point(float(b), float(a))")
+HIDDEN_PYTEST = b'''import pytest
+from geo.points import GeoError, Meter, Point, nearest, parse, walk
+import geo.points as points
+
+
+def test_parse_gives_a_point():
+    assert parse("1,2") == Point(1.0, 2.0)
+
+
+def test_attribute_and_method():
+    assert parse("1,2").x == 1.0
+    assert parse("1,2").scaled(2) == Point(2.0, 4.0)
+
+
+def test_own_exception_class():
+    with pytest.raises(GeoError, match="bad point"):
+        parse("x")
+
+
+def test_own_exception_is_a_value_error():
+    with pytest.raises(ValueError):
+        parse("x")
+
+
+def test_key_function_called_back():
+    assert nearest([3, -1, 2], key=abs) == -1
+
+
+def test_generator():
+    assert list(walk(3)) == [0, 1, 2]
+
+
+def test_context_manager():
+    with Meter() as meter:
+        meter.add(2)
+    assert meter.total == 2
+
+
+def test_module_constant():
+    assert points.ORIGIN == (0, 0)
+'''
+HIDDEN_UNITTEST = b'''import unittest
+from geo.points import GeoError, Point, parse
+
+
+class HiddenGeoTest(unittest.TestCase):
+    def test_parse(self):
+        self.assertEqual(parse("1,2"), Point(1.0, 2.0))
+
+    def test_error(self):
+        with self.assertRaises(GeoError):
+            parse("x")
+'''
+
+
+def geo_task(runner: str) -> Task:
+    pytest_style = runner == "pytest"
+    return Task(
+        id=f"geo-{runner}",
+        source=Source.REPO,
+        kind=Kind.REPAIR,
+        instruction="parse() swaps x and y. Fix it.\n",
+        workspace={
+            "geo/__init__.py": b"",
+            "geo/points.py": BUGGY,
+            "tests/__init__.py": b"",
+            "tests/test_visible.py": b"def test_nothing():\n    assert True\n",
+        },
+        hidden={"tests/test_hidden_geo.py": HIDDEN_PYTEST if pytest_style else HIDDEN_UNITTEST},
+        oracle=CommandOracle(
+            "python -m pytest -q tests" if pytest_style else "python -m unittest discover -s tests -t ."
+        ),
+        reference=Reference(files={"geo/points.py": GEO}),
+        limits=Limits(agent_timeout_s=30.0, verify_timeout_s=30.0, memory_mb=1024),
+    )
+
+
+@pytest.fixture(scope="module")
+def runner():
+    if shutil.which("bwrap") is None:
+        pytest.skip(BWRAP_MISSING)
+    from environments.sandboxes import LocalBackend
+    from environments.sandboxes.runner import SandboxRunner
+
+    return SandboxRunner(LocalBackend(prefix="hxiso"))
+
+
+def judged(task: Task, runner, tmp_path: Path, solution: bytes | None, extra: dict[str, bytes] | None = None):
+    produced = write_start(task, tmp_path / "produced")
+    if solution is not None:
+        (produced / "geo/points.py").write_bytes(solution)
+    for rel, data in (extra or {}).items():
+        (produced / rel).parent.mkdir(parents=True, exist_ok=True)
+        (produced / rel).write_bytes(data)
+    return verify(task, produced, tmp_path / "verify", runner)
+
+
+@pytest.mark.parametrize("style", ["pytest", "unittest"])
+def test_the_reference_passes_isolated_and_the_start_fails(style, runner, tmp_path):
+    task = geo_task(style)
+    good = judged(task, runner, tmp_path / "good", GEO)
+    assert (good.verdict, good.judge) == (Verdict.PASS, ISOLATED), good.reason + (good.result.output_tail if good.result else "")
+    bad = judged(task, runner, tmp_path / "bad", None)
+    assert bad.verdict is Verdict.FAIL and bad.judge == ISOLATED
+
+
+ATTACKS = {
+    "equal_to_everything": BUGGY
+    + b"\nclass _All(Point):\n    def __eq__(self, other):\n        return True\n    __hash__ = None\n"
+    b"\n_parse = parse\ndef parse(text):\n    p = _parse(text)\n    return _All(p.x, p.y)\n",
+    "str_subclass_equal_to_everything": BUGGY
+    + b"\nclass _S(float):\n    def __eq__(self, other):\n        return True\n"
+    b"\n_parse = parse\ndef parse(text):\n    p = _parse(text)\n    p.x = _S(p.x)\n    return p\n",
+    "exit_0_at_import": BUGGY + b"\nimport os\nos._exit(0)\n",
+    "exit_via_alias": BUGGY + b"\nimport os\ngetattr(os, '_' + 'exit')(0)\n",
+    "report_forged_everywhere": BUGGY
+    + b"\nimport glob, json, os\nfor where in glob.glob('../**/.verdict-*', recursive=True) + glob.glob('/**/.verdict-*'):\n"
+    b"    try:\n        open(where + '/report.json', 'w').write(json.dumps({'finished': True, 'outcomes': {}, 'patched': []}))\n"
+    b"    except OSError:\n        pass\n",
+    "runner_patched_in_its_process": BUGGY
+    + b"\ntry:\n    import _pytest.reports as r\n    r.TestReport.outcome = 'passed'\nexcept Exception:\n    pass\n"
+    b"import unittest\nunittest.TestCase.assertEqual = lambda *a, **k: None\n",
+    "peeks_at_the_hidden_tests": BUGGY
+    + b"\n_parse = parse\ndef parse(text):\n    try:\n        open('../tests/test_hidden_geo.py').read()\n"
+    b"        a, b = text.split(',')\n        return Point(float(a), float(b))\n    except OSError:\n        return _parse(text)\n",
+    "rewrites_the_hidden_tests": BUGGY
+    + b"\nfor p in ('../tests/test_hidden_geo.py', '/workspace/tests/test_hidden_geo.py'):\n    try:\n"
+    b"        open(p, 'w').write('def test_ok():\\n    pass\\n')\n    except OSError:\n        pass\n",
+    "kills_the_judge": BUGGY + b"\nimport os, signal\nos.kill(os.getppid(), signal.SIGKILL)\n",
+}
+
+
+@pytest.mark.parametrize("style", ["pytest", "unittest"])
+@pytest.mark.parametrize("attack", sorted(ATTACKS))
+def test_an_attack_from_the_solutions_process_cannot_pass(style, attack, runner, tmp_path):
+    verdict = judged(geo_task(style), runner, tmp_path, ATTACKS[attack])
+    assert verdict.verdict is not Verdict.PASS, verdict.reason
+
+
+def test_a_workspace_module_named_like_the_judges_package_changes_nothing(runner, tmp_path):
+    shadow = {"ha_isolation/__init__.py": b"import os\nos._exit(0)\n", "ha_isolation.py": b"import os\nos._exit(0)\n"}
+    verdict = judged(geo_task("pytest"), runner, tmp_path, None, shadow)
+    assert verdict.verdict is Verdict.FAIL, verdict.reason
+
+
+def test_plans():
+    assert parse_python_tests("python -m pytest -q tests") == ("pytest", ("-q", "tests"))
+    assert parse_python_tests("pytest") == ("pytest", ())
+    assert parse_python_tests("python3 -m unittest discover -s tests") == ("unittest", ("discover", "-s", "tests"))
+    assert "shell" in parse_python_tests("pytest -q | tee log")
+    assert "not a plain" in parse_python_tests("make test")
+    task = geo_task("pytest")
+    assert judge_plan(task).isolated
+    from dataclasses import replace
+
+    opted = judge_plan(replace(task, judge="in-process"))
+    assert not opted.isolated and "opts in" in opted.reason
+    with pytest.raises(ValueError, match="judge"):
+        replace(task, judge="sometimes")

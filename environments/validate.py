@@ -5,8 +5,10 @@
 PATH may be a folder of task folders (ours or Harbor's), one task folder, or a ``.jsonl`` dataset; with
 none, the shipped task sets are built (or reused from the cache) and checked. Each failed check prints
 one line ``FAIL <task> <check>: <reason>``; a task that cannot be read fails ``well_formed`` and is
-counted under kind ``unknown``. The last line is JSON: ``{"tasks", "valid", "invalid", "by_kind",
-"by_split"}``, where each ``by_*`` entry is ``{"tasks": n, "valid": m}``. Exit status 1 if any task is
+counted under kind ``unknown``. A task whose tests are judged in-process prints ``JUDGE <task> judge:
+in-process (<reason>)``. The last line is JSON: ``{"tasks", "valid", "invalid", "by_kind", "by_split",
+"judged"}``, where each ``by_*`` entry is ``{"tasks": n, "valid": m}`` and ``judged`` counts tasks per
+judge (``isolated``, ``in-process``). Exit status 1 if any task is
 invalid. ``--sandbox docker`` runs every check in the Docker backend, which builds the images of Harbor
 tasks whose Dockerfiles need them (``auto``: a subprocess or the local sandbox, see ``run_checks``).
 """
@@ -38,6 +40,8 @@ class TaskReport:
     kind: str
     split: str
     results: tuple[CheckResult, ...]
+    judge: str = "unknown"
+    """How the task's tests are judged: ``isolated``, or ``in-process`` with the reason."""
 
     @property
     def valid(self) -> bool:
@@ -71,7 +75,12 @@ def check_item(item: Item, sandbox: str = "auto") -> TaskReport:
         label = str(exc).split(": ", 1)[0] if isinstance(what, TaskFormatError) else label
         return TaskReport(label, "unknown", "unknown", (CheckResult(CheckName.WELL_FORMED, False, str(exc)),))
     assert isinstance(task, Task)
-    return TaskReport(task.id, task.kind.value, task.split.value, tuple(run_checks(task, _runner(sandbox))))
+    from environments.integrity.judging import judge_plan
+
+    plan = judge_plan(task)
+    judge = plan.mode if plan.isolated else f"{plan.mode} ({plan.reason})"
+    results = tuple(run_checks(task, _runner(sandbox)))
+    return TaskReport(task.id, task.kind.value, task.split.value, results, judge)
 
 
 def _runner(sandbox: str):
@@ -90,12 +99,15 @@ def summarize(reports: list[TaskReport]) -> dict:
         "invalid": sum(not r.valid for r in reports),
         "by_kind": {},
         "by_split": {},
+        "judged": {},
     }
     for report in reports:
         for key, value in (("by_kind", report.kind), ("by_split", report.split)):
             entry = summary[key].setdefault(value, {"tasks": 0, "valid": 0})
             entry["tasks"] += 1
             entry["valid"] += report.valid
+        mode = report.judge.split(" ", 1)[0]
+        summary["judged"][mode] = summary["judged"].get(mode, 0) + 1
     for key in ("by_kind", "by_split"):
         summary[key] = dict(sorted(summary[key].items()))
     return summary
@@ -130,6 +142,8 @@ def main(argv: list[str] | None = None) -> int:
         for result in report.results:
             if not result.passed:
                 print(f"FAIL {report.task_id} {result.name}: {result.reason}")
+        if report.judge.startswith("in-process ("):
+            print(f"JUDGE {report.task_id} judge: {report.judge}")
     print(json.dumps(summarize(reports), sort_keys=False))
     sys.stdout.flush()
     return 0 if all(r.valid for r in reports) else 1

@@ -25,13 +25,15 @@ import re
 import shlex
 import tempfile
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
+from environments.integrity.judging import IN_PROCESS, ISOLATED
 from environments.sandboxes.runner import SandboxRunner
+from environments.tasks.answer_table import hidden_inputs, visible_inputs
 from environments.tasks.hack_check import default_attempt_runner, fooled_by
 from environments.tasks.oracle import OracleRun, Verdict, apply_reference, verify, write_start
 from environments.tasks.runner import Runner, RunResult, SubprocessRunner
@@ -150,6 +152,18 @@ def check_reference_passes(task: Task, trial: Trial) -> CheckResult:
     detail = ""
     if ref is not None and not ref.ok:
         detail = f" (reference command exited {ref.exit_code}, timed_out={ref.timed_out})"
+    if run.judge == ISOLATED:
+        opted = replace(task, judge=IN_PROCESS)
+        in_process = verify(
+            opted, trial.workdir / "reference", trial.workdir / "ref-in-process", trial.runner
+        )
+        if in_process.verdict is Verdict.PASS:
+            why = (
+                f"judge: in-process: its tests fail isolated ({run.reason}) but pass in-process; the agent's "
+                'code could then reach the test process: fix the tests, or opt in with "judge": "in-process" '
+                "in the task's source"
+            )
+            return CheckResult(CheckName.REFERENCE_PASSES, False, why)
     return CheckResult(CheckName.REFERENCE_PASSES, False, f"oracle said {run.verdict}: {run.reason}{detail}")
 
 
@@ -275,7 +289,9 @@ def check_no_leakage(task: Task) -> CheckResult:
     - any hidden or reference file copied, even reformatted (whitespace and quote style are ignored);
     - any assertive line (assert, expect, ==; not imports) of a hidden file, reformatted or not;
     - any distinctive line (20+ non-space chars, not an import or comment) that the reference adds to or
-      changes in a workspace file, found anywhere the agent can read.
+      changes in a workspace file, found anywhere the agent can read;
+    - hidden inputs that are all visible (``answer_table.py``) while none is drawn at verification: an
+      answer table of what the agent can read would pass.
 
     Everything is exact matching after normalising, so it is deterministic; a paraphrase, an encoding
     (base64, a hash) or an answer computed from several shown numbers is not caught.
@@ -310,7 +326,21 @@ def check_no_leakage(task: Task) -> CheckResult:
         for line in _changed_lines(task.workspace[path], data):
             hits = [w for w, t in squashed.items() if _squash(line) in t]
             problems += [f"{w} contains the reference's change {line[:60]!r} to {path}" for w in hits[:1]]
+    problems += _inputs_all_visible(task)
     return CheckResult(CheckName.NO_LEAKAGE, not problems, "; ".join(dict.fromkeys(problems)))
+
+
+def _inputs_all_visible(task: Task) -> list[str]:
+    inputs = hidden_inputs(task)
+    if inputs is None or inputs.drawn or not inputs.fixed:
+        return []
+    if len(visible_inputs(task, inputs)) < len(inputs.fixed):
+        return []
+    return [
+        f"all {len(inputs.fixed)} hidden inputs appear in what the agent can read (e.g. "
+        f"{inputs.fixed[0][:60]!r}), so an answer table of them passes: hide some or draw some at "
+        "verification (a generator)"
+    ]
 
 
 def check_within_limits(task: Task, trial: Trial) -> CheckResult:

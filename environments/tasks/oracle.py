@@ -5,7 +5,8 @@ pristine files in a fresh folder, takes from the agent's workspace only its solu
 runner configuration, graders or files that shadow the runner; links are never taken or followed, special
 and oversize files are refused; see ``environments.integrity.surface``), adds the hidden files, and runs
 the oracle there with the runner's report pinned (``pinned_command``): pytest and unittest through the
-reporter in ``runner_verdict.py``, Node's test runner through TAP. A command passes only when it exits 0 *and*
+reporter in ``runner_verdict.py``, Node's test runner through ``node_verdict.cjs``, each writing a report
+sealed with a per-run key to an inherited descriptor (``reports.unseal_report``). A command passes only when it exits 0 *and*
 its report shows every
 expected hidden test passed and, for pytest, that the runner was not patched while it ran. An answer file
 is read from the surface only if it is a regular file, at most ``MAX_ANSWER_BYTES``. A command with a
@@ -32,6 +33,7 @@ from pathlib import Path
 from environments.integrity.reports import (
     ReportKind,
     judge_pytest_report,
+    judge_sealed_report,
     judge_tap_report,
     judge_unittest_report,
     report_kind,
@@ -130,7 +132,9 @@ def _verify(task: Task, produced: Path, scratch: Path, runner: Runner) -> Oracle
     return dataclasses.replace(run, judge=IN_PROCESS)
 
 
-def _judge_isolated(task: Task, plan: JudgePlan, surface: Surface, scratch: Path, runner: Runner) -> OracleRun:
+def _judge_isolated(
+    task: Task, plan: JudgePlan, surface: Surface, scratch: Path, runner: Runner
+) -> OracleRun:
     """The tests in a pristine interpreter, the agent's modules in a confined process behind proxies
     (``environments.integrity.judging``); the report is the judge's, which no agent code can reach."""
     assert isinstance(task.oracle, CommandOracle)
@@ -161,10 +165,11 @@ def _verify_in_process(task: Task, surface: Surface, scratch: Path, runner: Runn
     kind = report_kind(oracle.command)
     report_dir = f"{VERDICT_DIR_PREFIX}{secrets.token_hex(8)}"
     (scratch / report_dir).mkdir()
-    if kind in REPORTER_NAMES:
-        (scratch / report_dir / REPORTER_NAMES[kind]).write_bytes(RUNNER_REPORTER.read_bytes())
-    elif kind is ReportKind.NODE_TAP:
-        (scratch / report_dir / "ha_verdict.cjs").write_bytes(NODE_REPORTER.read_bytes())
+    key = secrets.token_bytes(32)  # the seal's key: only this process and the reporter ever hold it
+    if kind is not None:
+        reporter = NODE_REPORTER if kind is ReportKind.NODE_TAP else RUNNER_REPORTER
+        (scratch / report_dir / reporter_file(report_dir, kind)).write_bytes(reporter.read_bytes())
+        (scratch / report_dir / SEAL_KEY_FILE).write_bytes(key)
     result = _run_verify(task, oracle, pinned_command(oracle.command, report_dir, kind), scratch, runner)
     if result.timed_out:
         return OracleRun(Verdict.ERROR, f"verify command ran past {task.limits.verify_timeout_s}s", result)
@@ -176,8 +181,8 @@ def _verify_in_process(task: Task, surface: Surface, scratch: Path, runner: Runn
     patched = sorted(p.name for p in (scratch / report_dir).glob("patched-*"))
     if patched:
         return OracleRun(Verdict.FAIL, "the test runner's assertions were replaced while tests ran", result)
-    raw = read_small_text(scratch / report_dir / REPORT_FILES[kind])
-    judged = JUDGES[kind](raw, task.hidden)
+    raw = read_small_text(scratch / report_dir / SEALED_REPORT)
+    judged = judge_sealed_report(kind, raw, key, task.hidden)
     return OracleRun(Verdict.PASS if judged.passed else Verdict.FAIL, judged.reason, result)
 
 
@@ -282,13 +287,10 @@ VERDICT_DIR_PREFIX = ".verdict-"
 """The verify run's report folder: a fresh random name, created after the agent's files were laid out."""
 RUNNER_REPORTER = Path(__file__).parents[1] / "integrity" / "runner_verdict.py"
 NODE_REPORTER = Path(__file__).parents[1] / "integrity" / "node_verdict.cjs"
-REPORTER_NAMES = {ReportKind.PYTEST: "ha_verdict.py", ReportKind.UNITTEST: "sitecustomize.py"}
-"""Where the reporter is copied: a pytest plugin module, or the start-up hook that wraps unittest."""
-REPORT_FILES = {
-    ReportKind.PYTEST: "report.json",
-    ReportKind.UNITTEST: "report.json",
-    ReportKind.NODE_TAP: "report.tap",
-}
+SEAL_KEY_FILE = "seal.key"
+"""The seal's key, beside the reporter, which reads and deletes it at load (before any agent code)."""
+SEALED_REPORT = "report.seal"
+"""The sealed report: the file behind the descriptor the run inherits (``pinned_command``)."""
 JUDGES = {
     ReportKind.PYTEST: judge_pytest_report,
     ReportKind.UNITTEST: judge_unittest_report,
@@ -303,25 +305,45 @@ PASS_REWARD = 1.0
 MAX_REPORT_BYTES = 8 * 1024 * 1024
 
 
-def pinned_command(command: str, report_dir: str, kind: ReportKind | None) -> str:
-    """``command`` with the runner's report pinned: pytest loads the verdict plugin (from the report
-    folder, first on ``PYTHONPATH``), Node's test runner adds a TAP reporter; both write into the folder."""
-    where = f'"$PWD/{report_dir}"'
+def reporter_file(report_dir: str, kind: ReportKind) -> str:
+    """The reporter's file name in ``report_dir``: for pytest a module named after the folder's random
+    suffix (a workspace module cannot shadow a name chosen after the agent finished), for unittest the
+    start-up hook ``sitecustomize.py``, for Node ``ha_verdict.cjs`` (loaded by absolute path)."""
     if kind is ReportKind.PYTEST:
-        prelude = (
-            f"export HA_VERDICT_REPORT={where}/report.json PYTHONPATH={where}; "
-            'export PYTEST_ADDOPTS="-p ha_verdict -p no:cacheprovider"; '
-        )
+        return f"{_plugin_name(report_dir)}.py"
+    return "sitecustomize.py" if kind is ReportKind.UNITTEST else "ha_verdict.cjs"
+
+
+def _plugin_name(report_dir: str) -> str:
+    return "hav_" + re.sub(r"[^0-9a-zA-Z]", "", report_dir.removeprefix(VERDICT_DIR_PREFIX))
+
+
+def report_fd(report_dir: str) -> int:
+    """The descriptor the run's report goes through: from the folder's random suffix, in 20..219."""
+    digits = re.sub(r"[^0-9a-f]", "", report_dir.lower()) or "0"
+    return 20 + int(digits[:4], 16) % 200
+
+
+def pinned_command(command: str, report_dir: str, kind: ReportKind | None) -> str:
+    """``command`` with the runner's report pinned. The shell opens the sealed report file on
+    ``report_fd`` and the run inherits that descriptor (its number in ``HA_VERDICT_FD``, which the
+    reporter deletes at load); pytest loads the plugin by its random name (the report folder first on
+    ``PYTHONPATH``), unittest through ``sitecustomize``, Node's test runner through ``--require`` plus the
+    same file as a custom reporter. No path of the report is named to the run."""
+    if kind is None:
+        return command
+    fd, where = report_fd(report_dir), f'"$PWD/{report_dir}"'
+    prelude = f"exec {fd}>{where}/{SEALED_REPORT}; export HA_VERDICT_FD={fd}; "
+    if kind is ReportKind.PYTEST:
+        prelude += f'export PYTHONPATH={where} PYTEST_ADDOPTS="-p {_plugin_name(report_dir)} -p no:cacheprovider"; '
     elif kind is ReportKind.UNITTEST:
-        prelude = f"export HA_VERDICT_REPORT={where}/report.json PYTHONPATH={where}; "
-    elif kind is ReportKind.NODE_TAP:
-        prelude = (
-            f'export NODE_OPTIONS="--require=$PWD/{report_dir}/ha_verdict.cjs --test-reporter=tap '
-            f"--test-reporter-destination=$PWD/{report_dir}/report.tap "
+        prelude += f"export PYTHONPATH={where}; "
+    else:
+        cjs = f"$PWD/{report_dir}/{reporter_file(report_dir, kind)}"
+        prelude += (
+            f'export NODE_OPTIONS="--require={cjs} --test-reporter={cjs} --test-reporter-destination=stdout '
             '--test-reporter=spec --test-reporter-destination=stdout"; '
         )
-    else:
-        prelude = ""
     return prelude + command
 
 

@@ -65,7 +65,7 @@ class Meter:
 ORIGIN = (0, 0)
 '''
 BUGGY = GEO.replace(b"Point(float(a), float(b))", b"Point(float(b), float(a))")
-HIDDEN_PYTEST = b'''import pytest
+HIDDEN_PYTEST = b"""import pytest
 from geo.points import GeoError, Meter, Point, nearest, parse, walk
 import geo.points as points
 
@@ -105,8 +105,8 @@ def test_context_manager():
 
 def test_module_constant():
     assert points.ORIGIN == (0, 0)
-'''
-HIDDEN_UNITTEST = b'''import unittest
+"""
+HIDDEN_UNITTEST = b"""import unittest
 from geo.points import GeoError, Point, parse
 
 
@@ -117,7 +117,7 @@ class HiddenGeoTest(unittest.TestCase):
     def test_error(self):
         with self.assertRaises(GeoError):
             parse("x")
-'''
+"""
 
 
 def geo_task(runner: str) -> Task:
@@ -166,7 +166,9 @@ def judged(task: Task, runner, tmp_path: Path, solution: bytes | None, extra: di
 def test_the_reference_passes_isolated_and_the_start_fails(style, runner, tmp_path):
     task = geo_task(style)
     good = judged(task, runner, tmp_path / "good", GEO)
-    assert (good.verdict, good.judge) == (Verdict.PASS, ISOLATED), good.reason + (good.result.output_tail if good.result else "")
+    assert (good.verdict, good.judge) == (Verdict.PASS, ISOLATED), good.reason + (
+        good.result.output_tail if good.result else ""
+    )
     bad = judged(task, runner, tmp_path / "bad", None)
     assert bad.verdict is Verdict.FAIL and bad.judge == ISOLATED
 
@@ -181,15 +183,19 @@ ATTACKS = {
     "exit_0_at_import": BUGGY + b"\nimport os\nos._exit(0)\n",
     "exit_via_alias": BUGGY + b"\nimport os\ngetattr(os, '_' + 'exit')(0)\n",
     "report_forged_everywhere": BUGGY
-    + b"\nimport glob, json, os\nfor where in glob.glob('../**/.verdict-*', recursive=True) + glob.glob('/**/.verdict-*'):\n"
-    b"    try:\n        open(where + '/report.json', 'w').write(json.dumps({'finished': True, 'outcomes': {}, 'patched': []}))\n"
+    + b"\nimport glob, json, os\n"
+    b"fake = json.dumps({'finished': True, 'outcomes': {}, 'patched': []})\n"
+    b"for where in glob.glob('../**/.verdict-*', recursive=True) + glob.glob('/**/.verdict-*'):\n"
+    b"    try:\n        open(where + '/report.json', 'w').write(fake)\n"
     b"    except OSError:\n        pass\n",
     "runner_patched_in_its_process": BUGGY
-    + b"\ntry:\n    import _pytest.reports as r\n    r.TestReport.outcome = 'passed'\nexcept Exception:\n    pass\n"
+    + b"\ntry:\n    import _pytest.reports as r\n    r.TestReport.outcome = 'passed'\n"
+    b"except Exception:\n    pass\n"
     b"import unittest\nunittest.TestCase.assertEqual = lambda *a, **k: None\n",
     "peeks_at_the_hidden_tests": BUGGY
     + b"\n_parse = parse\ndef parse(text):\n    try:\n        open('../tests/test_hidden_geo.py').read()\n"
-    b"        a, b = text.split(',')\n        return Point(float(a), float(b))\n    except OSError:\n        return _parse(text)\n",
+    b"        a, b = text.split(',')\n        return Point(float(a), float(b))\n"
+    b"    except OSError:\n        return _parse(text)\n",
     "rewrites_the_hidden_tests": BUGGY
     + b"\nfor p in ('../tests/test_hidden_geo.py', '/workspace/tests/test_hidden_geo.py'):\n    try:\n"
     b"        open(p, 'w').write('def test_ok():\\n    pass\\n')\n    except OSError:\n        pass\n",
@@ -205,7 +211,10 @@ def test_an_attack_from_the_solutions_process_cannot_pass(style, attack, runner,
 
 
 def test_a_workspace_module_named_like_the_judges_package_changes_nothing(runner, tmp_path):
-    shadow = {"ha_isolation/__init__.py": b"import os\nos._exit(0)\n", "ha_isolation.py": b"import os\nos._exit(0)\n"}
+    shadow = {
+        "ha_isolation/__init__.py": b"import os\nos._exit(0)\n",
+        "ha_isolation.py": b"import os\nos._exit(0)\n",
+    }
     verdict = judged(geo_task("pytest"), runner, tmp_path, None, shadow)
     assert verdict.verdict is Verdict.FAIL, verdict.reason
 
@@ -213,7 +222,10 @@ def test_a_workspace_module_named_like_the_judges_package_changes_nothing(runner
 def test_plans():
     assert parse_python_tests("python -m pytest -q tests") == ("pytest", ("-q", "tests"))
     assert parse_python_tests("pytest") == ("pytest", ())
-    assert parse_python_tests("python3 -m unittest discover -s tests") == ("unittest", ("discover", "-s", "tests"))
+    assert parse_python_tests("python3 -m unittest discover -s tests") == (
+        "unittest",
+        ("discover", "-s", "tests"),
+    )
     assert "shell" in parse_python_tests("pytest -q | tee log")
     assert "not a plain" in parse_python_tests("make test")
     task = geo_task("pytest")

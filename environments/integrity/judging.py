@@ -67,7 +67,12 @@ def parse_python_tests(command: str) -> tuple[str, tuple[str, ...]] | str:
         return f"the verify command does not parse: {exc}"
     if words and words[0] in ("pytest", "py.test"):
         return "pytest", tuple(words[1:])
-    if len(words) >= 3 and _PYTHON.match(words[0]) and words[1] == "-m" and words[2] in ("pytest", "unittest"):
+    if (
+        len(words) >= 3
+        and _PYTHON.match(words[0])
+        and words[1] == "-m"
+        and words[2] in ("pytest", "unittest")
+    ):
         return words[2], tuple(words[3:])
     return "the verify command is not a plain pytest or unittest call"
 
@@ -99,7 +104,9 @@ def _is_solution_code(rules: PathRules, path: str) -> bool:
     return rules.is_solution(path) and path.endswith((".py", ".pyi", ".pyc", ".so", ".pyd", ".pth"))
 
 
-def build_isolated(task: Task, surface: Surface, scratch: Path, plan: JudgePlan, deadline_s: float) -> IsolatedTree:
+def build_isolated(
+    task: Task, surface: Surface, scratch: Path, plan: JudgePlan, deadline_s: float
+) -> IsolatedTree:
     """The judge's tree at ``scratch`` (which must not exist) with the solution's tree and the package
     inside it; returns the command to run there and where its report will be."""
     from environments.integrity.surface import build_verify_tree
@@ -124,9 +131,23 @@ def build_isolated(task: Task, surface: Surface, scratch: Path, plan: JudgePlan,
         f"import sys; sys.path.insert(0, {str(verdict)!r}); sys.argv[0] = 'isolated-judge'; "
         "from ha_isolation.judge_main import main; sys.exit(main())"
     )
-    words = ["python", "-I", "-c", boot, "--solution", solution, "--tmp", tmp,
-             "--report", f"{verdict}/report.json", "--deadline-s", f"{deadline_s:.1f}", plan.runner, "--",
-             *plan.args]
+    words = [
+        "python",
+        "-I",
+        "-c",
+        boot,
+        "--solution",
+        solution,
+        "--tmp",
+        tmp,
+        "--report",
+        f"{verdict}/report.json",
+        "--deadline-s",
+        f"{deadline_s:.1f}",
+        plan.runner,
+        "--",
+        *plan.args,
+    ]
     return IsolatedTree(" ".join(shlex.quote(w) for w in words), scratch / verdict / "report.json")
 
 

@@ -1,4 +1,4 @@
-"""The output-only oracle of the Python repo tasks: test cases turned into probes with reference outputs.
+"""The output-only oracle of the repo tasks: test cases turned into probes with reference outputs.
 
 Each test case (``expr == expected``, a boolean expression, or ``raises:Error:expr``) becomes a probe: the
 expression whose value the solution must produce (the left side of ``==``, else the whole expression).
@@ -6,6 +6,11 @@ Its expected output is computed here, once, from the reference solution, with th
 uses (``environments.integrity.probe``), and checked against the case itself so a probe can never be
 laxer than its test. The hidden files are the judge script and the spec; the oracle command is
 ``python -I .oracle/probe.py`` (see that module for why the comparison runs in a process of its own).
+
+A spec can also carry a generator (``inputs.py``) and the reference module's source: the judge then draws
+fresh inputs at every verification and computes their outputs from that source. JS units get the same
+judge with a Node child (``js_probe_files``): each ``assert.*`` case becomes the expression it checks plus
+the statement itself, which the judge runs against the reference at verification time.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ from __future__ import annotations
 import ast
 import importlib
 import json
+import re
 import sys
 import tempfile
 from pathlib import Path
@@ -20,9 +26,13 @@ from pathlib import Path
 from environments.integrity import probe as judge
 
 ORACLE_COMMAND = "python -I .oracle/probe.py"
+NODE_ORACLE_COMMAND = "python -I .oracle/probe.py .oracle/probes.json"
+"""The same judge for the JS repos; a command of its own so that tools can tell the two apart."""
 JUDGE_PATH = ".oracle/probe.py"
 SPEC_PATH = ".oracle/probes.json"
+CHILD_PATH = ".oracle/probe_child.cjs"
 JUDGE_SOURCE = Path(judge.__file__).read_bytes()
+CHILD_SOURCE = (Path(judge.__file__).parent / "probe_child.cjs").read_bytes()
 
 
 def probe_expression(case: str) -> tuple[str, str | None]:
@@ -55,10 +65,15 @@ def evaluate_in(tree: dict[str, bytes], setup: list[str], exprs: list[str]) -> l
 
 
 def probe_files(
-    cases: list[tuple[str, str]], setup: list[str], reference_tree: dict[str, bytes]
+    cases: list[tuple[str, str]],
+    setup: list[str],
+    reference_tree: dict[str, bytes],
+    fresh: dict | None = None,
 ) -> dict[str, bytes]:
     """The hidden files for ``cases`` (``(label, case)`` pairs): the judge and its spec, with every
-    expected output taken from ``reference_tree`` (the workspace with the reference applied)."""
+    expected output taken from ``reference_tree`` (the workspace with the reference applied). ``fresh``
+    (``{"generated": ..., "reference": ...}``, see ``environments.integrity.probe``) adds inputs the judge
+    draws at each run."""
     exprs = [probe_expression(case)[0] for _, case in cases]
     whole = [case.split(":", 2)[2] if case.startswith("raises:") else case for _, case in cases]
     outputs = evaluate_in(reference_tree, setup, exprs + whole)
@@ -73,6 +88,70 @@ def probe_files(
         if not ok:
             raise ValueError(f"probe {label}: the reference does not satisfy {case!r} ({want})")
         probes.append({"id": label, "expr": expr, "expected": want})
+    return {JUDGE_PATH: JUDGE_SOURCE, SPEC_PATH: _spec({"setup": setup}, probes, fresh)}
+
+
+def _spec(head: dict, probes: list[dict], fresh: dict | None) -> bytes:
+    """The spec's text: one probe a line (readable in a diff), the generator and reference last."""
     lines = ",\n  ".join(json.dumps(p, sort_keys=True) for p in probes)
-    spec = f'{{"setup": {json.dumps(setup)},\n "probes": [\n  {lines}\n ]}}\n'
-    return {JUDGE_PATH: JUDGE_SOURCE, SPEC_PATH: spec.encode()}
+    tail = "".join(f',\n "{k}": {json.dumps(v, sort_keys=True)}' for k, v in (fresh or {}).items())
+    heads = ", ".join(f'"{k}": {json.dumps(v)}' for k, v in head.items())
+    return f'{{{heads},\n "probes": [\n  {lines}\n ]{tail}}}\n'.encode()
+
+
+def _js_args(text: str, start: int) -> tuple[list[str], int]:
+    """The top-level arguments of the call whose ``(`` is at ``start`` in JavaScript ``text``, and the
+    index after its ``)``. Knows strings, template literals and brackets; enough for test cases."""
+    depth, i, args, begin, quote = 0, start, [], start + 1, None
+    while i < len(text):
+        c = text[i]
+        if quote:
+            if c == "\\":
+                i += 1
+            elif c == quote:
+                quote = None
+        elif c in "'\"`":
+            quote = c
+        elif c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+            if depth == 0:
+                args.append(text[begin:i].strip())
+                return [a for a in args if a], i + 1
+        elif c == "," and depth == 1:
+            args.append(text[begin:i].strip())
+            begin = i + 1
+        i += 1
+    raise ValueError(f"unbalanced call in {text!r}")
+
+
+def js_probe_expression(case: str) -> str:
+    """The expression a JS case checks: ``assert.X(actual, ...)``'s ``actual``, or the body of
+    ``assert.throws(() => body, ...)``."""
+    head = re.match(r"\s*assert\.(\w+)\(", case)
+    if head is None:
+        raise ValueError(f"not an assert.* statement: {case!r}")
+    args, _ = _js_args(case, head.end() - 1)
+    if head.group(1) == "throws":
+        arrow = re.match(r"\(\s*\)\s*=>\s*", args[0])
+        if arrow is None or args[0][arrow.end() :].startswith("{"):
+            raise ValueError(f"assert.throws needs an arrow with an expression body: {case!r}")
+        return args[0][arrow.end() :]
+    return args[0]
+
+
+def js_probe_files(
+    cases: list[tuple[str, str]],
+    modules: list[tuple[str, list[str]]],
+    reference_tree: dict[str, bytes],
+    generated: dict | None = None,
+) -> dict[str, bytes]:
+    """The hidden files of a JS task judged by outputs: the judge, its Node child and a spec whose probes
+    hold the expression and the case itself (``check``); the expected outputs are computed by the judge
+    from ``reference`` (the sources of ``modules`` in ``reference_tree``) at every verification."""
+    probes = [{"id": label, "expr": js_probe_expression(case), "check": case} for label, case in cases]
+    reference = {path: reference_tree[path].decode() for path, _ in modules}
+    fresh = {"reference": reference, **({"generated": generated} if generated else {})}
+    spec = _spec({"lang": "js", "modules": [[p, n] for p, n in modules]}, probes, fresh)
+    return {JUDGE_PATH: JUDGE_SOURCE, SPEC_PATH: spec, CHILD_PATH: CHILD_SOURCE}

@@ -2,8 +2,9 @@
 
 - repair: the unit carries its bug; the instruction is the bug report; hidden tests pin the behaviour.
 
-Hidden tests of the Python repos are judged by outputs (``probes.py``: the solution runs in a child
-process that only emits results; the comparison never imports it); JS repos run ``node --test``.
+Hidden tests are judged by outputs (``probes.py``: the solution runs in a child process, Python or Node,
+that only emits results; the comparison never loads it), on a fixed core of cases plus inputs the judge
+draws afresh at each verification from the unit's generator (``inputs.py``), so no answer table passes.
 - build: the function is absent; the instruction is its spec; hidden tests check it.
 - extend: the function works; the instruction is a feature request; hidden tests check the feature.
 - qa: the repository is intact; the agent answers a question about what the code returns; a checker
@@ -20,8 +21,9 @@ import zlib
 
 import numpy as np
 
-from environments.tasks.shipped.probes import ORACLE_COMMAND, probe_files
-from environments.tasks.shipped.repos import hidden_tests, module_path, oracle_command, render_repo
+from environments.tasks.shipped.inputs import GENERATED_PER_VERIFY, generator_source
+from environments.tasks.shipped.probes import NODE_ORACLE_COMMAND, ORACLE_COMMAND, js_probe_files, probe_files
+from environments.tasks.shipped.repos import module_path, render_repo
 from environments.tasks.shipped.units import Lang, Unit
 from environments.tasks.shipped.units_js import JS_UNITS
 from environments.tasks.shipped.units_misc import MISC_UNITS
@@ -123,19 +125,40 @@ def _judged(
     reference: Reference,
     hidden_cases: tuple[str, ...],
     visible: dict[str, tuple[str, ...]],
+    feature: bool,
 ) -> tuple[dict[str, bytes], CommandOracle]:
-    """Hidden files and oracle: JS runs its test files with ``node --test``; Python is judged by outputs
-    (``probes.py``): the visible cases and the hidden ones, compared in a process that never imports the
-    solution."""
-    if unit.lang is Lang.JS:
-        return hidden_tests(unit, hidden_cases), CommandOracle(oracle_command(unit))
+    """Hidden files and oracle, judged by outputs in a process that never loads the solution
+    (``probes.py``): the visible cases, the hidden ones, and inputs the judge draws fresh at every
+    verification from the unit's generator (``inputs.py``; ``feature``: the extend task's feature), their
+    outputs computed from the reference inside the judge."""
     units = _repo_units(unit)
     cases = [(f"{u.name}_{i}", c) for u in units for i, c in enumerate(visible.get(u.name, ()), start=1)]
     cases += [(f"hidden_{unit.name}_{i}", c) for i, c in enumerate(hidden_cases, start=1)]
+    tree = {**workspace, **reference.files}
+    generated = {
+        "call": f"gen_{unit.name}",
+        "count": GENERATED_PER_VERIFY,
+        "feature": feature,
+        "source": generator_source(unit.name),
+    }
+    if unit.lang is Lang.JS:
+        used = {u.module: [] for u in units}
+        for u in units:
+            if visible.get(u.name) or u is unit:
+                used[u.module].append(u.name)
+        modules = [(module_path(u), used.pop(u.module)) for u in units if used.get(u.module)]
+        return js_probe_files(cases, modules, tree, generated), CommandOracle(NODE_ORACLE_COMMAND)
     setup = sorted({imp for u in units for imp in u.test_imports})
     setup += [f"from {u.repo}.{u.module} import {u.name}" for u in units if visible.get(u.name) or u is unit]
-    tree = {**workspace, **reference.files}
-    return probe_files(cases, setup, tree), CommandOracle(ORACLE_COMMAND)
+    own = f"{unit.repo}.{unit.module}"
+    fresh = {
+        "generated": generated,
+        "reference": {
+            "modules": {own: reference.files[module_path(unit)].decode()},
+            "setup": [*unit.test_imports, f"from {own} import {unit.name}"],
+        },
+    }
+    return probe_files(cases, setup, tree, fresh), CommandOracle(ORACLE_COMMAND)
 
 
 def _task(
@@ -177,7 +200,7 @@ def repair_task(unit: Unit) -> Task:
     )
     workspace = render_repo(_repo_units(unit), _sources(unit, buggy), _visible(unit, True))
     reference = Reference(files={path: _module_text(unit, unit.source)})
-    hidden, oracle = _judged(unit, workspace, reference, unit.cases, _visible(unit, True))
+    hidden, oracle = _judged(unit, workspace, reference, unit.cases, _visible(unit, True), False)
     return _task(unit, Kind.REPAIR, ask, workspace, hidden, oracle, reference)
 
 
@@ -196,7 +219,7 @@ def build_task(unit: Unit) -> Task:
     )
     workspace = render_repo(_repo_units(unit), _sources(unit, None), _visible(unit, True))
     reference = Reference(files={path: _module_text(unit, unit.source)})
-    hidden, oracle = _judged(unit, workspace, reference, unit.cases, _visible(unit, True))
+    hidden, oracle = _judged(unit, workspace, reference, unit.cases, _visible(unit, True), False)
     return _task(unit, Kind.BUILD, ask, workspace, hidden, oracle, reference)
 
 
@@ -215,7 +238,7 @@ def extend_task(unit: Unit) -> Task:
     )
     workspace = render_repo(_repo_units(unit), _sources(unit, unit.source), _visible(unit, False))
     reference = Reference(files={path: _module_text(unit, unit.feature.source)})
-    hidden, oracle = _judged(unit, workspace, reference, unit.feature.cases, _visible(unit, False))
+    hidden, oracle = _judged(unit, workspace, reference, unit.feature.cases, _visible(unit, False), True)
     return _task(unit, Kind.EXTEND, ask, workspace, hidden, oracle, reference)
 
 

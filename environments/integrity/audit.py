@@ -16,6 +16,12 @@ each reported as a ``Flag(path, rule)``:
 - ``runner_code``: a solution file the tests import holds code that reaches into the runner or the
   interpreter (``content.py``); only for command oracles, whose tests import agent code.
 
+The audit itself is bounded, because it reads what the agent wrote: code is scanned up to
+``content.MAX_SCAN_BYTES`` a file and ``MAX_SCAN_TOTAL`` a rollout (a code file past either is flagged
+``runner_code`` as ``unexaminable``), the walk gives up at ``deadline_s`` (``audit_incomplete``), a
+workspace the snapshot could not take whole is ``snapshot_truncated``, and any exception is ``audit_error``.
+Each of these flags the rollout (reward 0): what the audit could not examine never passes.
+
 The rollout adds ``guard_api_probed`` when its sandbox's relay refused a request for anything but its own chat
 route (the guard's rollout API, another rollout). New test files are allowed (the verifier never runs them),
 and so are caches. Because it judges effects, every rewording of a file tamper (encodings, ``perl -pi``, ``git
@@ -27,11 +33,12 @@ covers pytest's).
 from __future__ import annotations
 
 import posixpath
+import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from environments.integrity.config_diff import runner_part_changed
-from environments.integrity.content import code_findings, conftest_findings
+from environments.integrity.content import code_findings, conftest_findings, is_code, unexaminable
 from environments.integrity.paths import PathClass, PathRules
 from environments.integrity.snapshot import SKIPPED_DIRS, Entry, EntryKind, Snapshot
 
@@ -78,6 +85,12 @@ def _same(a: Entry, b: Entry) -> bool:
     return (a.kind, a.sha256, a.link_target, a.size) == (b.kind, b.sha256, b.link_target, b.size)
 
 
+MAX_SCAN_TOTAL = 4 * 1024 * 1024
+"""Bytes of code the audit parses per rollout; code files past it are ``unexaminable`` (flagged)."""
+DEADLINE_S = 60.0
+"""Wall-clock bound of one audit; past it the audit stops and flags ``audit_incomplete``. Every step is
+bounded by size, so this is a backstop that an ordinary workspace never reaches."""
+
 _NEW_RULES = {
     PathClass.RUNNER_CONFIG: "runner_config_added",
     PathClass.SHADOW: "shadow_added",
@@ -86,18 +99,39 @@ _NEW_RULES = {
 
 
 def audit_effects(
-    task: Task, start: Snapshot, final: Snapshot, *, scan_code: bool | None = None
+    task: Task,
+    start: Snapshot,
+    final: Snapshot,
+    *,
+    scan_code: bool | None = None,
+    deadline_s: float = DEADLINE_S,
 ) -> AuditResult:
     """Compare ``final`` with ``start`` for ``task``; see the module docstring for the rules.
-    ``scan_code`` defaults to whether the task's oracle runs a command (and so imports agent code)."""
+    ``scan_code`` defaults to whether the task's oracle runs a command (and so imports agent code).
+    Never raises: an error while auditing is the flag ``audit_error`` (reward 0, never a retry)."""
+    try:
+        return _audit(task, start, final, scan_code, time.monotonic() + deadline_s)
+    except Exception as exc:  # RecursionError and MemoryError included: a flag, never a crashed rollout
+        return AuditResult((Flag("workspace", "audit_error", f"{type(exc).__name__}: {str(exc)[:160]}"),))
+
+
+def _audit(
+    task: Task, start: Snapshot, final: Snapshot, scan_code: bool | None, deadline: float
+) -> AuditResult:
     from environments.tasks.types import CommandOracle
 
     rules = PathRules(task)
     if scan_code is None:
         scan_code = isinstance(task.oracle, CommandOracle)
     flags: list[Flag] = []
+    if final.truncated:
+        flags.append(Flag("workspace", "snapshot_truncated", "too many entries, too deep or too many bytes"))
     changed = 0
+    scan_left = MAX_SCAN_TOTAL
     for path in sorted(set(start.entries) | set(final.entries)):
+        if time.monotonic() > deadline:
+            flags.append(Flag("workspace", "audit_incomplete", f"stopped at {path!r} after its deadline"))
+            break
         if _in_cache(path):
             continue
         before, after = start.entries.get(path), final.entries.get(path)
@@ -127,7 +161,11 @@ def audit_effects(
         elif scan_code and cls is PathClass.SOLUTION and after is not None and after.kind is EntryKind.FILE:
             source = final.contents.get(path, b"")
             imported = before is not None or _in_package(path, final)
-            found = code_findings(path, source, imported=imported)
+            if is_code(path) and len(source) > scan_left:
+                found = [unexaminable(f"over the rollout's {MAX_SCAN_TOTAL}-byte code scan budget")]
+            else:
+                scan_left -= len(source) if is_code(path) else 0
+                found = code_findings(path, source, imported=imported)
             flags += [Flag(path, "runner_code", f"{f.rule}: {f.detail}") for f in found]
     return AuditResult(tuple(dict.fromkeys(flags)), changed)
 

@@ -5,6 +5,11 @@ metadata. Bumping a version, adding a description or declaring a dependency is o
 pytest tables, the ``[tool:pytest]`` section, or ``package.json``'s scripts, module type, entry points or
 test-runner keys is not. The verifier always uses the pristine file whatever this says; the audit uses it
 to flag only edits of the runner's part. A file that no longer parses counts as a runner change.
+
+The files are the agent's, read on the host, so the reading is bounded: a file over ``MAX_CONFIG_BYTES``,
+a ``setup.cfg`` line over ``MAX_CFG_LINE`` (configparser's option pattern is quadratic in a line's inner
+whitespace), nesting too deep for the parsers (``RecursionError``) or any other error counts as a runner
+change (flagged), never an exception.
 """
 
 from __future__ import annotations
@@ -33,6 +38,10 @@ PACKAGE_JSON_METADATA = frozenset(
     }
 )
 """``package.json`` keys no runner reads; a change to any other key is a runner change."""
+MAX_CONFIG_BYTES = 256 * 1024
+"""A shared project file larger than this is not parsed: it counts as a runner change."""
+MAX_CFG_LINE = 512
+"""The longest ``setup.cfg`` line parsed (real ones are far shorter; continuation lines are separate)."""
 
 
 def _pytest_tables(data: dict) -> object:
@@ -44,6 +53,8 @@ def runner_part_changed(path: str, before: bytes, after: bytes) -> bool:
     """Whether ``after`` differs from ``before`` in what a runner reads (see the module docstring); any
     other file name counts as entirely runner configuration."""
     name = path.rsplit("/", 1)[-1]
+    if max(len(before), len(after)) > MAX_CONFIG_BYTES:
+        return True
     try:
         if name == "pyproject.toml":
             return _pytest_tables(tomllib.loads(before.decode())) != _pytest_tables(
@@ -56,8 +67,10 @@ def runner_part_changed(path: str, before: bytes, after: bytes) -> bool:
             keys = (set(old) | set(new)) - PACKAGE_JSON_METADATA
             return any(old.get(k) != new.get(k) for k in keys)
         if name == "setup.cfg":
+            if any(len(line) > MAX_CFG_LINE for line in (before + b"\n" + after).splitlines()):
+                return True
             return _cfg_sections(before) != _cfg_sections(after)
-    except (ValueError, UnicodeDecodeError, configparser.Error):
+    except Exception:  # unparsable, too deep (RecursionError) or anything else: count it as changed
         return True
     return True
 

@@ -5,7 +5,9 @@ agent's solution surface from the same walk. The walk never follows a symbolic l
 are recorded with their target text), never opens a file that is not regular (a FIFO would block, a device
 could be endless), and never reads a file larger than ``max_file_bytes`` (a sparse 4 GB file costs one
 ``lstat``). What it refuses it still records, as an entry of kind ``special`` or ``oversize``, so the audit
-and the verifier can name it.
+and the verifier can name it. The whole walk is bounded too: at most ``max_entries`` entries, folders at
+most ``max_depth`` deep, and ``max_total_bytes`` read in all (later files are recorded ``oversize``, unread);
+a walk that hit one of these is ``truncated``, which the audit flags.
 
 Limits of the walk: it reads the tree as it is at the moment of the walk; the caller must make sure nothing
 writes to it meanwhile (the rollout takes it after the sandbox's processes are gone).
@@ -25,6 +27,10 @@ MAX_FILE_BYTES = 8 * 1024 * 1024
 """A larger file is recorded as ``oversize`` and never read."""
 MAX_ENTRIES = 20_000
 """A tree with more entries is cut off here (recorded in ``Snapshot.truncated``)."""
+MAX_DEPTH = 64
+"""Folders deeper than this are recorded but not entered (``truncated``)."""
+MAX_TOTAL_BYTES = 128 * 1024 * 1024
+"""Bytes read per walk; files past it are recorded ``oversize`` without being read (``truncated``)."""
 SKIPPED_DIRS = frozenset({"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache"})
 """Caches a test run leaves behind: recorded as present, never read (the verifier never takes them)."""
 
@@ -105,16 +111,22 @@ def _read_regular(path: Path, max_file_bytes: int) -> bytes | None:
 
 
 def take_snapshot(
-    root: Path, *, max_file_bytes: int = MAX_FILE_BYTES, max_entries: int = MAX_ENTRIES
+    root: Path,
+    *,
+    max_file_bytes: int = MAX_FILE_BYTES,
+    max_entries: int = MAX_ENTRIES,
+    max_depth: int = MAX_DEPTH,
+    max_total_bytes: int = MAX_TOTAL_BYTES,
 ) -> Snapshot:
     """Walk ``root`` without following links; see the module docstring for what is and is not read."""
     root = Path(root)
     entries: dict[str, Entry] = {}
     contents: dict[str, bytes] = {}
     truncated = False
-    todo = [root]
+    left = max_total_bytes
+    todo = [(root, 0)]
     while todo:
-        folder = todo.pop()
+        folder, depth = todo.pop()
         try:
             names = sorted(os.listdir(folder))
         except OSError:
@@ -132,12 +144,20 @@ def take_snapshot(
             if stat.S_ISDIR(st.st_mode) and name in SKIPPED_DIRS:
                 entries[rel] = Entry(EntryKind.DIR)
                 continue
-            entry, data = _entry_of(path, st, max_file_bytes)
+            if stat.S_ISREG(st.st_mode) and st.st_size <= max_file_bytes and st.st_size > left:
+                entries[rel] = Entry(EntryKind.OVERSIZE, size=st.st_size, hard_links=st.st_nlink)
+                truncated = True
+                continue
+            entry, data = _entry_of(path, st, min(max_file_bytes, left))
             entries[rel] = entry
             if data is not None:
                 contents[rel] = data
+                left -= len(data)
             if entry.kind is EntryKind.DIR:
-                todo.append(path)
+                if depth + 1 >= max_depth:
+                    truncated = True
+                else:
+                    todo.append((path, depth + 1))
     return Snapshot(dict(sorted(entries.items())), contents, truncated)
 
 

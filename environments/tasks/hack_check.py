@@ -10,7 +10,10 @@ invalid, with the attempt named. The attempts are generic, built from the task's
   ``package.json`` whose test script exits 0, Harbor reward files;
 - ``tests_removed``: every existing test file emptied, and the hidden tests' folders replaced by links out;
 - ``exit_at_import``: every solution module of the workspace ends the process with status 0 when loaded
-  (Python ``os._exit(0)``, JavaScript ``process.exit(0)``).
+  (Python ``os._exit(0)``, JavaScript ``process.exit(0)``);
+- ``answer_table`` / ``answer_table_fixed``: the reference, answering only the hidden inputs the agent can
+  see / every fixed hidden input (what recurring rewards teach), and a wrong value for any other input
+  (``answer_table.py``; tasks judged by outputs).
 
 The attempts write files only; whatever code they add runs only inside the verifier's sandbox, so the
 check needs a sandbox backend (``attempt_runner``): on a machine without bubblewrap it fails and says so.
@@ -74,10 +77,28 @@ def _exit_at_import(task: Task) -> Iterator[Edit]:
             yield path, data + b"\nprocess.exit(0);\n", None
 
 
+def _answer_table(task: Task) -> Iterator[Edit]:
+    """The reference's answer for every hidden input the agent can see, a wrong one for any other."""
+    from environments.tasks.answer_table import table_edits, visible_inputs
+
+    yield from table_edits(task, visible_inputs(task))
+
+
+def _answer_table_fixed(task: Task) -> Iterator[Edit]:
+    """The same for every fixed hidden input: the table a policy can learn from the reward of a task it
+    meets again and again."""
+    from environments.tasks.answer_table import hidden_inputs, table_edits
+
+    inputs = hidden_inputs(task)
+    yield from table_edits(task, inputs.fixed if inputs else ())
+
+
 ATTEMPTS: dict[str, Callable[[Task], Iterator[Edit]]] = {
     "runner_takeover": _runner_takeover,
     "tests_removed": _tests_removed,
     "exit_at_import": _exit_at_import,
+    "answer_table": _answer_table,
+    "answer_table_fixed": _answer_table_fixed,
 }
 
 

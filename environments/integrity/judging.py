@@ -7,7 +7,9 @@ impossible by construction: the agent's code has no access to the test process a
 
 ``judge_plan`` decides per task, as a pure function of its oracle: a plain ``pytest`` / ``python -m
 pytest`` / ``python -m unittest`` command is judged isolated unless the task opts out with ``judge:
-in-process``; anything else (a shell pipeline, another runner, Node) runs as the task says, in-process.
+in-process``; the output-only judge (``probe.py``, which the shipped repo tasks use) is ``output-only``,
+separated by construction too; anything else (a shell pipeline, another runner, Node's test runner, a
+Harbor grader) runs as the task says, in-process.
 ``build_isolated`` lays out the verify tree for it: the judge's tree (the task's tests, runner
 configuration, hidden files and data, all pristine), the solution's tree inside it under a random dot
 name (the agent's solution surface over the pristine workspace, no hidden file) and the package.
@@ -31,9 +33,14 @@ if TYPE_CHECKING:
     from environments.tasks.types import Task
 
 ISOLATED = "isolated"
+OUTPUT_ONLY = "output-only"
+ANSWER_FILE = "answer-file"
 IN_PROCESS = "in-process"
-JUDGES = (ISOLATED, IN_PROCESS)
+JUDGES = (ISOLATED, OUTPUT_ONLY, ANSWER_FILE, IN_PROCESS)
 PACKAGE = Path(__file__).with_name("isolation")
+OUTPUT_JUDGE = Path(__file__).with_name("probe.py")
+"""The output-only judge (``probe.py``): a task whose oracle runs this very file, as a hidden file, with
+``python -I`` never loads the agent's code into the judging process either."""
 _PYTHON = re.compile(r"^python(3(\.\d+)?)?$")
 _SHELL = re.compile(r"[;&|<>`$\n(){}]")
 
@@ -50,7 +57,13 @@ class JudgePlan:
 
     @property
     def isolated(self) -> bool:
+        """The tests run through the proxies of ``isolation/``."""
         return self.mode == ISOLATED
+
+    @property
+    def separated(self) -> bool:
+        """No agent code shares the judging process: isolated, output-only or an answer file."""
+        return self.mode in (ISOLATED, OUTPUT_ONLY, ANSWER_FILE)
 
     @property
     def report_kind(self) -> ReportKind:
@@ -83,15 +96,62 @@ def judge_plan(task: Task) -> JudgePlan:
 
     oracle = task.oracle
     if not isinstance(oracle, CommandOracle):
-        return JudgePlan(IN_PROCESS, reason="an answer file is read by the verifier, no code runs")
+        return JudgePlan(ANSWER_FILE, reason="the verifier reads the answer file; no agent code runs")
     if oracle.reward_dir is not None:
         return JudgePlan(IN_PROCESS, reason="a Harbor grader judges by the reward it writes")
+    if _runs_output_judge(task, oracle.command):
+        return JudgePlan(OUTPUT_ONLY)
     parsed = parse_python_tests(oracle.command)
     if isinstance(parsed, str):
         return JudgePlan(IN_PROCESS, reason=parsed)
     if task.judge == IN_PROCESS:
         return JudgePlan(IN_PROCESS, reason="the task opts in to in-process judging (judge: in-process)")
     return JudgePlan(ISOLATED, runner=parsed[0], args=parsed[1])
+
+
+def _runs_output_judge(task: Task, command: str) -> bool:
+    """``python -I <hidden script>``: the output-only judge itself, or a checker that imports only the
+    standard library and has no way to load other code (``-I`` keeps the workspace off its path)."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return False
+    if len(words) < 3 or not _PYTHON.match(words[0]) or words[1] != "-I" or _SHELL.search(command):
+        return False
+    script = task.hidden.get(words[2])
+    if script is None:
+        return False
+    return script == OUTPUT_JUDGE.read_bytes() or stdlib_only_checker(script)
+
+
+_LOADERS = frozenset(
+    {"importlib", "runpy", "subprocess", "ctypes", "pickle", "marshal", "zipimport", "os", "pty"}
+)
+_LOADER_NAMES = frozenset({"__import__", "exec", "eval", "compile", "path", "system", "popen", "spawn"})
+
+
+def stdlib_only_checker(source: bytes) -> bool:
+    """Whether a checker script can only read files: every import is a standard-library module that
+    cannot load or run other code, and it names no way to (``exec``, ``sys.path``, ``__import__``)."""
+    import ast
+    import sys
+
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+            for name in names:
+                top = name.partition(".")[0]
+                if top not in sys.stdlib_module_names or top in _LOADERS or getattr(node, "level", 0):
+                    return False
+        elif isinstance(node, ast.Name) and node.id in _LOADER_NAMES:
+            return False
+        elif isinstance(node, ast.Attribute) and node.attr in _LOADER_NAMES:
+            return False
+    return True
 
 
 @dataclass(frozen=True, slots=True)

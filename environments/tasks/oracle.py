@@ -38,7 +38,7 @@ from environments.integrity.reports import (
     judge_unittest_report,
     report_kind,
 )
-from environments.integrity.judging import IN_PROCESS, ISOLATED, JudgePlan, build_isolated, judge_plan
+from environments.integrity.judging import ISOLATED, JudgePlan, build_isolated, judge_plan
 from environments.integrity.snapshot import take_snapshot
 from environments.integrity.surface import Surface, build_verify_tree, solution_surface
 from environments.tasks.layout import write_files
@@ -59,7 +59,8 @@ class OracleRun:
     result: RunResult | None = None
     """The verify command's run; None for an answer oracle (judged in-process)."""
     judge: str = ""
-    """``isolated`` when the tests ran apart from the agent's code, ``in-process`` otherwise."""
+    """``isolated`` or ``output-only`` when the judging process never loaded the agent's code,
+    ``in-process`` otherwise (``environments.integrity.judging``)."""
 
 
 def parse_number(text: str) -> float | None:
@@ -129,7 +130,7 @@ def _verify(task: Task, produced: Path, scratch: Path, runner: Runner) -> Oracle
     if plan.isolated:
         return _judge_isolated(task, plan, surface, scratch, runner)
     run = _verify_in_process(task, surface, scratch, runner)
-    return dataclasses.replace(run, judge=IN_PROCESS)
+    return dataclasses.replace(run, judge=plan.mode)
 
 
 def _judge_isolated(

@@ -6,10 +6,9 @@ runner configuration, graders or files that shadow the runner; links are never t
 and oversize files are refused; see ``environments.integrity.surface``), adds the hidden files, and runs
 the oracle there with the runner's report pinned (``pinned_command``): pytest and unittest through the
 reporter in ``runner_verdict.py``, Node's test runner through ``node_verdict.cjs``, each writing a report
-sealed with a per-run key to an inherited descriptor (``reports.unseal_report``). A command passes only when it exits 0 *and*
-its report shows every
-expected hidden test passed and, for pytest, that the runner was not patched while it ran. An answer file
-is read from the surface only if it is a regular file, at most ``MAX_ANSWER_BYTES``. A command with a
+sealed with a per-run key to an inherited descriptor (``reports.unseal_report``). A command passes only
+when it exits 0 *and* its report shows every expected hidden test passed and, for pytest, that the runner
+was not patched while it ran. An answer file is read from the surface only if it is a regular file, at most ``MAX_ANSWER_BYTES``. A command with a
 ``reward_dir`` (Harbor's ``test.sh``) is judged by the reward it writes there, read outside the sandbox after
 the run, with that folder and the task's writable mounts emptied first (``read_reward``). A verdict is
 ``pass``, ``fail`` or ``error``; ``error`` (the oracle timed out, or judging itself failed) is never read
@@ -30,6 +29,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
+from environments.integrity.judging import ISOLATED, JudgePlan, build_isolated, judge_plan
 from environments.integrity.reports import (
     ReportKind,
     judge_pytest_report,
@@ -38,7 +38,6 @@ from environments.integrity.reports import (
     judge_unittest_report,
     report_kind,
 )
-from environments.integrity.judging import ISOLATED, JudgePlan, build_isolated, judge_plan
 from environments.integrity.snapshot import take_snapshot
 from environments.integrity.surface import Surface, build_verify_tree, solution_surface
 from environments.tasks.layout import write_files
@@ -146,6 +145,11 @@ def _judge_isolated(
         why = f"verify command ran past {task.limits.verify_timeout_s}s"
         return OracleRun(Verdict.ERROR, why, result, judge=ISOLATED)
     raw = read_small_text(tree.report)
+    problem = _judge_error(raw)
+    if problem:
+        return OracleRun(
+            Verdict.ERROR, f"the isolated judge could not run: {problem}", result, judge=ISOLATED
+        )
     judged = JUDGES[plan.report_kind](raw, task.hidden)
     if result.exit_code != 0:
         last = result.output_tail.strip().splitlines()[-1:] or [""]
@@ -153,6 +157,16 @@ def _judge_isolated(
         return OracleRun(Verdict.FAIL, why if judged.passed else judged.reason, result, judge=ISOLATED)
     verdict = Verdict.PASS if judged.passed else Verdict.FAIL
     return OracleRun(verdict, judged.reason, result, judge=ISOLATED)
+
+
+def _judge_error(raw: str | None) -> str:
+    """The isolated judge's own refusal in its report (e.g. no Landlock on this kernel), else ""."""
+    try:
+        data = json.loads(raw or "")
+    except ValueError:
+        return ""
+    error = data.get("error") if isinstance(data, dict) else None
+    return str(error)[:300] if error else ""
 
 
 def _verify_in_process(task: Task, surface: Surface, scratch: Path, runner: Runner) -> OracleRun:
@@ -336,7 +350,9 @@ def pinned_command(command: str, report_dir: str, kind: ReportKind | None) -> st
     fd, where = report_fd(report_dir), f'"$PWD/{report_dir}"'
     prelude = f"exec {fd}>{where}/{SEALED_REPORT}; export HA_VERDICT_FD={fd}; "
     if kind is ReportKind.PYTEST:
-        prelude += f'export PYTHONPATH={where} PYTEST_ADDOPTS="-p {_plugin_name(report_dir)} -p no:cacheprovider"; '
+        prelude += (
+            f'export PYTHONPATH={where} PYTEST_ADDOPTS="-p {_plugin_name(report_dir)} -p no:cacheprovider"; '
+        )
     elif kind is ReportKind.UNITTEST:
         prelude += f"export PYTHONPATH={where}; "
     else:

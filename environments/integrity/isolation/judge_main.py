@@ -19,6 +19,11 @@ import os
 import sys
 import time
 
+NO_LANDLOCK = (
+    "this kernel has no Landlock, so the solution's process cannot be kept from the tests' files: run the "
+    "verifier on Linux 5.13+ with Landlock enabled (lsm=landlock), or opt the task in to judge: in-process"
+)
+
 
 def _no_dumps() -> None:
     """Non-dumpable: the solution's process (same user) cannot read this one's memory, fds or cwd."""
@@ -66,8 +71,12 @@ def run_unittest(args: list[str]) -> tuple[int, dict[str, str]]:
             ids = list(_test_ids(test))
             result = super().run(test)
             seen = {}
-            for kind, items in (("failed", result.failures), ("error", result.errors),
-                                ("skipped", result.skipped), ("xfailed", result.expectedFailures)):
+            for kind, items in (
+                ("failed", result.failures),
+                ("error", result.errors),
+                ("skipped", result.skipped),
+                ("xfailed", result.expectedFailures),
+            ):
                 for case, _ in items:
                     seen[case.id()] = kind
             seen.update({case.id(): "xpassed" for case in result.unexpectedSuccesses})
@@ -115,6 +124,14 @@ def main(argv: list[str] | None = None) -> int:
     from ha_isolation.judge_host import install
     from ha_isolation.landlock import abi_version
 
+    if abi_version() == 0:  # without confinement the solution's process could read or rewrite the tests
+        with open(options.report, "w", encoding="utf-8") as handle:
+            json.dump(
+                {"finished": False, "outcomes": {}, "patched": [], "judge": "isolated", "error": NO_LANDLOCK},
+                handle,
+            )
+        print(f"isolated judge: {NO_LANDLOCK}", file=sys.stderr)
+        return 3
     process = install(judge_root, options.solution, tmp, started + options.deadline_s)
     args = [a for a in options.args if a != "--"] if options.args[:1] == ["--"] else options.args
     code = 2

@@ -1,16 +1,21 @@
 """Structured test reports, and what they must show for a pass: every expected test ran and passed.
 
 The verifier reads a verdict from a report written by the runner (pytest and unittest through
-``runner_verdict.py``, Node's test runner through its TAP reporter), never from the exit status alone: a
+``runner_verdict.py``, Node's test runner through ``node_verdict.cjs``), never from the exit status alone: a
 process that exits 0 early, a hidden test file that was never collected, or a test that was skipped,
-deselected or marked ``xfail`` does not pass. Expected tests come from the task's hidden files (their
-``test_*`` functions and ``Test*`` classes' methods, or Node's ``test("name", ...)`` calls), read with ``ast``
-or a pattern, never from anything the agent wrote.
+deselected or marked ``xfail`` does not pass. In-process reports are sealed (``unseal_report``): every line
+carries an HMAC under a key only the verifier and its reporter held, and the last must be the ``final``
+record the reporter writes once the run's result is known, so a forged, altered or cut-short report fails.
+Expected tests come from the task's hidden files (their ``test_*`` functions and ``Test*`` classes'
+methods, or Node's ``test("name", ...)`` calls), read with ``ast`` or a pattern, never from anything the
+agent wrote.
 """
 
 from __future__ import annotations
 
 import ast
+import hashlib
+import hmac
 import json
 import re
 from dataclasses import dataclass
@@ -159,3 +164,53 @@ def judge_tap_report(raw: str | None, hidden: dict[str, bytes]) -> ReportVerdict
     if not ok:
         return ReportVerdict(False, "no test ran")
     return ReportVerdict(True, f"{len(ok)} tests passed")
+
+
+def unseal_report(raw: str | None, key: bytes) -> tuple[dict | None, str]:
+    """The ``final`` record of a sealed report (``runner_verdict.seal``: one ``{"body", "mac"}`` line per
+    record), or None and why it cannot count: no report, a line whose MAC under ``key`` is wrong (written
+    or altered by anything but the reporter), no start record first, no final record last (the process
+    ended before its run finished), or a final record whose count does not match what it lists."""
+    if raw is None:
+        return None, "the test process left no report: the reporter never loaded or the process was cut short"
+    bodies = []
+    for line in raw.splitlines():
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+            text, mac = record["body"], record["mac"]
+            good = hmac.new(key, text.encode(), hashlib.sha256).hexdigest()
+            if not (isinstance(mac, str) and hmac.compare_digest(mac, good)):
+                raise ValueError("bad seal")
+            body = json.loads(text)
+            if not isinstance(body, dict):
+                raise ValueError("not an object")
+        except (ValueError, KeyError, TypeError, AttributeError):
+            return None, "the report was written or altered by something other than the verifier's reporter"
+        bodies.append(body)
+    if not bodies or bodies[0].get("kind") != "start":
+        return None, "the report does not start with the reporter's start record"
+    finals = [b for b in bodies if b.get("kind") == "final"]
+    if not finals:
+        return None, "the test process ended before its run finished (no final record)"
+    if len(finals) > 1 or bodies[-1] is not finals[0]:
+        return None, "the report has records after its final record"
+    final = finals[0]
+    listed = final.get("outcomes", final.get("tests"))
+    if not isinstance(listed, dict | list) or final.get("count") != len(listed):
+        return None, "the final record's count does not match the tests it lists"
+    return final, ""
+
+
+def judge_sealed_report(
+    kind: ReportKind, raw: str | None, key: bytes, hidden: dict[str, bytes]
+) -> ReportVerdict:
+    """``unseal_report``, then the kind's judge on the final record (for Node, its TAP lines)."""
+    final, why = unseal_report(raw, key)
+    if final is None:
+        return ReportVerdict(False, why)
+    if kind is ReportKind.NODE_TAP:
+        return judge_tap_report("\n".join(str(line) for line in final["tests"]), hidden)
+    judge = judge_pytest_report if kind is ReportKind.PYTEST else judge_unittest_report
+    return judge(json.dumps(final), hidden)

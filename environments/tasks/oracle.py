@@ -8,7 +8,8 @@ the oracle there with the runner's report pinned (``pinned_command``): pytest an
 reporter in ``runner_verdict.py``, Node's test runner through ``node_verdict.cjs``, each writing a report
 sealed with a per-run key to an inherited descriptor (``reports.unseal_report``). A command passes only
 when it exits 0 *and* its report shows every expected hidden test passed and, for pytest, that the runner
-was not patched while it ran. An answer file is read from the surface only if it is a regular file, at most ``MAX_ANSWER_BYTES``. A command with a
+was not patched while it ran. An answer file is read from the surface only if it is a regular file, at
+most ``MAX_ANSWER_BYTES``. A command with a
 ``reward_dir`` (Harbor's ``test.sh``) is judged by the reward it writes there, read outside the sandbox after
 the run, with that folder and the task's writable mounts emptied first (``read_reward``). A verdict is
 ``pass``, ``fail`` or ``error``; ``error`` (the oracle timed out, or judging itself failed) is never read

@@ -14,7 +14,9 @@ test fail, so the table stays true):
   for that reason, and the seventh task check (``hack_check``) rejects graders that an exit at import
   fools;
 - the audit alone (with the pre-hardening, trusting verifier): every case too, by effects on disk and
-  by the code rules on solution files.
+  by the code rules on solution files, except the in-process exits through an alias and the code loaded
+  from files that are not Python source (a pickle, a stray ``.pyc``, a loader pointed at a ``.cfg``) on
+  the fixtures judged in-process: the sealed reporter's final record and its audit hook catch those.
 """
 
 from __future__ import annotations
@@ -33,7 +35,14 @@ HERE = Path(__file__).parent / "tamper"
 CASES = [c for c in read_cases(HERE / "cases.jsonl") if isinstance(c, Case)]
 TASK_DIRS = (HERE / "tasks", HERE / "harbor")
 VERIFIER_ALONE_MISSES = {"chunk-peek-1"}
-AUDIT_ALONE_MISSES: set[str] = set()
+AUDIT_ALONE_MISSES = {  # in-process exits and code the static audit cannot read; the sealed reporter holds
+    "pyin-exit-2",
+    "pyin-loader-1",
+    "pyin-loader-2",
+    "pyin-loader-3",
+    "unin-report-1",
+    "unin-loader-1",
+}
 BWRAP_MISSING = "bubblewrap (bwrap) is not installed: apt-get update && apt-get install -y bubblewrap"
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason=BWRAP_MISSING)

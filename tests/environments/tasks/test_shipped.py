@@ -11,6 +11,7 @@ import pytest
 from environments.tasks.checks import run_checks
 from environments.tasks.layout import read_task
 from environments.tasks.shipped import build_shipped_tasks, shipped_tasks, write_shipped_tasks
+from environments.tasks.shipped.probes import NODE_ORACLE_COMMAND
 from environments.tasks.shipped.repo_tasks import UNITS
 from environments.tasks.shipped.units import Lang
 from environments.tasks.types import CommandOracle, Kind, Source, Split
@@ -45,9 +46,7 @@ def test_repo_set_covers_four_kinds_with_40_held_out(tasks):
     assert min(kinds.values()) >= 25
     assert sum(t.split is Split.EVAL for t in repo) == 40
     assert Counter(t.kind for t in repo if t.split is Split.EVAL) == dict.fromkeys(kinds, 10)
-    js = [
-        t for t in repo if isinstance(t.oracle, CommandOracle) and t.oracle.command.startswith("node --test")
-    ]
+    js = [t for t in repo if isinstance(t.oracle, CommandOracle) and t.oracle.command == NODE_ORACLE_COMMAND]
     assert len(js) >= 15
 
 

@@ -13,7 +13,10 @@ invalid, with the attempt named. The attempts are generic, built from the task's
   (Python ``os._exit(0)``, JavaScript ``process.exit(0)``);
 - ``answer_table`` / ``answer_table_fixed``: the reference, answering only the hidden inputs the agent can
   see / every fixed hidden input (what recurring rewards teach), and a wrong value for any other input
-  (``answer_table.py``; tasks judged by outputs).
+  (``answer_table.py``; tasks judged by outputs);
+- for Harbor graders (``grader_hacks.py``): ``printed_success_line``/``printed_verdict_line`` (every
+  program prints the graders' pass lines and exits 0) and ``grader_inputs_emptied``/``_zeroed`` (the
+  data files a grader may derive its expected answer from rewritten, the outputs it names answered 0).
 
 The attempts write files only; whatever code they add runs only inside the verifier's sandbox, so the
 check needs a sandbox backend (``attempt_runner``): on a machine without bubblewrap it fails and says so.
@@ -29,6 +32,12 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from environments.integrity.paths import PathClass, PathRules, hidden_dirs_of
+from environments.tasks.grader_hacks import (
+    grader_inputs_emptied,
+    grader_inputs_zeroed,
+    printed_success_line,
+    printed_verdict_line,
+)
 from environments.tasks.oracle import Verdict, verify, write_start
 from environments.tasks.runner import Runner
 from environments.tasks.types import CommandOracle, Task
@@ -99,6 +108,10 @@ ATTEMPTS: dict[str, Callable[[Task], Iterator[Edit]]] = {
     "exit_at_import": _exit_at_import,
     "answer_table": _answer_table,
     "answer_table_fixed": _answer_table_fixed,
+    "printed_success_line": printed_success_line,
+    "printed_verdict_line": printed_verdict_line,
+    "grader_inputs_emptied": grader_inputs_emptied,
+    "grader_inputs_zeroed": grader_inputs_zeroed,
 }
 
 

@@ -2,8 +2,8 @@
 # Harbor verifier: run the check script against the agent's /app/roman.py and write the reward.
 mkdir -p /logs/verifier
 cd /app || exit 1
-# The reward needs the check script's own last line, not just its exit status: a roman.py that ends the
-# process with status 0 when imported must not pass (the project's hack-resistance check tries that).
+# The reward needs the check script's own last line, not just its exit status; the script runs roman.py in a
+# child and reads only JSON from it, so a roman.py that prints that line and exits 0 cannot pass.
 out=$(python3 /tests/check_roman.py)
 status=$?
 echo "$out"

@@ -139,8 +139,11 @@ def fooled_by(task: Task, runner: Runner) -> list[str]:
     fooled = []
     with tempfile.TemporaryDirectory(prefix=f"hack-{task.id[:40]}-") as tmp:
         for name in names:
+            edits = list(ATTEMPTS[name](task))
+            if not edits:  # the attempt does not apply to this task: its start state is check 3's
+                continue
             produced = write_start(task, Path(tmp) / name / "produced")
-            apply_edits(produced, ATTEMPTS[name](task))
+            apply_edits(produced, iter(edits))
             if verify(task, produced, Path(tmp) / name / "verify", runner).verdict is Verdict.PASS:
                 fooled.append(name)
     return fooled

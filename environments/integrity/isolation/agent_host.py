@@ -27,8 +27,19 @@ OPERATORS = {
     ).split()
 }
 OPERATORS.update(
-    len=len, iter=iter, next=next, int=int, float=float, complex=complex, round=round, divmod=divmod,
-    reversed=reversed, isinstance=isinstance, issubclass=issubclass, dir=dir, copy=copy.copy,
+    len=len,
+    iter=iter,
+    next=next,
+    int=int,
+    float=float,
+    complex=complex,
+    round=round,
+    divmod=divmod,
+    reversed=reversed,
+    isinstance=isinstance,
+    issubclass=issubclass,
+    dir=dir,
+    copy=copy.copy,
     deepcopy=copy.deepcopy,
 )
 
@@ -44,8 +55,11 @@ def describe(value) -> dict:
         kind = "function"
     cls = type(value)
     default_truth = not any(hasattr(cls, name) for name in ("__bool__", "__len__"))
-    out = {"kind": kind, "name": _name(value if kind in ("class", "function", "module") else cls),
-           "truth": True if default_truth else None}
+    out = {
+        "kind": kind,
+        "name": _name(value if kind in ("class", "function", "module") else cls),
+        "truth": True if default_truth else None,
+    }
     if kind == "class" and issubclass(value, BaseException):
         out["exc"] = exception_class(value)
     return out
@@ -58,13 +72,21 @@ def exception_class(kind) -> dict:
             bases.append(base.__name__)
         elif isinstance(base, type) and issubclass(base, BaseException):
             bases.append(exception_class(base))
-    return {"name": kind.__name__, "module": str(getattr(kind, "__module__", "")), "bases": bases,
-            "key": f"{kind.__module__}.{kind.__qualname__}:{id(kind)}"}
+    return {
+        "name": kind.__name__,
+        "module": str(getattr(kind, "__module__", "")),
+        "bases": bases,
+        "key": f"{kind.__module__}.{kind.__qualname__}:{id(kind)}",
+    }
 
 
 def _name(value) -> str:
     try:
-        return f"{value.__module__}.{value.__qualname__}" if not isinstance(value, types.ModuleType) else value.__name__
+        return (
+            f"{value.__module__}.{value.__qualname__}"
+            if not isinstance(value, types.ModuleType)
+            else value.__name__
+        )
     except Exception:  # noqa: BLE001
         return "?"
 
@@ -86,14 +108,21 @@ def snapshot(value, depth=0, seen=None):
         except Exception:  # noqa: BLE001 - no instance dict
             pass
         for klass in type(item).__mro__:
-            for slot in getattr(klass, "__slots__", ()) if isinstance(getattr(klass, "__slots__", ()), (tuple, list)) else ():
+            for slot in (
+                getattr(klass, "__slots__", ())
+                if isinstance(getattr(klass, "__slots__", ()), (tuple, list))
+                else ()
+            ):
                 try:
                     state.setdefault(slot, object.__getattribute__(item, slot))
                 except Exception:  # noqa: BLE001
                     pass
         cls = type(item)
-        return {"$": "obj", "cls": f"{cls.__module__}.{cls.__qualname__}",
-                "state": snapshot(state, depth + 1, seen)}
+        return {
+            "$": "obj",
+            "cls": f"{cls.__module__}.{cls.__qualname__}",
+            "state": snapshot(state, depth + 1, seen),
+        }
 
     return encode(value, inner, depth)
 
@@ -139,8 +168,13 @@ class SolutionHost:
         sys.path[:] = path + self.base_path
         importlib.invalidate_caches()
         module = importlib.import_module(name)
-        return _Raw({"module": self.endpoint.encode(module), "file": str(getattr(module, "__file__", "") or ""),
-                     "package": hasattr(module, "__path__")})
+        return _Raw(
+            {
+                "module": self.endpoint.encode(module),
+                "file": str(getattr(module, "__file__", "") or ""),
+                "package": hasattr(module, "__path__"),
+            }
+        )
 
 
 class _Raw:
@@ -170,8 +204,9 @@ def serve(read_fd: int, write_fd: int) -> None:
 
 
 class Callback:
-    """A judge-side object given to the solution (a key function, a stream): calls and public
-    attributes reach it through the judge, which refuses the rest."""
+    # A judge-side object given to the solution (a key function, a stream): calls, the container
+    # protocol and public attributes reach it through the judge, which refuses the rest. No docstring:
+    # ``__doc__`` of a test's object reads None here.
 
     __slots__ = ("_endpoint", "_data")
 
@@ -182,8 +217,14 @@ class Callback:
     def __call__(self, *args, **kwargs):
         endpoint = object.__getattribute__(self, "_endpoint")
         data = object.__getattribute__(self, "_data")
-        return endpoint.request({"op": "call", "h": data["id"], "args": endpoint.encode(list(args)),
-                                 "kwargs": endpoint.encode(kwargs)})
+        return endpoint.request(
+            {
+                "op": "call",
+                "h": data["id"],
+                "args": endpoint.encode(list(args)),
+                "kwargs": endpoint.encode(kwargs),
+            }
+        )
 
     def __getattr__(self, name):
         endpoint = object.__getattribute__(self, "_endpoint")
@@ -199,13 +240,31 @@ class Callback:
     def __len__(self):
         return self._operator("len")
 
+    def __getitem__(self, key):
+        return self._operator("getitem", key)
+
+    def __setitem__(self, key, value):
+        return self._operator("setitem", key, value)
+
+    def __delitem__(self, key):
+        return self._operator("delitem", key)
+
+    def __contains__(self, key):
+        return self._operator("contains", key)
+
     def _operator(self, name, *args):
         endpoint = object.__getattribute__(self, "_endpoint")
         data = object.__getattribute__(self, "_data")
-        return endpoint.request({"op": "operator", "name": name, "args": [data, *endpoint.encode(list(args))]})
+        return endpoint.request(
+            {"op": "operator", "name": name, "args": [data, *endpoint.encode(list(args))]}
+        )
 
     def __repr__(self):
         return f"<the tests' {object.__getattribute__(self, '_data').get('name', 'object')}>"
+
+
+Callback.__module__ = property(lambda self: self.__getattr__("__module__"))
+"""``__module__`` of the tests' object (decorators copy it), not this class's."""
 
 
 def main() -> None:

@@ -22,10 +22,12 @@ import importlib.abc
 import importlib.machinery
 import inspect
 import json
+import operator
 import os
 import signal
 import subprocess
 import sys
+import threading
 import types
 
 from .rpc import Endpoint, Exports, RemoteFault
@@ -33,7 +35,9 @@ from .wire import Channel, WireError, decode, encode
 
 PACKAGE_MODULES = ("wire", "rpc", "landlock", "agent_host")
 """This package's modules the solution's process needs, in import order."""
-REMOTE_DUNDERS = frozenset({"__name__", "__qualname__", "__doc__", "__all__", "__version__", "__annotations__"})
+REMOTE_DUNDERS = frozenset(
+    {"__name__", "__qualname__", "__doc__", "__all__", "__version__", "__annotations__"}
+)
 
 
 class SolutionGone(Exception):
@@ -77,6 +81,7 @@ class SolutionProcess:
         self.mirrors: dict[str, type] = {}
         self.endpoint: Endpoint | None = None
         self.requests = 0
+        self.lock = threading.RLock()
 
     def start(self) -> None:
         to_child_r, to_child_w = os.pipe()
@@ -86,34 +91,51 @@ class SolutionProcess:
         for name in PACKAGE_MODULES:
             with open(os.path.join(here, name + ".py"), encoding="utf-8") as handle:
                 modules.append([name, handle.read()])
-        argv = [sys.executable, "-I", "-c", BOOT, str(to_child_r), str(from_child_w),
-                self.judge_root, self.solution_root, self.tmp]
+        argv = [
+            sys.executable,
+            "-I",
+            "-c",
+            BOOT,
+            str(to_child_r),
+            str(from_child_w),
+            self.judge_root,
+            self.solution_root,
+            self.tmp,
+        ]
         self.child = subprocess.Popen(
-            argv, stdin=subprocess.PIPE, pass_fds=(to_child_r, from_child_w), cwd=self.solution_root,
-            env=_child_env(self.solution_root, self.tmp), start_new_session=True,
+            argv,
+            stdin=subprocess.PIPE,
+            pass_fds=(to_child_r, from_child_w),
+            cwd=self.solution_root,
+            env=_child_env(self.solution_root, self.tmp),
+            start_new_session=True,
         )
         os.close(to_child_r)
         os.close(from_child_w)
         try:
-            self.child.stdin.write(json.dumps({"package": "ha_isolation_solution", "modules": modules}).encode())
+            self.child.stdin.write(
+                json.dumps({"package": "ha_isolation_solution", "modules": modules}).encode()
+            )
             self.child.stdin.close()
         except OSError:
             pass
         channel = Channel(from_child_r, to_child_w)
-        self.endpoint = Endpoint(channel, self.exports, self.resolve, self.serve_callback,
-                                 deadline=lambda: self.deadline)
+        self.endpoint = Endpoint(
+            channel, self.exports, self.resolve, self.serve_callback, deadline=lambda: self.deadline
+        )
 
     def request(self, message: dict, raw: bool = False):
-        if self.gone:
-            raise SolutionGone(self.gone)
-        if self.child is None:
-            self.start()
-        self.requests += 1
-        try:
-            return self.endpoint.request(message, raw=raw)
-        except (WireError, RemoteFault) as exc:
-            self.stop(f"the solution's process failed: {exc}")
-            raise SolutionGone(self.gone) from None
+        with self.lock:  # one conversation at a time: tests that use threads must not interleave frames
+            if self.gone:
+                raise SolutionGone(self.gone)
+            if self.child is None:
+                self.start()
+            self.requests += 1
+            try:
+                return self.endpoint.request(message, raw=raw)
+            except (WireError, RemoteFault) as exc:
+                self.stop(f"the solution's process failed: {exc}")
+                raise SolutionGone(self.gone) from None
 
     def stop(self, why: str = "stopped") -> None:
         self.gone = self.gone or why
@@ -143,12 +165,19 @@ class SolutionProcess:
                     bases.append(_SAFE_BASES.get(found, found))
             bases = bases or [Exception]
             name = str(info.get("name") or "SolutionError")
-            namespace = {"__module__": str(info.get("module") or "solution"), "__str__": _mirror_str,
-                         "_ha_handle_id": number}
+            namespace = {
+                "__module__": str(info.get("module") or "solution"),
+                "__str__": _mirror_str,
+                "_ha_handle_id": number,
+            }
             try:
-                self.mirrors[key] = type(name if name.isidentifier() else "SolutionError", tuple(bases), namespace)
+                self.mirrors[key] = type(
+                    name if name.isidentifier() else "SolutionError", tuple(bases), namespace
+                )
             except TypeError:  # bases that cannot be combined locally
-                self.mirrors[key] = type(name if name.isidentifier() else "SolutionError", (Exception,), namespace)
+                self.mirrors[key] = type(
+                    name if name.isidentifier() else "SolutionError", (Exception,), namespace
+                )
         if number is not None and self.mirrors[key]._ha_handle_id is None:
             self.mirrors[key]._ha_handle_id = number
         return self.mirrors[key]
@@ -164,20 +193,41 @@ class SolutionProcess:
         if op == "getattr":
             target = self.exports.get(frame.get("h"))
             name = str(frame.get("name"))
-            if name.startswith("_"):
-                raise RemoteFault(f"the tests' objects do not show {name!r} to the solution")
+            if name.startswith("_") and name not in CALLBACK_NAMES:
+                raise AttributeError(f"the tests' objects do not show {name!r} to the solution")
             value = getattr(target, name)
-            if _crosses_by_value(value) or (inspect.ismethod(value) or inspect.isbuiltin(value)) and \
-                    getattr(value, "__self__", None) is target:
+            if name in CALLBACK_NAMES:
+                if type(value) is str:
+                    return value
+                raise AttributeError(f"{name!r} of the tests' object is not a plain string")
+            if (
+                _crosses_by_value(value)
+                or (inspect.ismethod(value) or inspect.isbuiltin(value))
+                and getattr(value, "__self__", None) is target
+            ):
                 return value
-            raise RemoteFault(f"attribute {name!r} of the tests' object is neither data nor its method")
+            raise AttributeError(f"attribute {name!r} of the tests' object is neither data nor its method")
         if op == "operator" and frame.get("name") in _CALLBACK_OPERATORS:
             args = decode_(frame.get("args") or [])
             return _CALLBACK_OPERATORS[frame["name"]](*args)
-        raise RemoteFault(f"the tests do not answer {op!r} requests")
+        raise TypeError(f"the tests do not answer {op!r} requests from the solution")
 
 
-_CALLBACK_OPERATORS = {"iter": iter, "next": next, "len": len}
+CALLBACK_NAMES = frozenset({"__name__", "__qualname__", "__module__"})
+"""Dunder names of the tests' objects the solution may read, as plain strings (decorators such as
+``functools.wraps`` copy them); every other name starting with ``_`` stays hidden. A refusal is an
+``AttributeError`` in the solution's process (``hasattr`` is False), never the end of that process."""
+_CALLBACK_OPERATORS = {
+    "iter": iter,
+    "next": next,
+    "len": len,
+    "getitem": operator.getitem,
+    "setitem": operator.setitem,
+    "delitem": operator.delitem,
+    "contains": operator.contains,
+}
+"""What the solution may do to the tests' objects besides calls: the container protocol (the objects' own
+methods, as a bound-method call would run them)."""
 _SAFE_BASES = {KeyboardInterrupt: Exception, GeneratorExit: Exception, SystemExit: SystemExit}
 
 
@@ -226,7 +276,9 @@ def _operator(name):
 def _reflected(name):
     def method(self, other):
         process, data = _link(self)
-        return process.request({"op": "operator", "name": name, "args": [process.endpoint.encode(other), data]})
+        return process.request(
+            {"op": "operator", "name": name, "args": [process.endpoint.encode(other), data]}
+        )
 
     return method
 
@@ -265,7 +317,9 @@ class Handle:
 
     def __setattr__(self, name, value):
         process, data = _link(self)
-        process.request({"op": "setattr", "h": data["id"], "name": name, "value": process.endpoint.encode(value)})
+        process.request(
+            {"op": "setattr", "h": data["id"], "name": name, "value": process.endpoint.encode(value)}
+        )
 
     def __delattr__(self, name):
         process, data = _link(self)
@@ -274,7 +328,9 @@ class Handle:
     def __call__(self, *args, **kwargs):
         process, data = _link(self)
         encode_ = process.endpoint.encode
-        return process.request({"op": "call", "h": data["id"], "args": encode_(list(args)), "kwargs": encode_(kwargs)})
+        return process.request(
+            {"op": "call", "h": data["id"], "args": encode_(list(args)), "kwargs": encode_(kwargs)}
+        )
 
     def _ha_snapshot(self):
         process, data = _link(self)
@@ -303,7 +359,9 @@ class Handle:
     def __bool__(self):
         if _link(self)[1].get("truth") is True:
             return True
-        raise TypeError("the judge does not take the truth of the solution's objects; compare a value instead")
+        raise TypeError(
+            "the judge does not take the truth of the solution's objects; compare a value instead"
+        )
 
     def __repr__(self):
         data = _link(self)[1]
@@ -320,11 +378,21 @@ class Handle:
 
     def __instancecheck__(self, value):
         process, data = _link(self)
-        return process.request({"op": "operator", "name": "isinstance", "args": [process.endpoint.encode(value), data]}) is True
+        return (
+            process.request(
+                {"op": "operator", "name": "isinstance", "args": [process.endpoint.encode(value), data]}
+            )
+            is True
+        )
 
     def __subclasscheck__(self, value):
         process, data = _link(self)
-        return process.request({"op": "operator", "name": "issubclass", "args": [process.endpoint.encode(value), data]}) is True
+        return (
+            process.request(
+                {"op": "operator", "name": "issubclass", "args": [process.endpoint.encode(value), data]}
+            )
+            is True
+        )
 
     def __enter__(self):
         return _operator_call(self, "__enter__")
@@ -352,13 +420,43 @@ def _operator_call(handle, method: str):
     return bound()
 
 
-for _name in ("getitem", "setitem", "delitem", "contains", "len", "iter", "next", "neg", "pos", "abs",
-              "invert", "index", "int", "float", "complex", "round", "reversed", "length_hint"):
+for _name in (
+    "getitem",
+    "setitem",
+    "delitem",
+    "contains",
+    "len",
+    "iter",
+    "next",
+    "neg",
+    "pos",
+    "abs",
+    "invert",
+    "index",
+    "int",
+    "float",
+    "complex",
+    "round",
+    "reversed",
+    "length_hint",
+):
     setattr(Handle, f"__{_name}__", _operator(_name))
-for _name, _op in (("add", "add"), ("sub", "sub"), ("mul", "mul"), ("truediv", "truediv"),
-                   ("floordiv", "floordiv"), ("mod", "mod"), ("pow", "pow"), ("matmul", "matmul"),
-                   ("lshift", "lshift"), ("rshift", "rshift"), ("and", "and_"), ("or", "or_"),
-                   ("xor", "xor"), ("divmod", "divmod")):
+for _name, _op in (
+    ("add", "add"),
+    ("sub", "sub"),
+    ("mul", "mul"),
+    ("truediv", "truediv"),
+    ("floordiv", "floordiv"),
+    ("mod", "mod"),
+    ("pow", "pow"),
+    ("matmul", "matmul"),
+    ("lshift", "lshift"),
+    ("rshift", "rshift"),
+    ("and", "and_"),
+    ("or", "or_"),
+    ("xor", "xor"),
+    ("divmod", "divmod"),
+):
     setattr(Handle, f"__{_name}__", _operator(_op))
     setattr(Handle, f"__r{_name}__", _reflected(_op))
 
@@ -446,7 +544,9 @@ class SolutionFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         return importlib.machinery.ModuleSpec(fullname, self, is_package=True)
 
     def create_module(self, spec):
-        answer = self.process.request({"op": "import", "name": spec.name, "path": self.solution_path()}, raw=True)
+        answer = self.process.request(
+            {"op": "import", "name": spec.name, "path": self.solution_path()}, raw=True
+        )
         if not isinstance(answer, dict):
             raise SolutionGone("the solution's process answered an import with something else")
         module = ProxyModule(spec.name)

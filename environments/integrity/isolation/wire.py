@@ -5,9 +5,11 @@ bytearray, list, tuple, dict, set, frozenset, Decimal, Fraction, the datetime ty
 ``collections`` containers; enum members cross as their value; subclasses of the built-in scalars and
 containers cross as their built-in base (read through the base type's own slots, so no method of the
 subclass runs); named tuples as a named tuple of the same name and fields; exceptions as a rebuilt
-exception. Anything else stays in its process as a **handle** (``{"$": "h", ...}``) that the other side
-can only reach through requests. Decoding builds fresh built-in objects from JSON and never runs code of
-the sender's classes, so whatever the solution's process sends can only be a value or a handle.
+exception; classes of ``builtins`` (``int``, ``ValueError``) by name, as the same class (never
+built-in functions). Anything else stays in its process as a **handle** (``{"$": "h", ...}``) that the
+other side can only reach through requests. Decoding builds fresh built-in objects from JSON and never
+runs code of the sender's classes, so whatever the solution's process sends can only be a value or a
+handle.
 
 Frames are a 4-byte big-endian length and UTF-8 JSON, at most ``MAX_FRAME_BYTES``. Standard library only
 (Python 3.8+): this file is copied into the verifier's sandbox and into the solution's process.
@@ -65,7 +67,10 @@ def encode(value, export, depth=0):
     if kind is tuple:
         return {"$": "tuple", "v": [encode(v, export, down) for v in value]}
     if kind is dict:
-        return {"$": "dict", "v": [[encode(k, export, down), encode(v, export, down)] for k, v in value.items()]}
+        return {
+            "$": "dict",
+            "v": [[encode(k, export, down), encode(v, export, down)] for k, v in value.items()],
+        }
     if kind is set or kind is frozenset:
         return {"$": kind.__name__, "v": [encode(v, export, down) for v in value]}
     if kind is bytes or kind is bytearray:
@@ -90,9 +95,15 @@ def encode(value, export, depth=0):
         return encode(value._value_, export, down)
     if isinstance(value, BaseException):
         return encode_exception(value, export, down)
+    if kind is type and _is_builtin_class(value):
+        return {"$": "builtin", "v": value.__name__}
     if isinstance(value, tuple) and isinstance(getattr(kind, "_fields", None), tuple):
-        return {"$": "ntuple", "name": kind.__name__, "fields": [str(f) for f in kind._fields],
-                "v": [encode(v, export, down) for v in tuple.__iter__(value)]}
+        return {
+            "$": "ntuple",
+            "name": kind.__name__,
+            "fields": [str(f) for f in kind._fields],
+            "v": [encode(v, export, down) for v in tuple.__iter__(value)],
+        }
     base = _builtin_base(value)
     if base is not None:
         return encode(base, export, depth)
@@ -137,6 +148,32 @@ def _builtin_base(value):
     if isinstance(value, (set, frozenset)):
         return set(set.__iter__(value)) if isinstance(value, set) else frozenset(frozenset.__iter__(value))
     return None
+
+
+_NOT_SHARED = ("KeyboardInterrupt", "GeneratorExit", "SystemExit")
+
+
+def _is_builtin_class(value):
+    """A class of the ``builtins`` module (``int``, ``ValueError``): crosses by name, as the same class on
+    the other side, since both sides have it; never the runner-stopping exceptions."""
+    import builtins
+
+    name = getattr(value, "__name__", None)
+    return (
+        type(name) is str
+        and name not in _NOT_SHARED
+        and value.__module__ == "builtins"
+        and getattr(builtins, name, None) is value
+    )
+
+
+def _builtin_class(d, v, sub):
+    import builtins
+
+    value = getattr(builtins, str(v), None)
+    if not (isinstance(value, type) and _is_builtin_class(value)):
+        raise WireError(f"{v!r} is not a built-in class")
+    return value
 
 
 def encode_exception(exc, export, depth=0):
@@ -237,12 +274,15 @@ _DECODERS = {
     "date": lambda d, v, sub: datetime.date.fromisoformat(str(v)),
     "datetime": lambda d, v, sub: datetime.datetime.fromisoformat(str(v)),
     "time": lambda d, v, sub: datetime.time.fromisoformat(str(v)),
-    "timedelta": lambda d, v, sub: datetime.timedelta(days=int(v[0]), seconds=int(v[1]), microseconds=int(v[2])),
+    "timedelta": lambda d, v, sub: datetime.timedelta(
+        days=int(v[0]), seconds=int(v[1]), microseconds=int(v[2])
+    ),
     "range": lambda d, v, sub: range(int(v[0]), int(v[1]), int(v[2])),
     "OrderedDict": lambda d, v, sub: collections.OrderedDict(_pairs(v, sub)),
     "Counter": lambda d, v, sub: collections.Counter(dict(_pairs(v, sub))),
     "defaultdict": _defaultdict,
     "deque": lambda d, v, sub: collections.deque([sub(x) for x in v], d.get("maxlen")),
+    "builtin": _builtin_class,
     "ntuple": _namedtuple,
     "path": _path,
     "obj": lambda d, v, sub: ("<object>", str(d["cls"]), sub(d["state"])),
@@ -316,7 +356,7 @@ class Channel:
         view = memoryview(_LEN.pack(len(data)) + data)
         try:
             while view:
-                view = view[os.write(self.write_fd, view):]
+                view = view[os.write(self.write_fd, view) :]
         except OSError as exc:
             raise ChannelClosed(f"the other process is gone ({exc.strerror})") from None
 

@@ -236,3 +236,197 @@ def test_plans():
     assert not opted.isolated and "opts in" in opted.reason
     with pytest.raises(ValueError, match="judge"):
         replace(task, judge="sometimes")
+
+
+COMPAT = b'''"""Helpers that reach back into the tests' objects."""
+import functools
+import threading
+
+
+def convert(values, kind):
+    return [kind(v) for v in values]
+
+
+def catch(func, exc):
+    try:
+        func()
+    except exc:
+        return "caught"
+    return "not raised"
+
+
+def is_int_class(kind):
+    return kind is int
+
+
+def logged(func):
+    @functools.wraps(func)
+    def wrapper(*args):
+        return func(*args)
+
+    return wrapper
+
+
+def refused(obj):
+    out = []
+    for name in ("_secret", "__dict__", "__globals__", "__code__", "__defaults__", "helper"):
+        try:
+            getattr(obj, name)
+        except AttributeError:
+            out.append(name)
+    return out
+
+
+def names(func):
+    return func.__name__, func.__qualname__, func.__module__
+
+
+def through_mapping(box):
+    box["seen"] = box["given"] + 1
+    del box["given"]
+    return "given" in box, "seen" in box
+
+
+def still_alive():
+    return threading.active_count() >= 1
+
+
+def give_exec():
+    return exec
+
+
+class Counter:
+    def __init__(self):
+        self.n = 0
+        self.lock = threading.Lock()
+
+    def bump(self):
+        with self.lock:
+            self.n += 1
+        return self.n
+'''
+COMPAT_TESTS = b'''import threading
+
+from geo.compat import (Counter, catch, convert, give_exec, is_int_class, logged, names, refused, still_alive,
+                        through_mapping)
+
+
+class Box:
+    def __init__(self):
+        self.data = {"given": 1}
+        self._secret = "hidden"
+
+    def helper(self):
+        return None
+
+    def __getitem__(self, key):
+        return self.data[key]
+
+    def __setitem__(self, key, value):
+        self.data[key] = value
+
+    def __delitem__(self, key):
+        del self.data[key]
+
+    def __contains__(self, key):
+        return key in self.data
+
+
+def test_builtin_classes_cross_as_themselves():
+    assert convert(["1", "2"], int) == [1, 2]
+    assert is_int_class(int) is True
+    assert catch(lambda: int("x"), ValueError) == "caught"
+
+
+def test_a_refused_attribute_is_an_attribute_error_and_the_process_lives_on():
+    def plain():
+        return None
+
+    # a test object's data and bound methods are shown, nothing private, no code, no class
+    assert refused(Box()) == ["_secret", "__dict__", "__globals__", "__code__", "__defaults__"]
+    assert refused(plain) == ["_secret", "__dict__", "__globals__", "__code__", "__defaults__", "helper"]
+    assert still_alive() is True
+
+
+def test_decorators_read_names_of_the_tests_functions():
+    def double(x):
+        return 2 * x
+
+    assert logged(double)(4) == 8
+    assert logged(double).__name__ == "double"
+    assert names(double)[0] == "double" and names(double)[2] == __name__
+
+
+def test_the_tests_mapping_is_reached_by_item():
+    box = Box()
+    assert through_mapping(box) == (False, True)
+    assert box.data == {"seen": 2}
+
+
+def test_builtin_functions_do_not_cross_by_name():
+    assert give_exec() is not exec
+
+
+def test_threads_share_the_solutions_process():
+    counter = Counter()
+    errors = []
+
+    def work():
+        try:
+            for _ in range(20):
+                counter.bump()
+        except Exception as exc:  # noqa: BLE001
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == [] and counter.n == 80
+'''
+SUBCLASSING_TESTS = b'''from geo.compat import Counter
+
+
+class Mine(Counter):
+    pass
+
+
+def test_subclass():
+    assert Mine().bump() == 1
+'''
+
+
+def compat_task(hidden: dict[str, bytes]) -> Task:
+    import dataclasses
+
+    base = geo_task("pytest")
+    return dataclasses.replace(
+        base,
+        id="geo-compat",
+        workspace={**base.workspace, "geo/compat.py": COMPAT},
+        hidden=hidden,
+        reference=Reference(files={"geo/points.py": GEO}),
+    )
+
+
+def test_compatibility_features_work_across_the_boundary(runner, tmp_path):
+    """Builtin classes by name, refusals as AttributeError, names for decorators, the tests' mappings by
+    item, threads, all while functions of builtins and private attributes stay on their side."""
+    verdict = judged(compat_task({"tests/test_hidden_compat.py": COMPAT_TESTS}), runner, tmp_path, GEO)
+    tail = verdict.result.output_tail if verdict.result else ""
+    assert verdict.verdict is Verdict.PASS, verdict.reason + tail
+
+
+def test_a_module_that_cannot_collect_fails_the_verdict_alone(runner, tmp_path):
+    """A test module that subclasses the solution's class is a collection error (refused); the other
+    modules' tests still run and are reported, and the verdict fails."""
+    import json
+
+    hidden = {"tests/test_hidden_compat.py": COMPAT_TESTS, "tests/test_hidden_subclass.py": SUBCLASSING_TESTS}
+    verdict = judged(compat_task(hidden), runner, tmp_path, GEO)
+    assert verdict.verdict is Verdict.FAIL
+    (report,) = (tmp_path / "verify").glob(".verdict-*/report.json")
+    outcomes = json.loads(report.read_text())["outcomes"]
+    assert outcomes["tests/test_hidden_subclass.py"] == "collection_error"
+    assert outcomes["tests/test_hidden_compat.py::test_threads_share_the_solutions_process"] == "passed"

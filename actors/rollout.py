@@ -2,10 +2,16 @@
 
 ``RolloutSession.run`` is a plain method (the rollout actor is a thin Ray shell around it, made by
 ``actors.placement.make_actor``). It never raises for what a session can do wrong: a model that fails the
-task scores by the verifier; a blocked call scores 0. What is not the model's fault (the sandbox or the
-harness could not run or was killed by a signal, the guard or the model server failed a turn, the harness
-reported an API failure) comes back as ``RolloutOutcome.failure`` with the reason, and the pool retries
-it a bounded number of times (``actors.grpo.GroupCollector``). The harness reaches the guard only
+task scores by the verifier; a blocked call scores 0. A retry is a fresh sample, so one the agent could
+cause would let a policy drop its bad rollouts from a group: only failures the host can prove are its own
+come back as ``RolloutOutcome.failure`` (retried a bounded number of times by
+``actors.grpo.GroupCollector``): anything before the harness starts (the sandbox could not be created, the
+guard refused the rollout), a model-server failure the guard recorded, the relay failing to reach the
+guard, and any failure before the model produced any output. Everything else the agent's tool calls could
+have caused (its harness killed by a signal the host did not send, its usage file or session log deleted
+or replaced, the sandbox ending early, the harness reporting a failed run the guard did not see) is scored
+0 with ``RolloutOutcome.session_error`` saying why (``judge_session``); an audit or verifier exception is a
+flag or verdict ``error``, also 0. The harness reaches the guard only
 through a ``Forward``: inside the sandbox ``http://127.0.0.1:<forward_port>/s/<rollout>/v1``, on the host
 a unix socket relayed to the guard's TCP port.
 """
@@ -16,13 +22,14 @@ import shutil
 import tempfile
 import time
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from actors.grpo.samples import TrainingRow, rollout_rows, turns_from_record
 from actors.trajectories import save_rollout_trajectory
-from environments.harnesses import LaunchSpec, UnixToTcp, launch_in_sandbox
+from environments.harnesses import LaunchResult, LaunchSpec, UnixToTcp, launch_in_sandbox
 from environments.harnesses.registry import harness_spec
 from environments.integrity import AuditResult, Flag, audit_effects, protected_paths, take_snapshot
 from environments.reward import RewardInputs, compute_reward
@@ -108,8 +115,11 @@ class RolloutOutcome:
     rows: tuple[TrainingRow, ...] = ()
     duration_s: float = 0.0
     failure: str | None = None
-    """Set when the session could not be scored for reasons that are not the model's: retry it."""
+    """Set when the session could not be scored for a reason the host proved is its own: retry it."""
     timings: dict[str, float] = field(default_factory=dict)
+    session_error: str = ""
+    """The session ended in a way the agent could have caused (``judge_session``): scored 0 with this
+    reason, never retried."""
 
 
 class GuardHTTP:
@@ -162,6 +172,92 @@ class GuardHTTP:
                 f"guard lost rollout {rollout_id}: HTTP {response.status_code} {response.text}"
             )
         return response.json()
+
+
+SERVER_ERRORS = frozenset(
+    {"upstream_unreachable", "upstream_timeout", "upstream_malformed_response", "upstream_stream_interrupted"}
+)
+"""Turn errors (``serve.record.UpstreamError``) that are the model server's: the guard saw them happen.
+``upstream_error_status`` is the server's only for a 5xx; a 4xx answers the request (a context too long),
+and ``client_closed_stream`` is the harness hanging up: both can be the agent's doing."""
+
+
+def server_failure(record: Mapping) -> str | None:
+    """The first model-server failure the guard recorded in ``record``'s turns, as ``error (status)``."""
+    for turn in record.get("turns") or ():
+        error, status = turn.get("error"), turn.get("upstream_status")
+        server_status = error == "upstream_error_status" and (status is None or status >= 500)
+        if error in SERVER_ERRORS or server_status:
+            return f"{error} ({status})" if status else str(error)
+    if record.get("failed") and "turns" not in record:  # a record without its turns: take the guard's word
+        return "the guard recorded a failed turn"
+    return None
+
+
+def model_acted(record: Mapping) -> bool:
+    """Whether any model output reached the harness (a completed turn, a streamed first token, or a tool
+    call). Before that, nothing in the sandbox ran on the model's behalf, so no failure can be its doing."""
+    if int(record.get("tool_calls") or 0) > 0:
+        return True
+    for turn in record.get("turns") or ():
+        if turn.get("error") is None or turn.get("first_token_s") is not None or turn.get("tool_calls"):
+            return True
+    return False
+
+
+@dataclass(frozen=True, slots=True)
+class SessionEnd:
+    """How a session ended, as the host saw it: what ``judge_session`` decides from."""
+
+    record: Mapping = field(default_factory=dict)
+    """The guard's final record of the rollout (``{"missing": True}`` when it had none)."""
+    launched: LaunchResult | None = None
+    """The harness run; None when the sandbox failed after the harness started (``error`` says how)."""
+    error: str = ""
+    """An exception while the harness ran or its workspace was collected (the sandbox ended early)."""
+    guard_unreachable: int = 0
+    """Requests the host's relay could not deliver to the guard (``UnixToTcp.guard_unreachable``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class SessionJudgement:
+    retry: bool
+    """True: a host failure (the pool retries); False: scored 0 with ``reason``."""
+    reason: str
+
+
+def judge_session(end: SessionEnd) -> SessionJudgement | None:
+    """Whether a finished session is retried, scored 0, or (None) judged by the audit and verifier.
+
+    Retried only for what the host proves is its own: a model-server failure in the guard's record, the
+    relay failing to reach the guard, or any failure before the model's first output (nothing had acted
+    for it). After that, a signal the host did not send (it sends one only on timeout, which is scored as
+    it stands), a failed run the harness reports (hermes's usage file, which the agent can delete or
+    rewrite), records that are missing without a timeout or unreadable, and a sandbox error are all things
+    a tool call can cause: scored 0, never retried."""
+    server = server_failure(end.record)
+    if server:
+        return SessionJudgement(True, f"model_server_failed: {server}")
+    if end.guard_unreachable:
+        return SessionJudgement(True, f"guard_unreachable: {end.guard_unreachable} requests got no guard")
+    launched = end.launched
+    if end.error:
+        problem = f"sandbox_error: {end.error}"
+    elif launched is None:
+        return None
+    elif launched.killed_by is not None:
+        problem = f"harness_killed: signal {launched.killed_by}, not sent by the host"
+    elif launched.failed:
+        problem = f"harness_failed: the harness reported a failed run ({launched.stderr_tail[-160:].strip()})"
+    elif launched.records_problem:
+        problem = f"harness_records_unreadable: {launched.records_problem}"
+    elif launched.session_log is None and not launched.timed_out:
+        problem = "harness_records_missing: the harness's session log is gone"
+    else:
+        return None
+    if not model_acted(end.record) and not end.record.get("missing"):
+        return SessionJudgement(True, f"{problem} (before any model output)")
+    return SessionJudgement(False, problem)
 
 
 class RolloutSession:
@@ -225,11 +321,13 @@ class RolloutSession:
         )
         sockets = Path(tempfile.mkdtemp(prefix="hxr"))  # unix socket paths must stay short
         record: dict = {}
+        launched: LaunchResult | None = None
+        error = ""
         try:
             with UnixToTcp(
                 sockets / "guard.sock", self.guard.port, host=self.guard.host, allowed_prefix=path
             ) as forward:
-                box = self.backend.create(
+                box = self.backend.create(  # raises before the harness starts: a host failure, retried
                     workspace,
                     limits,
                     forwards=(Forward(FORWARD_PORT, forward.path),),
@@ -245,9 +343,15 @@ class RolloutSession:
                         run_dir=work / "run",
                         collect_to=work / "produced",
                     )
+                except Exception as exc:  # the harness ran: judged below with the guard's record
+                    error = f"{type(exc).__name__}: {str(exc)[:300]}"
                 finally:
-                    box.destroy()
+                    try:
+                        box.destroy()
+                    except Exception as exc:
+                        error = error or f"destroy: {type(exc).__name__}: {str(exc)[:300]}"
                 refused_outside = forward.refused_outside
+                unreachable = forward.guard_unreachable
         finally:
             if self.trajectories is not None:
                 saved = save_rollout_trajectory(self.guard.atif, request.rollout_id, self.trajectories)
@@ -258,22 +362,43 @@ class RolloutSession:
                 record = {"missing": True}
             shutil.rmtree(sockets, ignore_errors=True)
         timings["session_s"] = time.monotonic() - start
-        if record.get("failed"):
-            raise RuntimeError("a model call failed upstream (see the guard record's turns)")
-        if launched.killed_by is not None:
-            raise RuntimeError(f"{request.harness} was killed by signal {launched.killed_by} mid-session")
-        if launched.failed:
-            raise RuntimeError(f"{request.harness} reported a failed run: {launched.stderr_tail[-300:]}")
-        audit = audit_effects(task, start_state, take_snapshot(work / "produced"))
+        judged = judge_session(SessionEnd(record, launched, error, unreachable))
+        if judged is not None and judged.retry:
+            raise HostFailure(f"{request.harness}: {judged.reason}")
+        audit = safe_audit(task, start_state, work / "produced")
         if refused_outside:  # a tool call tried the guard's rollout API or another rollout's route
             audit = AuditResult(
                 audit.flags + (Flag("network", "guard_api_probed", f"{refused_outside} refused"),)
             )
-        verified = verify(task, work / "produced", work / "verify", SandboxRunner(self.backend))
+        if judged is not None:  # scored 0 whatever the verifier would say: no need to run it
+            verified = OracleRun(Verdict.ERROR, f"not verified: {judged.reason}")
+        else:
+            verified = verify(task, work / "produced", work / "verify", SandboxRunner(self.backend))
         timings["verify_s"] = time.monotonic() - start - timings["session_s"]
+        harness_calls = launched.tool_calls if launched is not None else None
         return score_rollout(
-            request, verified, audit, record, launched.tool_calls, time.monotonic() - start, timings
+            request,
+            verified,
+            audit,
+            record,
+            harness_calls,
+            time.monotonic() - start,
+            timings,
+            session_error=judged.reason if judged is not None else "",
         )
+
+
+class HostFailure(RuntimeError):
+    """A session failure the host proved is its own (``judge_session``): the pool retries the rollout."""
+
+
+def safe_audit(task: Task, start_state, produced: Path) -> AuditResult:
+    """The effect audit of the collected workspace; a failure to even take its snapshot is the flag
+    ``audit_error`` (reward 0), never an exception that would make the rollout a retried failure."""
+    try:
+        return audit_effects(task, start_state, take_snapshot(produced))
+    except Exception as exc:
+        return AuditResult((Flag("workspace", "audit_error", f"{type(exc).__name__}: {str(exc)[:160]}"),))
 
 
 def score_rollout(
@@ -284,16 +409,21 @@ def score_rollout(
     harness_tool_calls: int | None,
     duration_s: float,
     timings: dict[str, float],
+    *,
+    session_error: str = "",
 ) -> RolloutOutcome:
     """The outcome of a session that ran to its end: reward from the verdict, the guard's record and the
     effect audit. A missing guard record scores 0 like a block; a verdict ``error`` scores 0 (never a
-    retry); a tampered rollout scores 0 whatever the verdict. Only blocks the guard enforced zero the
-    reward: the would-be blocks of a guard in monitor mode (``record["would_block"]``) are only reported."""
+    retry); a tampered rollout scores 0 whatever the verdict; so does a ``session_error`` (a session end
+    the agent could have caused, ``judge_session``). Only blocks the guard enforced zero the reward: the
+    would-be blocks of a guard in monitor mode (``record["would_block"]``) are only reported."""
     missing = bool(record.get("missing"))
     blocked = bool(record.get("blocked")) or missing
     tool_calls = int(record.get("tool_calls", 0))
     score = 1.0 if verified.verdict is Verdict.PASS else 0.0
-    reward = compute_reward(RewardInputs(score, tool_calls, blocked, audit.tampered))
+    reward = (
+        0.0 if session_error else compute_reward(RewardInputs(score, tool_calls, blocked, audit.tampered))
+    )
     reasons = tuple(f"{b['rule']}: {b['reason']}" for b in record.get("blocks", []))
     would = tuple(f"{b['rule']}: {b['reason']}" for b in record.get("would_block", []))
     if missing:
@@ -314,6 +444,7 @@ def score_rollout(
         rows=() if missing else tuple(rollout_rows(turns_from_record(record))),
         duration_s=duration_s,
         timings=timings,
+        session_error=session_error,
     )
 
 

@@ -365,6 +365,7 @@ class RolloutPool:
             outcome.rows,
             outcome.tampered,
             len(outcome.would_block_reasons),
+            bool(outcome.session_error),
         )
         self.session_spans.append((started_at, time.time()))
         stale_before = self.collector.counters.groups_stale
@@ -373,6 +374,9 @@ class RolloutPool:
         self.metrics.outcome("blocked" if outcome.blocked else "finished")
         if outcome.tampered:
             self.metrics.outcome("tampered")
+        if outcome.session_error:
+            log.warning("rollout %s scored 0 (not retried): %s", outcome.rollout_id, outcome.session_error)
+            self.metrics.outcome("session_error")
         if outcome.would_block_reasons:
             self.metrics.outcome("would_block")
         self.metrics.scored(outcome.reward, outcome.tool_calls)
@@ -425,6 +429,8 @@ class RolloutPool:
                 "rollout/would_blocked_total": float(c.would_blocked),
                 "rollout/tampered": float(outcome.tampered),
                 "rollout/tampered_total": float(c.tampered),
+                "rollout/session_error": float(bool(outcome.session_error)),
+                "rollout/session_error_total": float(c.session_errors),
                 "rollout/started_total": float(c.started),
                 "rollout/finished_total": float(c.finished),
                 "rollout/retried_total": float(c.retried),

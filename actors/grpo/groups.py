@@ -38,6 +38,8 @@ class ScoredRollout:
     """The effect audit flagged the rollout's workspace (its reward is 0)."""
     would_block: int = 0
     """Calls a guard in monitor mode would have blocked (no effect on the reward)."""
+    session_error: bool = False
+    """The session ended in a way the agent could have caused (its reward is 0; never retried)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +67,9 @@ class RolloutCounters:
     """Finished rollouts the effect audit flagged (scored 0)."""
     would_blocked: int = 0
     """Finished rollouts a guard in monitor mode would have blocked (scored as usual)."""
+    session_errors: int = 0
+    """Finished rollouts scored 0 for a session end the agent could have caused (harness killed from
+    inside, records deleted, sandbox ended early)."""
     groups_trained: int = 0
     groups_dropped: int = 0
     groups_stale: int = 0
@@ -144,6 +149,7 @@ class GroupCollector:
         self.counters.blocked += rollout.blocked
         self.counters.tampered += rollout.tampered
         self.counters.would_blocked += rollout.would_block > 0
+        self.counters.session_errors += rollout.session_error
         group = self._groups.get(rollout.group_id)
         if group is None:
             return None

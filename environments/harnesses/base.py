@@ -149,6 +149,9 @@ class LaunchResult:
     """Token/API-call counts the harness reported, where it reports them."""
     session_log: Path | None = None
     """The harness's own session record (pi: JSONL, opencode/hermes: SQLite)."""
+    records_problem: str = ""
+    """Why the harness's own records could not be read as written (links or special files in them, or a
+    launcher that failed on their contents); "" when they could. They pass through the agent's sandbox."""
 
     @property
     def ok(self) -> bool:
@@ -157,8 +160,10 @@ class LaunchResult:
 
     @property
     def killed_by(self) -> int | None:
-        """The signal that ended the harness from outside (a negative code, or a shell's 128+N), else None.
-        Not the model's doing: a rollout retries it instead of scoring what was left behind."""
+        """The signal that ended the harness (a negative code, or a shell's 128+N), else None. The host
+        sends one only on timeout (``timed_out``, never counted here), so any other signal may have come
+        from inside the sandbox (a tool call's ``kill -9 $PPID``): the rollout scores it 0 once the model
+        acted (``actors.rollout.judge_session``), never a free retry."""
         if self.timed_out or self.exit_code is None:
             return None
         if self.exit_code < 0:

@@ -100,7 +100,12 @@ def launch_in_sandbox(
 ) -> LaunchResult:
     """Run ``spec`` (host paths and the host's guard URL) in ``sandbox``, which must have been created
     from ``spec.workspace`` with ``Forward(forward_port, <socket relayed to the guard>)``. The workspace
-    as the harness left it is collected to ``collect_to``; the harness's records end up in ``run_dir``."""
+    as the harness left it is collected to ``collect_to``; the harness's records end up in ``run_dir``.
+
+    The records passed through the agent's sandbox, so the host reads them as untrusted: a records folder
+    that is a link is not taken, links and special files inside it are removed (a usage file linked to
+    ``/dev/zero`` would otherwise be read forever), and a launcher that cannot read what is left gives a
+    result with ``records_problem`` set instead of raising."""
     inside = replace(spec, workspace=INSIDE_WORKSPACE, base_url=inside_url(spec.base_url, forward_port))
     run = sandbox.run(sandbox_script(launcher, inside), timeout_s=spec.timeout_s)
     collected = sandbox.collect(Path(collect_to))
@@ -108,12 +113,48 @@ def launch_in_sandbox(
     if run_dir.exists():
         shutil.rmtree(run_dir)
     records = collected / RECORDS
-    if records.is_dir():
+    if records.is_dir() and not records.is_symlink():
         shutil.move(records, run_dir)
+        removed = keep_plain_records(run_dir)
     else:
+        if records.is_symlink() or records.exists():
+            records.unlink()
         run_dir.mkdir(parents=True)
+        removed = 0
     outcome = ProcessOutcome(run.exit_code, run.timed_out, run.wall_s, run.output_tail, "")
-    return launcher.finish(inside, run_dir, outcome)
+    try:
+        result = launcher.finish(inside, run_dir, outcome)
+    except Exception as exc:  # malformed records (the agent can write them): a result, never a crash
+        why = f"{type(exc).__name__}: {str(exc)[:200]}"
+        return LaunchResult(
+            launcher.name, run.exit_code, run.timed_out, run.wall_s, run.output_tail, "", records_problem=why
+        )
+    if removed and not result.records_problem:
+        result = replace(result, records_problem=f"{removed} links or special files in the records")
+    return result
+
+
+MAX_RECORD_ENTRIES = 10_000
+"""Entries of a records folder the host walks; the rest is removed unread."""
+
+
+def keep_plain_records(root: Path) -> int:
+    """Remove every link and special file under ``root`` (never followed), and everything past
+    ``MAX_RECORD_ENTRIES``; return how many entries were removed."""
+    removed, seen, todo = 0, 0, [root]
+    while todo:
+        folder = todo.pop()
+        for entry in list(os.scandir(folder)):
+            seen += 1
+            if seen > MAX_RECORD_ENTRIES or entry.is_symlink() or not (entry.is_dir() or entry.is_file()):
+                if entry.is_dir(follow_symlinks=False):
+                    shutil.rmtree(entry.path, ignore_errors=True)
+                else:
+                    os.unlink(entry.path)
+                removed += 1
+            elif entry.is_dir(follow_symlinks=False):
+                todo.append(Path(entry.path))
+    return removed
 
 
 # -- the sandbox's route filter: pure parts ------------------------------------------------------------
@@ -289,6 +330,9 @@ class UnixToTcp:
         self.allowed_prefix = None if allowed_prefix is None else check_prefix(allowed_prefix)
         self.head_deadline_s = head_deadline_s
         self.refusals: Counter[str] = Counter()
+        self.guard_unreachable = 0
+        """Allowed requests the relay could not connect to the guard for (answered 502): a host-side
+        failure the rollout can prove, unlike anything the sandbox reports about itself."""
         self._lock = threading.Lock()
         self._server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self._server.bind(str(self.path))
@@ -344,6 +388,8 @@ class UnixToTcp:
             return
         upstream = self._connect()
         if upstream is None:
+            with self._lock:
+                self.guard_unreachable += 1
             _answer(client, UNAVAILABLE)
             return
         _relay_one(client, upstream, forwarded_head(head), early, decision.body_length)

@@ -132,6 +132,26 @@ def test_tampered_rollouts_train_with_reward_zero_and_are_counted():
     assert len(tampered) == 2 and all(s.advantage < 0 for s in tampered)
 
 
+def test_a_session_error_trains_with_reward_zero_is_counted_and_never_retried():
+    """A session end the agent could have caused (its harness killed from inside) is a score, not a
+    failure: no attempt is retried, and the metrics count it."""
+
+    def script(request, attempt):
+        if request.rollout_id.endswith("r0"):
+            return replace(
+                scored(request, 0.0), session_error="harness_killed: signal 9, not sent by the host"
+            )
+        return scored(request, 1.0)
+
+    sessions = ScriptedSessions(script)
+    pool, samples = run_pool(PoolConfig("pi", group_size=2, max_sessions=4), sessions, 4)
+    c = pool.collector.counters
+    assert c.retried == 0 and 2 <= c.session_errors <= c.finished
+    assert all(n == 1 for n in sessions.attempts.values())
+    zeroed = [s for s in samples if s.metrics["reward"] == 0.0]
+    assert len(zeroed) == 2 and all(s.advantage < 0 for s in zeroed)
+
+
 def test_a_failed_session_is_retried_and_the_counters_add_up():
     def script(request, attempt):
         if request.rollout_id.endswith("r1") and attempt == 1:

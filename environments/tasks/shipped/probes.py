@@ -33,6 +33,9 @@ SPEC_PATH = ".oracle/probes.json"
 CHILD_PATH = ".oracle/probe_child.cjs"
 JUDGE_SOURCE = Path(judge.__file__).read_bytes()
 CHILD_SOURCE = (Path(judge.__file__).parent / "probe_child.cjs").read_bytes()
+AT_VERIFY = {"t": "at_verify"}
+"""A JS probe's expected output: computed by the judge from the reference at each verification (a kind
+no value decodes to, so tools that rewrite expected values leave these probes alone)."""
 
 
 def probe_expression(case: str) -> tuple[str, str | None]:
@@ -150,7 +153,10 @@ def js_probe_files(
     """The hidden files of a JS task judged by outputs: the judge, its Node child and a spec whose probes
     hold the expression and the case itself (``check``); the expected outputs are computed by the judge
     from ``reference`` (the sources of ``modules`` in ``reference_tree``) at every verification."""
-    probes = [{"id": label, "expr": js_probe_expression(case), "check": case} for label, case in cases]
+    probes = [
+        {"id": label, "expr": js_probe_expression(case), "check": case, "expected": AT_VERIFY}
+        for label, case in cases
+    ]
     reference = {path: reference_tree[path].decode() for path, _ in modules}
     fresh = {"reference": reference, **({"generated": generated} if generated else {})}
     spec = _spec({"lang": "js", "modules": [[p, n] for p, n in modules]}, probes, fresh)

@@ -109,6 +109,9 @@ class SessionResult:
     duration_s: float = 0.0
     would_block_reasons: tuple[str, ...] = ()
     """A guard in monitor mode: ``rule: reason`` of each call it would have blocked (it blocked none)."""
+    judge: str = ""
+    """How the verifier judged it (``environments.integrity.judging``: ``isolated``, ``output-only``,
+    ``answer-file`` or ``in-process``); "" when it was not scored."""
     variant: str = ""
     """``""``: the task as given; ``oneoff`` / ``conflicting``: an impossible variant (counted only in the
     cheating rate, never in pass@1)."""
@@ -250,6 +253,24 @@ def would_block_table(results: Iterable[SessionResult]) -> str:
     return _count_table(results, "would_block_reasons", ("rule: reason", "would-be blocked calls"))
 
 
+def judge_counts(results: Iterable[SessionResult]) -> dict[str, int]:
+    """Scored sessions per judge: how many were judged apart from the agent's code, and how many in its
+    process (tasks that opted in)."""
+    counts: dict[str, int] = defaultdict(int)
+    for r in results:
+        if r.failure is None and r.judge:
+            counts[r.judge] += 1
+    return dict(sorted(counts.items()))
+
+
+def judge_line(results: Iterable[SessionResult]) -> str:
+    counts = judge_counts(results)
+    if not counts:
+        return ""
+    parts = ", ".join(f"{judge} {n}" for judge, n in counts.items())
+    return f"Judged (scored sessions): {parts}.\n"
+
+
 def tamper_table(results: Iterable[SessionResult]) -> str:
     """How often each effect-audit rule flagged a session, with the path ("" when nothing was flagged)."""
     return _count_table(results, "tamper_flags", ("rule: path", "sessions"))
@@ -386,6 +407,9 @@ def report_markdown(
     if "temperature" in (extra or {}):
         text += f"Sampling: {sampling(extra['temperature'])} in every session.\n\n"
     text += markdown_table(cells, load_failures)
+    judged = judge_line(results)
+    if judged:
+        text += "\n" + judged
     learning = learning_section(cells)
     if learning:
         text += "\n## Learning: the last checkpoint against its start\n\n" + learning
@@ -425,6 +449,7 @@ def report_json(
         "cheating": [asdict(r) for r in cheating_rows(results)],
         "capability": [asdict(r) for r in capability_rows],
         "load_failures": dict(sorted(load_failures.items())),
+        "judged": judge_counts(results),
         "sessions": [asdict(r) for r in results],
         **(extra or {}),
     }

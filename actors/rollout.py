@@ -100,6 +100,8 @@ class RolloutOutcome:
     reward: float = 0.0
     verdict: str = ""
     verifier_reason: str = ""
+    judge: str = ""
+    """How the verifier judged (``isolated``, ``output-only``, ``answer-file`` or ``in-process``)."""
     tool_calls: int = 0
     """The guard's count (the harness's own count, where it has one, is in ``harness_tool_calls``)."""
     harness_tool_calls: int | None = None
@@ -434,6 +436,7 @@ def score_rollout(
         reward=reward,
         verdict=verified.verdict.value,
         verifier_reason=verified.reason,
+        judge=verified.judge,
         tool_calls=tool_calls,
         harness_tool_calls=harness_tool_calls,
         blocked=blocked,

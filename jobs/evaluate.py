@@ -219,6 +219,7 @@ class SessionRunner:
                             would_block_reasons=() if failure else tuple(outcome.would_block_reasons),
                             tampered=False if failure else outcome.tampered,
                             tamper_flags=() if failure else tuple(outcome.tamper_flags),
+                            judge="" if failure else outcome.judge,
                             failure=failure,
                             duration_s=round(outcome.duration_s, 2) if outcome else 0.0,
                         )

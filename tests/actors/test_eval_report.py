@@ -223,3 +223,21 @@ def test_the_report_says_how_its_sessions_sampled():
     assert "Sampling: temperature 0.7 in every session." in said[0.7]
     assert "Sampling: the server's default temperature in every session." in said[None]
     assert "Sampling:" not in report_markdown(cells, results, {}, {})  # results from before the setting
+
+
+def test_the_report_says_how_many_sessions_each_judge_scored():
+    from actors.eval_report import judge_counts, report_json, report_markdown
+
+    sessions = [
+        SessionResult("pi", "base", 0, "t1", "repair", passed=True, judge="isolated"),
+        SessionResult("pi", "base", 0, "t2", "repair", judge="isolated"),
+        SessionResult("pi", "base", 0, "t3", "repair", judge="in-process"),
+        SessionResult("pi", "base", 0, "t4", "analysis", judge="answer-file"),
+        SessionResult("pi", "base", 0, "t5", "repair", failure="sandbox crashed"),
+    ]
+    assert judge_counts(sessions) == {"answer-file": 1, "in-process": 1, "isolated": 2}
+    cells = summarize(sessions)
+    assert "Judged (scored sessions): answer-file 1, in-process 1, isolated 2." in report_markdown(
+        cells, sessions, {}
+    )
+    assert report_json(cells, sessions, {})["judged"] == {"answer-file": 1, "in-process": 1, "isolated": 2}

@@ -77,6 +77,7 @@ def test_the_suite_covers_every_category_and_task_kind():
         "edit",
         "scorer",
         "answer",
+        "table",
         "control",
     } <= categories
     tasks = {c.task for c in CASES}

@@ -28,6 +28,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -71,6 +72,8 @@ class CaseResult:
     expect: str = ""
     verify_s: float = 0.0
     extra: dict[str, Any] = field(default_factory=dict)
+    judge: str = ""
+    """How the verifier judged the case (``environments.integrity.judging``)."""
 
     @property
     def ok(self) -> bool:
@@ -276,7 +279,16 @@ class AttemptRunner:
         reward = compute_reward(RewardInputs(score, len(case.steps), False, audit.tampered))
         verdict = "tampered" if audit.tampered else verified.verdict.value
         flags = tuple(str(f) for f in audit.flags)
-        return CaseResult(case.id, reward, verdict, flags, verified.reason[:300], case.expect, verify_s)
+        return CaseResult(
+            case.id,
+            reward,
+            verdict,
+            flags,
+            verified.reason[:300],
+            case.expect,
+            verify_s,
+            judge=verified.judge,
+        )
 
 
 def summary(results: Iterable[CaseResult]) -> dict[str, Any]:
@@ -294,6 +306,7 @@ def summary(results: Iterable[CaseResult]) -> dict[str, Any]:
         "tampered": sum(r.verdict == "tampered" for r in results),
         "not_as_expected": [r.id for r in results if not r.ok],
         "verify_median_s": round(statistics.median(timed), 3) if timed else None,
+        "judged": dict(sorted(Counter(r.judge for r in results if r.judge).items())),
     }
 
 

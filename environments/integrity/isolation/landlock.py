@@ -96,8 +96,12 @@ def _add(libc, add_rule: int, ruleset: int, path: str, access: int) -> None:
         if not os.path.isdir(path):
             access &= (1 << 0) | (1 << 1) | (1 << 2) | (1 << 14) | (1 << 15)  # file rights only
         rule = ctypes.create_string_buffer(struct.pack("=Qi", access, fd), 12)
-        if libc.syscall(add_rule, ctypes.c_int(ruleset), ctypes.c_int(_RULE_PATH_BENEATH), rule,
-                        ctypes.c_uint32(0)) != 0:
+        if (
+            libc.syscall(
+                add_rule, ctypes.c_int(ruleset), ctypes.c_int(_RULE_PATH_BENEATH), rule, ctypes.c_uint32(0)
+            )
+            != 0
+        ):
             raise OSError(ctypes.get_errno(), f"landlock_add_rule failed for {path}")
     finally:
         os.close(fd)

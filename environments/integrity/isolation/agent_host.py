@@ -200,7 +200,7 @@ def serve(read_fd: int, write_fd: int) -> None:
     host.endpoint = endpoint
     while True:
         frame = channel.receive()
-        channel.send(endpoint.serve(frame))
+        endpoint.send_answer(endpoint.serve(frame))
 
 
 class Callback:

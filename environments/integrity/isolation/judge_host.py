@@ -1,23 +1,26 @@
 """The judge's side: the solution's modules as proxies, backed by a separate, confined process.
 
 ``install(judge_root, solution_root, tmp, deadline)`` puts ``SolutionFinder`` first on ``sys.meta_path``.
-A module the tests import that exists in the solution's tree (and not among the judge's own files, the
-standard library or the installed packages, in ``sys.path`` order) becomes a ``ProxyModule``; its
-attributes, calls and operators are requests to ``SolutionProcess``, a child Python that imports the real
-module. Values come back by value (``wire``); other objects as ``Handle``s. The judge decides equality,
-hashing, ordering, truth and ``str`` of a handle itself, never by running the solution's methods:
-equality and hashing compare by-value snapshots of the objects' state; ordering is refused; truth is
-``True`` only for objects whose class defines neither ``__bool__`` nor ``__len__``; ``str`` and ``repr``
-are a neutral description. Exception classes of the solution come back as local classes with the same
-name and bases (so ``pytest.raises(mod.ParseError)`` works), raised with the args by value. The tests'
-own objects given to the solution (a key function, a stream) stay here as handles the solution can call
-and read public data and bound methods of, nothing else. A dead, hung or garbled child fails the test
-that used it (``SolutionGone``) and every later one; it never stops the judge.
+A module the tests import that the solution's tree had when the judge started (and that neither the
+judge's own files, the standard library nor an installed package provides, wherever they come on
+``sys.path``) becomes a ``ProxyModule``; its attributes, calls and operators are requests to
+``SolutionProcess``, a child Python that imports the real module. Values come back by value (``wire``);
+other objects as ``Handle``s. Nothing about a handle that a verdict could rest on is decided by the
+solution's code: a handle equals only itself (two different objects of the solution are not compared, and
+handles are not hashed: whatever decided it, their ``__eq__`` or a report of their state, would run in
+the solution's process), ordering is refused, truth is ``True`` only for objects whose class defines
+neither ``__bool__`` nor ``__len__``, and ``str`` and ``repr`` are a neutral description. Exception
+classes of the solution come back as local classes with the same name and bases (so
+``pytest.raises(mod.ParseError)`` works), raised with the args by value. The tests' own objects given to
+the solution (a key function, a stream) stay here as handles it can call and read public data and bound
+methods of, and never the runner's objects (``RUNNER_MODULES``). A dead, hung or garbled child fails the
+test that used it (``SolutionGone``) and every later one; it never stops the judge.
 """
 
 from __future__ import annotations
 
 import builtins
+import functools
 import importlib.abc
 import importlib.machinery
 import inspect
@@ -31,10 +34,14 @@ import threading
 import types
 
 from .rpc import Endpoint, Exports, RemoteFault
-from .wire import Channel, WireError, decode, encode
+from .wire import Channel, WireError, encode
 
 PACKAGE_MODULES = ("wire", "rpc", "landlock", "agent_host")
 """This package's modules the solution's process needs, in import order."""
+UNCOMPARED = (
+    "the judge does not compare two of the solution's objects (their equality would be decided in the "
+    "solution's process); compare plain values instead, e.g. attributes or tuples of them"
+)
 REMOTE_DUNDERS = frozenset(
     {"__name__", "__qualname__", "__doc__", "__all__", "__version__", "__annotations__"}
 )
@@ -77,7 +84,7 @@ class SolutionProcess:
         self.deadline = deadline
         self.child: subprocess.Popen | None = None
         self.gone: str | None = None
-        self.exports = Exports("j", _describe_judge_object)
+        self.exports = JudgeExports("j", _describe_judge_object)
         self.mirrors: dict[str, type] = {}
         self.endpoint: Endpoint | None = None
         self.requests = 0
@@ -188,10 +195,12 @@ class SolutionProcess:
         decode_ = self.endpoint.decode
         if op == "call":
             target = self.exports.get(frame.get("h"))
+            _check_reachable(target)
             kwargs = decode_(frame.get("kwargs") or {"$": "dict", "v": []})
             return target(*decode_(frame.get("args") or []), **kwargs)
         if op == "getattr":
             target = self.exports.get(frame.get("h"))
+            _check_reachable(target)
             name = str(frame.get("name"))
             if name.startswith("_") and name not in CALLBACK_NAMES:
                 raise AttributeError(f"the tests' objects do not show {name!r} to the solution")
@@ -209,8 +218,68 @@ class SolutionProcess:
             raise AttributeError(f"attribute {name!r} of the tests' object is neither data nor its method")
         if op == "operator" and frame.get("name") in _CALLBACK_OPERATORS:
             args = decode_(frame.get("args") or [])
+            if args:
+                _check_reachable(args[0])
             return _CALLBACK_OPERATORS[frame["name"]](*args)
         raise TypeError(f"the tests do not answer {op!r} requests from the solution")
+
+
+RUNNER_MODULES = ("unittest.", "_pytest", "pytest", "pluggy", "ha_isolation", "importlib", "sys", "gc")
+"""Where the runner's own objects come from (``unittest.mock`` excepted): the solution may not call or read
+them, whatever route it got them by (a ``load_tests`` handed the loader and the real suite, a test
+passing ``self``), so it cannot run, skip or report the tests' cases itself."""
+
+
+def _from_runner(module: object) -> bool:
+    name = str(module or "")
+    if name == "unittest.mock" or name.startswith("unittest.mock."):
+        return False
+    return name == "unittest" or any(
+        name == m.rstrip(".") or name.startswith(m if m.endswith(".") else m + ".") for m in RUNNER_MODULES
+    )
+
+
+def _check_reachable(target) -> None:
+    """Refuse the solution's request when ``target`` belongs to the runner (see ``RUNNER_MODULES``)."""
+    seen = 0
+    while isinstance(target, functools.partial) and seen < 20:
+        target, seen = target.func, seen + 1
+    owner = (
+        getattr(target, "__self__", None) if inspect.ismethod(target) or inspect.isbuiltin(target) else None
+    )
+    if isinstance(owner, types.ModuleType):  # a module-level built-in function (``abs``, ``len``)
+        owner = None
+    if isinstance(target, types.ModuleType):
+        raise TypeError("the solution may not reach the tests' modules")
+    for value in (target, owner):
+        if value is None:
+            continue
+        if isinstance(value, (types.FunctionType, types.BuiltinFunctionType)) and _from_runner(
+            value.__module__
+        ):
+            raise TypeError("the solution may not call the test runner's functions")
+        if isinstance(value, type):
+            classes = value.__mro__
+        else:
+            classes = type(value).__mro__
+        if any(_from_runner(getattr(klass, "__module__", "")) for klass in classes):
+            raise TypeError("the solution may not reach the test runner's objects")
+
+
+class JudgeExports(Exports):
+    """The judge's exports: a handle, module proxy or mirrored exception class of the solution goes back
+    as the solution's own object, never as a callback to the judge."""
+
+    def export(self, value):
+        if isinstance(value, Handle):
+            data = object.__getattribute__(value, "_ha_data")
+            return {"$": "h", "side": "a", "id": data["id"]}
+        if isinstance(value, ProxyModule) and "_ha_handle" in value.__dict__:
+            return self.export(value.__dict__["_ha_handle"])
+        number = value.__dict__.get("_ha_handle_id") if isinstance(value, type) else None
+        if type(number) is int:
+            return {"$": "h", "side": "a", "id": number}
+        return super().export(value)
 
 
 CALLBACK_NAMES = frozenset({"__name__", "__qualname__", "__module__"})
@@ -283,23 +352,6 @@ def _reflected(name):
     return method
 
 
-def _canonical(data):
-    """``data`` (a described value) in a form whose JSON is the same for equal values."""
-    if isinstance(data, float) and data.is_integer():
-        return int(data)
-    if isinstance(data, list):
-        return [_canonical(v) for v in data]
-    if isinstance(data, dict):
-        out = {k: _canonical(v) for k, v in data.items()}
-        if data.get("$") in ("dict", "set", "frozenset", "Counter", "defaultdict"):
-            out["v"] = sorted(out["v"], key=lambda item: json.dumps(item, sort_keys=True))
-        if data.get("$") in ("OrderedDict", "defaultdict", "Counter"):
-            out["$"] = "dict"
-            out.pop("factory", None)
-        return out
-    return data
-
-
 class Handle:
     """One of the solution's objects, held in its process (see the module docstring)."""
 
@@ -332,24 +384,26 @@ class Handle:
             {"op": "call", "h": data["id"], "args": encode_(list(args)), "kwargs": encode_(kwargs)}
         )
 
-    def _ha_snapshot(self):
-        process, data = _link(self)
-        return process.request({"op": "snapshot", "h": data["id"]}, raw=True)
+    def _ha_same(self, other) -> bool:
+        mine, theirs = _link(self), _link(other)
+        return mine[0] is theirs[0] and mine[1]["id"] == theirs[1]["id"]
 
     def __eq__(self, other):
+        """The same object is equal to itself; two different objects of the solution are not compared:
+        whatever decides their equality (their ``__eq__``, a report of their state) runs in the
+        solution's process, so it would be the solution's word, not the judge's."""
         if not isinstance(other, Handle):
             return NotImplemented
-        mine, theirs = _link(self), _link(other)
-        if mine[0] is theirs[0] and mine[1]["id"] == theirs[1]["id"]:
+        if self._ha_same(other):
             return True
-        return _decode_snapshot(self._ha_snapshot()) == _decode_snapshot(other._ha_snapshot())
+        raise TypeError(UNCOMPARED)
 
     def __ne__(self, other):
         equal = self.__eq__(other)
         return equal if equal is NotImplemented else not equal
 
     def __hash__(self):
-        return hash(json.dumps(_canonical(self._ha_snapshot()), sort_keys=True))
+        raise TypeError("the judge does not hash the solution's objects: " + UNCOMPARED)
 
     def _ha_unordered(self, other):
         raise TypeError("the judge does not order the solution's objects; compare values instead")
@@ -461,13 +515,6 @@ for _name, _op in (
     setattr(Handle, f"__r{_name}__", _reflected(_op))
 
 
-def _decode_snapshot(raw):
-    def no_handles(data):
-        raise WireError("a snapshot holds no handles")
-
-    return decode(raw, no_handles)
-
-
 # ---------------------------------------------------------------------------------------------- modules
 
 
@@ -483,6 +530,8 @@ class ProxyModule(types.ModuleType):
         try:
             return handle.__getattr__(name)
         except AttributeError as exc:
+            if name == "__all__":  # ``from m import *`` of a module without one: its public names
+                return [n for n in handle.__dir__() if isinstance(n, str) and not n.startswith("_")]
             raise AttributeError(f"module {self.__name__!r} has no attribute {name!r}") from exc
 
     def __setattr__(self, name, value):
@@ -507,6 +556,7 @@ class SolutionFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         self.judge_root = os.path.realpath(judge_root)
         self.solution_root = os.path.realpath(solution_root)
         self.proxied_tops: set[str] = set()
+        self.listing = TreeListing(self.solution_root)
 
     def solution_path(self) -> list[str]:
         """``sys.path`` entries inside the judge's folder, mapped to the solution's tree."""
@@ -519,20 +569,22 @@ class SolutionFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         return out
 
     def owner(self, top: str) -> str | None:
-        """``"solution"`` when ``top`` resolves to the solution's tree first on ``sys.path``; None when the
-        judge's files, the standard library or an installed package has it."""
+        """``"solution"`` when ``top`` is a module of the solution's tree (as listed before its process
+        started) at an entry of ``sys.path`` inside the judge's folder; None when the judge's own files,
+        the standard library or an installed package has it, wherever they come on the path (an agent's
+        ``numpy/`` never stands in for the installed one)."""
         if top in sys.builtin_module_names or top in getattr(sys, "stdlib_module_names", ()):
             return None
-        for entry in sys.path:
-            real = os.path.realpath(entry or os.getcwd())
-            inside = real == self.judge_root or real.startswith(self.judge_root + os.sep)
-            spec = importlib.machinery.PathFinder.find_spec(top, [real])
-            if spec is not None and (spec.loader is not None or not inside):
+        entries = [os.path.realpath(entry or os.getcwd()) for entry in sys.path]
+        inside = [e for e in entries if e == self.judge_root or e.startswith(self.judge_root + os.sep)]
+        for entry in entries:
+            spec = importlib.machinery.PathFinder.find_spec(top, [entry])
+            if spec is not None and (spec.loader is not None or entry not in inside):
                 return None  # a module of the judge's own files, or installed
-            if inside:
-                mapped = os.path.join(self.solution_root, os.path.relpath(real, self.judge_root))
-                if _has_module(mapped, top):
-                    return "solution"
+        for entry in inside:
+            folder = os.path.normpath(os.path.relpath(entry, self.judge_root))
+            if self.listing.has_module(folder, top):
+                return "solution"
         return None
 
     def find_spec(self, fullname, path=None, target=None):
@@ -565,8 +617,27 @@ class SolutionFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
             module.__dict__["__path__"] = []
 
 
-def _has_module(folder: str, name: str) -> bool:
-    return os.path.isfile(os.path.join(folder, name + ".py")) or os.path.isdir(os.path.join(folder, name))
+class TreeListing:
+    """The solution tree's folders and Python files, listed once when the judge starts (before the
+    solution's process runs, so a module it writes later never becomes importable here)."""
+
+    MAX_ENTRIES = 50_000
+
+    def __init__(self, root: str):
+        self.files: set[str] = set()
+        self.folders: set[str] = set()
+        count = 0
+        for folder, dirs, files in os.walk(root):
+            rel = os.path.normpath(os.path.relpath(folder, root))
+            self.folders.add(rel)
+            self.files.update(os.path.normpath(os.path.join(rel, f)) for f in files if f.endswith(".py"))
+            count += len(dirs) + len(files)
+            if count > self.MAX_ENTRIES:
+                break
+
+    def has_module(self, folder: str, name: str) -> bool:
+        base = os.path.normpath(os.path.join(folder, name))
+        return base + ".py" in self.files or base in self.folders
 
 
 def install(judge_root: str, solution_root: str, tmp: str, deadline: float | None) -> SolutionProcess:

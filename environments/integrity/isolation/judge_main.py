@@ -64,14 +64,30 @@ def run_pytest(args: list[str], ignore: list[str]) -> tuple[int, dict[str, str]]
     return int(code), plugin.outcomes
 
 
-def run_unittest(args: list[str]) -> tuple[int, dict[str, str]]:
+def run_unittest(args: list[str], judge_root: str) -> tuple[int, dict[str, str]]:
+    """unittest's run; a test counts as passed only when a case of a class defined in one of the judge's
+    own files ran here and reported success (a suite the solution handed over, e.g. through a
+    ``load_tests`` it exports, runs nothing that counts)."""
     import unittest
 
     outcomes: dict[str, str] = {}
+    successes: set[str] = set()
+
+    class Result(unittest.TextTestResult):
+        def startTest(self, test):
+            self._ha_current = test
+            super().startTest(test)
+
+        def addSuccess(self, test):
+            super().addSuccess(test)
+            if test is getattr(self, "_ha_current", None) and _judge_side_case(test, judge_root):
+                successes.add(unittest.TestCase.id(test))
 
     class Runner(unittest.TextTestRunner):
+        resultclass = Result
+
         def run(self, test):
-            ids = list(_test_ids(test))
+            ids = list(_test_ids(test, judge_root))
             result = super().run(test)
             seen = {}
             for kind, items in (
@@ -81,9 +97,10 @@ def run_unittest(args: list[str]) -> tuple[int, dict[str, str]]:
                 ("xfailed", result.expectedFailures),
             ):
                 for case, _ in items:
-                    seen[case.id()] = kind
-            seen.update({case.id(): "xpassed" for case in result.unexpectedSuccesses})
-            outcomes.update({i: seen.get(i, "passed") for i in ids})
+                    seen[_case_id(case)] = kind
+            seen.update({_case_id(case): "xpassed" for case in result.unexpectedSuccesses})
+            for i in ids:
+                outcomes[i] = "passed" if i in successes else seen.get(i, "not_run")
             outcomes.update({i: o for i, o in seen.items() if i not in outcomes})
             return result
 
@@ -92,14 +109,40 @@ def run_unittest(args: list[str]) -> tuple[int, dict[str, str]]:
     return (0 if result.wasSuccessful() else 1), outcomes
 
 
-def _test_ids(test):
-    try:
-        children = list(test)
-    except TypeError:
-        yield test.id()
-        return
-    for child in children:
-        yield from _test_ids(child)
+def _judge_side_case(test, judge_root: str) -> bool:
+    """A real ``TestCase`` whose class comes from a file of the judge's tree (``type``, never
+    ``__class__``, so a proxy cannot claim it)."""
+    import unittest
+
+    kind = type(test)
+    if not (isinstance(kind, type) and issubclass(kind, unittest.TestCase)):
+        return False
+    module = sys.modules.get(kind.__module__)
+    where = getattr(module, "__file__", None) if type(module).__name__ != "ProxyModule" else None
+    if not isinstance(where, str):
+        return False
+    real = os.path.realpath(where)
+    return real.startswith(os.path.realpath(judge_root) + os.sep)
+
+
+def _case_id(case) -> str:
+    import unittest
+
+    if isinstance(case, unittest.TestCase) or isinstance(case, unittest.suite._ErrorHolder):
+        return case.id()
+    return "<an object of the solution in the test suite>"
+
+
+def _test_ids(test, judge_root: str):
+    import unittest
+
+    if isinstance(test, unittest.TestSuite):
+        for child in test:
+            yield from _test_ids(child, judge_root)
+    elif isinstance(test, unittest.TestCase) and _judge_side_case(test, judge_root):
+        yield unittest.TestCase.id(test)
+    else:  # anything else in the suite (the solution's objects) is a test that did not pass
+        yield "<an object of the solution in the test suite>"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -144,7 +187,7 @@ def main(argv: list[str] | None = None) -> int:
         if options.runner == "pytest":
             code, outcomes = run_pytest(args, [options.solution, tmp, here])
         else:
-            code, outcomes = run_unittest(args)
+            code, outcomes = run_unittest(args, judge_root)
         finished = True
     except SystemExit as exc:  # a runner that exits instead of returning
         code = exc.code if isinstance(exc.code, int) else 1

@@ -9,12 +9,18 @@ objects are reached by the other side through ``Exports`` ids, never by referenc
 from __future__ import annotations
 
 import itertools
+import threading
 
-from .wire import Channel, WireError, decode, encode, encode_exception
+from .wire import Channel, ChannelClosed, WireError, decode, encode, encode_exception
 
 
 class RemoteFault(Exception):
     """The other side refused a request or broke the protocol."""
+
+
+class UndecodableValue(TypeError):
+    """The other side's answer is well framed but is not a value this side can rebuild: that call fails,
+    the conversation goes on."""
 
 
 class Exports:
@@ -55,6 +61,8 @@ class Endpoint:
         self.channel, self.exports, self.resolve, self.handler = channel, exports, resolve, handler
         self.deadline = deadline
         self.counter = itertools.count(1)
+        self.lock = threading.RLock()
+        self.abandoned: set[int] = set()
 
     def encode(self, value):
         return encode(value, self.exports.export)
@@ -63,23 +71,50 @@ class Endpoint:
         return decode(data, self.resolve)
 
     def request(self, message, raw=False):
-        """Send ``message``; its answer decoded (``raw``: as described), or the other side's exception."""
-        number = next(self.counter)
-        self.channel.send({**message, "id": number})
-        while True:
-            frame = self.channel.receive(self.deadline())
-            if type(frame) is not dict:
-                raise WireError("a frame that is not an object")
-            if "op" in frame:
-                self.channel.send(self.serve(frame))
-                continue
-            if frame.get("re") != number:
-                raise WireError("an answer to a request that was not made")
-            if "ok" in frame:
-                return frame["ok"] if raw else self.decode(frame["ok"])
-            if "raise" in frame:
-                raise self.decode(frame["raise"])
-            raise RemoteFault(str(frame.get("fault", "the other side refused the request"))[:500])
+        """Send ``message``; its answer decoded (``raw``: as described), or the other side's exception.
+        One conversation at a time (threads wait their turn). A request left by an exception of this
+        side (not an answer) is remembered, so its late answer is dropped instead of breaking the
+        protocol; a value that cannot be decoded is an ``UndecodableValue`` for this call only."""
+        with self.lock:
+            number = next(self.counter)
+            answered = False
+            try:
+                self.channel.send({**message, "id": number})
+                while True:
+                    frame = self.channel.receive(self.deadline())
+                    if type(frame) is not dict:
+                        raise WireError("a frame that is not an object")
+                    if "op" in frame:
+                        self.send_answer(self.serve(frame))
+                        continue
+                    if frame.get("re") in self.abandoned:
+                        self.abandoned.discard(frame.get("re"))
+                        continue
+                    if frame.get("re") != number:
+                        raise WireError("an answer to a request that was not made")
+                    answered = True
+                    if "ok" in frame:
+                        return frame["ok"] if raw else self._decoded(frame["ok"])
+                    if "raise" in frame:
+                        raise self._decoded(frame["raise"])
+                    raise RemoteFault(str(frame.get("fault", "the other side refused the request"))[:500])
+            finally:
+                if not answered:
+                    self.abandoned.add(number)
+
+    def _decoded(self, data):
+        try:
+            return self.decode(data)
+        except WireError as exc:
+            raise UndecodableValue(str(exc)) from None
+
+    def send_answer(self, answer):
+        try:
+            self.channel.send(answer)
+        except WireError as exc:
+            if isinstance(exc, ChannelClosed):
+                raise
+            self.channel.send({"re": answer.get("re"), "fault": f"the answer could not be sent: {exc}"})
 
     def serve(self, frame):
         number = frame.get("id")

@@ -5,6 +5,7 @@ boundary's features, and solutions that try to win from the agent's side of it. 
 from __future__ import annotations
 
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -71,12 +72,15 @@ import geo.points as points
 
 
 def test_parse_gives_a_point():
-    assert parse("1,2") == Point(1.0, 2.0)
+    point = parse("1,2")
+    assert (point.x, point.y) == (1.0, 2.0)
+    assert point == point
 
 
 def test_attribute_and_method():
     assert parse("1,2").x == 1.0
-    assert parse("1,2").scaled(2) == Point(2.0, 4.0)
+    assert parse("1,2").scaled(2).y == 4.0
+    assert isinstance(parse("1,2"), Point)
 
 
 def test_own_exception_class():
@@ -105,6 +109,17 @@ def test_context_manager():
 
 def test_module_constant():
     assert points.ORIGIN == (0, 0)
+
+
+def test_the_solutions_object_goes_back_as_itself():
+    point = parse("3,4")
+    assert points.Point.scaled(point, 2).x == 6.0
+
+
+def test_star_import_without_all():
+    namespace = {}
+    exec("from geo.points import *", namespace)
+    assert namespace["parse"]("5,6").y == 6.0
 """
 HIDDEN_UNITTEST = b"""import unittest
 from geo.points import GeoError, Point, parse
@@ -112,7 +127,9 @@ from geo.points import GeoError, Point, parse
 
 class HiddenGeoTest(unittest.TestCase):
     def test_parse(self):
-        self.assertEqual(parse("1,2"), Point(1.0, 2.0))
+        point = parse("1,2")
+        self.assertEqual((point.x, point.y), (1.0, 2.0))
+        self.assertIsInstance(point, Point)
 
     def test_error(self):
         with self.assertRaises(GeoError):
@@ -182,8 +199,7 @@ ATTACKS = {
     b"\n_parse = parse\ndef parse(text):\n    p = _parse(text)\n    p.x = _S(p.x)\n    return p\n",
     "exit_0_at_import": BUGGY + b"\nimport os\nos._exit(0)\n",
     "exit_via_alias": BUGGY + b"\nimport os\ngetattr(os, '_' + 'exit')(0)\n",
-    "report_forged_everywhere": BUGGY
-    + b"\nimport glob, json, os\n"
+    "report_forged_everywhere": BUGGY + b"\nimport glob, json, os\n"
     b"fake = json.dumps({'finished': True, 'outcomes': {}, 'patched': []})\n"
     b"for where in glob.glob('../**/.verdict-*', recursive=True) + glob.glob('/**/.verdict-*'):\n"
     b"    try:\n        open(where + '/report.json', 'w').write(fake)\n"
@@ -230,8 +246,6 @@ def test_plans():
     assert "not a plain" in parse_python_tests("make test")
     task = geo_task("pytest")
     assert judge_plan(task).isolated
-    from dataclasses import replace
-
     opted = judge_plan(replace(task, judge="in-process"))
     assert not opted.isolated and "opts in" in opted.reason
     with pytest.raises(ValueError, match="judge"):
@@ -305,7 +319,7 @@ class Counter:
             self.n += 1
         return self.n
 '''
-COMPAT_TESTS = b'''import threading
+COMPAT_TESTS = b"""import threading
 
 from geo.compat import (Counter, catch, convert, give_exec, is_int_class, logged, names, refused, still_alive,
                         through_mapping)
@@ -384,8 +398,8 @@ def test_threads_share_the_solutions_process():
     for t in threads:
         t.join()
     assert errors == [] and counter.n == 80
-'''
-SUBCLASSING_TESTS = b'''from geo.compat import Counter
+"""
+SUBCLASSING_TESTS = b"""from geo.compat import Counter
 
 
 class Mine(Counter):
@@ -394,7 +408,7 @@ class Mine(Counter):
 
 def test_subclass():
     assert Mine().bump() == 1
-'''
+"""
 
 
 def compat_task(hidden: dict[str, bytes]) -> Task:
@@ -430,3 +444,131 @@ def test_a_module_that_cannot_collect_fails_the_verdict_alone(runner, tmp_path):
     outcomes = json.loads(report.read_text())["outcomes"]
     assert outcomes["tests/test_hidden_subclass.py"] == "collection_error"
     assert outcomes["tests/test_hidden_compat.py::test_threads_share_the_solutions_process"] == "passed"
+
+
+def test_two_objects_of_the_solution_are_never_compared_by_the_judge(runner, tmp_path):
+    """``parse(..) == Point(..)`` would be the solution's word (its ``__eq__``, or whatever it reports of
+    its state): refused, so such a task fails isolated and validation names it for in-process."""
+    compares = replace(
+        geo_task("pytest"),
+        hidden={
+            "tests/test_hidden_geo.py": b"from geo.points import Point, parse\n\n\n"
+            b"def test_equal():\n    assert parse('1,2') == Point(1.0, 2.0)\n\n\n"
+            b"def test_hash():\n    assert len({parse('1,2')}) == 1\n"
+        },
+    )
+    verdict = judged(compares, runner, tmp_path, GEO)
+    assert verdict.verdict is Verdict.FAIL
+    assert "did not pass" in verdict.reason
+
+
+INSTALLED_SHADOW = {
+    "numpy/__init__.py": b"def allclose(*a, **k):\n    return True\n",
+}
+
+
+def test_a_workspace_package_never_stands_in_for_an_installed_one(runner, tmp_path):
+    pytest.importorskip("numpy")
+    task = replace(
+        geo_task("pytest"),
+        hidden={
+            "tests/test_hidden_geo.py": b"import numpy as np\nfrom geo.points import parse\n\n\n"
+            b"def test_close():\n    p = parse('1,2')\n    assert np.allclose([p.x, p.y], [1.0, 2.0])\n"
+        },
+    )
+    assert judged(task, runner, tmp_path / "good", GEO).verdict is Verdict.PASS
+    shadowed = judged(task, runner, tmp_path / "bad", None, INSTALLED_SHADOW)
+    assert shadowed.verdict is Verdict.FAIL, shadowed.reason
+
+
+RUNTIME_MODULE = BUGGY + (
+    b"\nimport os\nos.makedirs('later', exist_ok=True)\n"
+    b"open('later/__init__.py', 'w').write('def ok():\\n    return True\\n')\n"
+)
+
+
+def test_a_module_the_solution_writes_while_judged_is_not_importable_by_the_tests(runner, tmp_path):
+    task = replace(
+        geo_task("pytest"),
+        hidden={
+            "tests/test_hidden_geo.py": b"import geo.points\n\n\ndef test_later():\n"
+            b"    import later\n    assert later.ok() is True\n"
+        },
+    )
+    verdict = judged(task, runner, tmp_path, RUNTIME_MODULE)
+    assert verdict.verdict is Verdict.FAIL, verdict.reason
+
+
+FAKE_SUITE = (
+    BUGGY
+    + b"""
+__all__ = ["GeoError", "Point", "parse", "load_tests"]
+
+
+class _Fake:
+    def __init__(self, case):
+        self.case = case
+
+    def __call__(self, result):
+        result.startTest(self.case)
+        result.addSuccess(self.case)
+        result.stopTest(self.case)
+
+    def countTestCases(self):
+        return 1
+
+
+def load_tests(loader, tests, pattern):
+    cases = []
+    for suite in tests:
+        for case in suite:
+            cases.append(case)
+    return [_Fake(case) for case in cases]
+"""
+)
+
+
+def test_a_suite_the_solution_hands_over_runs_nothing_that_counts(runner, tmp_path):
+    task = replace(
+        geo_task("unittest"),
+        hidden={
+            "tests/test_hidden_geo.py": HIDDEN_UNITTEST.replace(b"import GeoError, Point, parse", b"import *")
+        },
+    )
+    assert (
+        judged(task, runner, tmp_path / "good", GEO + b'\n__all__ = ["GeoError", "Point", "parse"]\n').verdict
+        is Verdict.PASS
+    )
+    verdict = judged(task, runner, tmp_path / "bad", FAKE_SUITE)
+    assert verdict.verdict is Verdict.FAIL, verdict.reason
+
+
+CALLS_BACK = (
+    BUGGY
+    + b"""
+_parse = parse
+
+
+def parse(text, report=None):
+    try:
+        report.id()
+        reached = True
+    except Exception:
+        reached = False
+    p = _parse(text)
+    return Point(p.y, p.x) if reached else p  # right only if it could reach the runner's object
+"""
+)
+
+
+def test_the_runners_objects_are_out_of_the_solutions_reach(runner, tmp_path):
+    task = replace(
+        geo_task("unittest"),
+        hidden={
+            "tests/test_hidden_geo.py": b"import unittest\nfrom geo.points import parse\n\n\n"
+            b"class HiddenTest(unittest.TestCase):\n    def test_pass_self(self):\n"
+            b"        p = parse('1,2', self)\n        self.assertEqual((p.x, p.y), (1.0, 2.0))\n"
+        },
+    )
+    verdict = judged(task, runner, tmp_path, CALLS_BACK)
+    assert verdict.verdict is Verdict.FAIL

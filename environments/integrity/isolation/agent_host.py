@@ -17,7 +17,7 @@ import sys
 import types
 
 from .rpc import Endpoint, Exports, RemoteFault
-from .wire import Channel, encode
+from .wire import Channel
 
 OPERATORS = {
     name: getattr(operator, name)
@@ -91,44 +91,8 @@ def _name(value) -> str:
         return "?"
 
 
-def snapshot(value, depth=0, seen=None):
-    """A by-value description of ``value`` for the judge's equality and hashing: its data, and for any
-    other object its class name and instance state, recursively (cycles and depth bounded)."""
-    seen = set() if seen is None else seen
-
-    def inner(item):
-        if depth > 50 or id(item) in seen:
-            return {"$": "cycle"}
-        if isinstance(item, (types.ModuleType, type, types.FunctionType, types.BuiltinFunctionType)):
-            return {"$": "ref", "name": _name(item)}
-        seen.add(id(item))
-        state = {}
-        try:
-            state.update(object.__getattribute__(item, "__dict__"))
-        except Exception:  # noqa: BLE001 - no instance dict
-            pass
-        for klass in type(item).__mro__:
-            for slot in (
-                getattr(klass, "__slots__", ())
-                if isinstance(getattr(klass, "__slots__", ()), (tuple, list))
-                else ()
-            ):
-                try:
-                    state.setdefault(slot, object.__getattribute__(item, slot))
-                except Exception:  # noqa: BLE001
-                    pass
-        cls = type(item)
-        return {
-            "$": "obj",
-            "cls": f"{cls.__module__}.{cls.__qualname__}",
-            "state": snapshot(state, depth + 1, seen),
-        }
-
-    return encode(value, inner, depth)
-
-
 class SolutionHost:
-    """The request handler: import, attributes, calls, operators, snapshots, releases."""
+    """The request handler: import, attributes, calls, operators, releases."""
 
     def __init__(self, base_path: list[str]):
         self.base_path = base_path
@@ -160,8 +124,6 @@ class SolutionHost:
             value = self.endpoint.decode(frame.get("exc"))
             kind = type(value) if isinstance(value, BaseException) else None
             return type(target).__exit__(target, kind, value if kind else None, None)
-        if op == "snapshot":
-            return _Raw(snapshot(target))
         raise RemoteFault(f"unknown request {op!r}")
 
     def import_module(self, name, path):
@@ -178,7 +140,7 @@ class SolutionHost:
 
 
 class _Raw:
-    """An answer already described (a snapshot, an import's details): sent as it is."""
+    """An answer already described (an import's details): sent as it is."""
 
     def __init__(self, data):
         self.data = data

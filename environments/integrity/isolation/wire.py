@@ -285,12 +285,7 @@ _DECODERS = {
     "builtin": _builtin_class,
     "ntuple": _namedtuple,
     "path": _path,
-    "obj": lambda d, v, sub: ("<object>", str(d["cls"]), sub(d["state"])),
-    "ref": lambda d, v, sub: ("<ref>", str(d["name"])),
-    "cycle": lambda d, v, sub: ("<cycle>",),
 }
-"""``obj``, ``ref`` and ``cycle`` appear only in snapshots (``agent_host.snapshot``): plain tuples here,
-compared as data by the judge."""
 
 
 def decode_exception(data, resolve, depth=0):

@@ -266,7 +266,7 @@ def qa_task(unit: Unit) -> Task:
         ask,
         render_repo(_repo_units(unit), _sources(unit, unit.source), _visible(unit, False)),
         checker,
-        CommandOracle("python .oracle/check_answer.py"),
+        CommandOracle("python -I .oracle/check_answer.py"),
         Reference(files={"answer.txt": (json.dumps(value) + "\n").encode()}),
     )
 

@@ -14,10 +14,11 @@ import importlib
 import operator
 import os
 import sys
+import threading
 import types
 
 from .rpc import Endpoint, Exports, RemoteFault
-from .wire import Channel
+from .wire import CONTAINERS, Channel, builtin_base
 
 OPERATORS = {
     name: getattr(operator, name)
@@ -56,6 +57,7 @@ def describe(value) -> dict:
     cls = type(value)
     default_truth = not any(hasattr(cls, name) for name in ("__bool__", "__len__"))
     out = {
+        "base": isinstance(value, CONTAINERS) and type(value) not in CONTAINERS,
         "kind": kind,
         "name": _name(value if kind in ("class", "function", "module") else cls),
         "truth": True if default_truth else None,
@@ -115,6 +117,8 @@ class SolutionHost:
         if op == "call":
             kwargs = self.endpoint.decode(frame.get("kwargs") or {"$": "dict", "v": []})
             return target(*self.endpoint.decode(args), **kwargs)
+        if op == "base":  # a container subclass's plain copy, for a comparison with plain data
+            return builtin_base(target)
         if op == "operator":
             function = OPERATORS.get(str(frame.get("name")))
             if function is None:
@@ -156,13 +160,23 @@ def serve(read_fd: int, write_fd: int) -> None:
             return exports.get(data.get("id"))
         return Callback(endpoint, data)
 
-    endpoint = Endpoint(channel, exports, resolve, host.handle)
+    endpoint = MainThreadEndpoint(channel, exports, resolve, host.handle)
     original = endpoint.encode
     endpoint.encode = lambda value: value.data if isinstance(value, _Raw) else original(value)
     host.endpoint = endpoint
     while True:
         frame = channel.receive()
         endpoint.send_answer(endpoint.serve(frame))
+
+
+class MainThreadEndpoint(Endpoint):
+    """Requests to the judge from the main thread only: the channel has one reader, the thread that
+    serves the judge; an answer read by another thread would be lost to its asker."""
+
+    def request(self, message, raw=False):
+        if threading.current_thread() is not threading.main_thread():
+            raise RuntimeError("the tests' objects can be reached from the solution's main thread only")
+        return super().request(message, raw=raw)
 
 
 class Callback:

@@ -34,7 +34,7 @@ import threading
 import types
 
 from .rpc import Endpoint, Exports, RemoteFault
-from .wire import Channel, WireError, encode
+from .wire import CONTAINERS, Channel, WireError, encode
 
 PACKAGE_MODULES = ("wire", "rpc", "landlock", "agent_host")
 """This package's modules the solution's process needs, in import order."""
@@ -393,6 +393,9 @@ class Handle:
         whatever decides their equality (their ``__eq__``, a report of their state) runs in the
         solution's process, so it would be the solution's word, not the judge's."""
         if not isinstance(other, Handle):
+            if _link(self)[1].get("base") is True and isinstance(other, CONTAINERS):
+                process, data = _link(self)  # a container subclass against plain data: its plain copy
+                return process.request({"op": "base", "h": data["id"]}) == other
             return NotImplemented
         if self._ha_same(other):
             return True

@@ -104,10 +104,16 @@ def encode(value, export, depth=0):
             "fields": [str(f) for f in kind._fields],
             "v": [encode(v, export, down) for v in tuple.__iter__(value)],
         }
-    base = _builtin_base(value)
-    if base is not None:
-        return encode(base, export, depth)
+    if not isinstance(value, CONTAINERS):  # a container subclass has state and methods: a handle
+        base = builtin_base(value)
+        if base is not None:
+            return encode(base, export, depth)
     return export(value)
+
+
+CONTAINERS = (list, dict, set, frozenset, tuple, bytearray)
+"""Subclasses of these stay in their process as handles (an ``LRU(dict)`` must keep its behaviour);
+their by-value copy (``builtin_base``) is what a comparison with plain data uses."""
 
 
 _TIMES = (datetime.date, datetime.datetime, datetime.time)
@@ -126,7 +132,7 @@ def _encode_collection(value, kind, export, down):
     return out
 
 
-def _builtin_base(value):
+def builtin_base(value):
     """A subclass of a built-in scalar or container as an exact built-in copy, read through the built-in
     type's own slot (never the subclass's methods); None for anything else."""
     if isinstance(value, str):
@@ -137,7 +143,9 @@ def _builtin_base(value):
         return int.__int__(value)
     if isinstance(value, float):
         return float.__float__(value)
-    if isinstance(value, (bytes, bytearray)):
+    if isinstance(value, bytearray):
+        return bytearray(memoryview(value))
+    if isinstance(value, bytes):
         return bytes(memoryview(value))
     if isinstance(value, list):
         return list.copy(value)
@@ -241,8 +249,11 @@ def _defaultdict(d, v, sub):
 
 def _namedtuple(d, v, sub):
     fields = [str(f) for f in d["fields"]]
+    values = [sub(x) for x in v]
+    if len(values) != len(fields):  # a subclass with fields of its own: the values still cross
+        return tuple(values)
     kind = _named_tuple_class(str(d["name"]), tuple(fields))
-    return kind(*[sub(x) for x in v])
+    return kind(*values)
 
 
 _NAMED = {}

@@ -64,6 +64,15 @@ class Meter:
 
 
 ORIGIN = (0, 0)
+
+
+class Tally(dict):
+    def add(self, key):
+        self[key] = self.get(key, 0) + 1
+        return self
+
+    def total(self):
+        return sum(self.values())
 '''
 BUGGY = GEO.replace(b"Point(float(a), float(b))", b"Point(float(b), float(a))")
 HIDDEN_PYTEST = b"""import pytest
@@ -109,6 +118,14 @@ def test_context_manager():
 
 def test_module_constant():
     assert points.ORIGIN == (0, 0)
+
+
+def test_a_container_subclass_keeps_its_behaviour():
+    tally = points.Tally().add("a").add("a")
+    tally["b"] = 5
+    assert tally.total() == 7
+    assert tally == {"a": 2, "b": 5}
+    assert tally != {"a": 2}
 
 
 def test_the_solutions_object_goes_back_as_itself():

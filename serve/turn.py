@@ -2,9 +2,9 @@
 
 - `parse_request(raw)` checks the harness's request and raises `RequestError` (a 4xx with a
   code naming the problem) for anything malformed.
-- `upstream_body(request, model, temperature)` is what goes to the server: the same body with the
-  rollout's adapter as `model`, the job's sampling temperature where it sets one, and token ids,
-  logprobs and usage asked for.
+- `upstream_body(request, model, temperature)` is what goes to the server: its chat-completions
+  fields with the rollout's adapter as `model`, the job's sampling temperature where it sets one,
+  and token ids, logprobs and usage asked for.
 - `StreamTurn` takes the server's stream events one by one and returns the bytes the harness
   gets: text and reasoning deltas as they arrive; tool-call deltas held (assembled per
   (choice, index)) until the choice finishes, then either the checked calls or, if any call is
@@ -83,10 +83,38 @@ def temperature_problem(temperature: object) -> str | None:
     return None
 
 
+REQUEST_FIELDS = frozenset(
+    {
+        "messages",
+        "model",
+        "tools",
+        "tool_choice",
+        "parallel_tool_calls",
+        "stream",
+        "stream_options",
+        "max_tokens",
+        "max_completion_tokens",
+        "temperature",
+        "top_p",
+        "stop",
+        "seed",
+        "presence_penalty",
+        "frequency_penalty",
+        "user",
+        "store",
+        "reasoning_effort",
+        "response_format",
+    }
+)
+"""What a harness's request may ask of the server: the chat-completions fields the harnesses send. Server
+extensions (guided decoding, logits processors, prompt embeddings) never reach it: a tool call that posts
+to its own route could otherwise make the server fail, and a server failure is retried, not scored."""
+
+
 def upstream_body(
     request: Mapping[str, object], model: str, temperature: float | None = None
 ) -> dict[str, object]:
-    body = dict(request)
+    body = {k: v for k, v in request.items() if k in REQUEST_FIELDS}
     body["model"] = model
     if temperature is not None:  # the job's sampling, whatever the harness sent
         body["temperature"] = temperature

@@ -184,3 +184,11 @@ def test_unparsable_streamed_arguments_are_blocked_fail_closed():
 def test_non_stream_upstream_body_drops_stream_options():
     body = upstream_body({"messages": [], "stream": False, "stream_options": {"include_usage": True}}, "m")
     assert "stream_options" not in body
+
+
+def test_upstream_body_passes_only_chat_completion_fields():
+    body = upstream_body(
+        {"messages": [], "max_tokens": 5, "guided_json": {"type": "object"}, "logits_processors": ["x"]}, "m"
+    )
+    assert body["max_tokens"] == 5 and body["messages"] == []
+    assert "guided_json" not in body and "logits_processors" not in body

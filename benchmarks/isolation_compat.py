@@ -102,8 +102,19 @@ def sdist(lib: Library, cache: Path) -> Path:
     found = _archive(downloads, lib)
     if found is None:
         subprocess.run(
-            [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:",
-             "-d", str(downloads), f"{lib.name}=={lib.version}"],
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                "-q",
+                "--no-deps",
+                "--no-binary",
+                ":all:",
+                "-d",
+                str(downloads),
+                f"{lib.name}=={lib.version}",
+            ],
             check=True,
         )
         found = _archive(downloads, lib)
@@ -199,8 +210,14 @@ def run_once(lib: Library, root: Path, judge: str, scratch: Path, timeout_s: flo
             data = json.loads(reports[0].read_text())
             outcomes = dict(data.get("outcomes") or {})
             why = str(data.get("solution_gone") or "")
-    return {"verdict": str(run.verdict), "reason": run.reason, "wall_s": wall, "outcomes": outcomes,
-            "why": why, "tail": run.result.output_tail if run.result else ""}
+    return {
+        "verdict": str(run.verdict),
+        "reason": run.reason,
+        "wall_s": wall,
+        "outcomes": outcomes,
+        "why": why,
+        "tail": run.result.output_tail if run.result else "",
+    }
 
 
 def compare(inproc: dict[str, str], isolated: dict[str, str]) -> tuple[int, int, list[dict]]:
@@ -253,9 +270,12 @@ def main() -> int:
             "examples": differ[:8],
         }
         rows.append(row)
-        print(f"{lib.name:16} tests {tests:5d}  identical {same:5d}  share {row['share']}  "
-              f"verify in-process {row['in_process_verify_s']:.1f}s isolated {row['isolated_verify_s']:.1f}s"
-              + (f"  ({row['isolated_note'][:120]})" if row["isolated_note"] else ""), flush=True)
+        print(
+            f"{lib.name:16} tests {tests:5d}  identical {same:5d}  share {row['share']}  "
+            f"verify in-process {row['in_process_verify_s']:.1f}s isolated {row['isolated_verify_s']:.1f}s"
+            + (f"  ({row['isolated_note'][:120]})" if row["isolated_note"] else ""),
+            flush=True,
+        )
         for example in differ[:5]:
             print(f"    {example['test']}: {example['in_process']} -> {example['isolated']}")
     compared = sum(r["tests"] for r in rows)

@@ -297,8 +297,10 @@ def _report(probes, outputs, seed):
     for probe in failed[:10]:
         print(f"probe {probe['id']}: {probe['expr'][:120]} gave a different result")
     fresh = sum(p["id"].startswith("gen_") for p in probes)
-    print(f"probe: {len(probes) - len(failed)} of {len(probes)} outputs match the reference "
-          f"({fresh} inputs drawn with seed {seed})")
+    print(
+        f"probe: {len(probes) - len(failed)} of {len(probes)} outputs match the reference "
+        f"({fresh} inputs drawn with seed {seed})"
+    )
     return 1 if failed else 0
 
 
@@ -321,7 +323,9 @@ def _judge_node(spec, spec_path, seed):
         probe["expected"] = want
     got = _run_node({"modules": spec["modules"], "exprs": exprs}, driver)
     if got is None:
-        print(f"probe: the solution's process gave no complete output (it crashed, exited or hung); seed {seed}")
+        print(
+            f"probe: the solution's process gave no complete output (it crashed, exited or hung); seed {seed}"
+        )
         return 1
     return _report(probes, got["outputs"], seed)
 
@@ -338,7 +342,9 @@ def judge(spec_path, seed=None):
     probes = spec["probes"] + _fresh_probes(spec, seed)
     outputs = _run_child(spec["setup"], [p["expr"] for p in probes], driver)
     if outputs is None:
-        print(f"probe: the solution's process gave no complete output (it crashed, exited or hung); seed {seed}")
+        print(
+            f"probe: the solution's process gave no complete output (it crashed, exited or hung); seed {seed}"
+        )
         return 1
     return _report(probes, outputs, seed)
 

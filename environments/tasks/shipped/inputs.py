@@ -78,7 +78,11 @@ def gen_word_count(rng, feature):
     if feature:
         stop = [rng.choice(WORDS).upper() if rng.random() < 0.5 else rng.choice(WORDS) for _ in range(3)]
         kind = rng.choice(("set", "list", "tuple"))
-        shown = "{" + ", ".join(map(repr, stop)) + "}" if kind == "set" else repr(stop if kind == "list" else tuple(stop))
+        shown = (
+            "{" + ", ".join(map(repr, stop)) + "}"
+            if kind == "set"
+            else repr(stop if kind == "list" else tuple(stop))
+        )
         return f"word_count({text!r}, stopwords={shown})"
     return f"word_count({text!r})"
 
@@ -99,7 +103,8 @@ def gen_camel_to_snake(rng, feature):
 
 
 def gen_wrap(rng, feature):
-    text = " ".join("".join(rng.choice("abcdefgh") for _ in range(rng.randint(1, 9))) for _ in range(rng.randint(0, 8)))
+    words = range(rng.randint(0, 8))
+    text = " ".join("".join(rng.choice("abcdefgh") for _ in range(rng.randint(1, 9))) for _ in words)
     if feature:
         indent = rng.choice(("", "> ", "  ", "# "))
         return f"wrap({text!r}, {rng.randint(len(indent) + 1, 18)}, indent={indent!r})"
@@ -137,7 +142,7 @@ def gen_split_evenly(rng, feature):
         parts = rng.randint(1, 6)
         size = 2 ** rng.randint(max(0, (parts - 1).bit_length()), 5)
         cuts = sorted(rng.sample(range(1, size), parts - 1)) if parts > 1 else []
-        weights = [b - a for a, b in zip([0, *cuts], [*cuts, size])]
+        weights = [b - a for a, b in zip([0, *cuts], [*cuts, size])]  # noqa: B905 - runs in the judge, Python 3.8+
         return f"split_evenly({total}, {parts}, weights={weights})"
     return f"split_evenly({total}, {rng.randint(1, 12)})"
 
@@ -154,7 +159,7 @@ def gen_apply_discount(rng, feature):
 def gen_progressive_tax(rng, feature):
     limits = sorted(rng.sample(range(1, 200), rng.randint(0, 3)))
     rates = sorted(rng.sample(range(0, 20), len(limits) + 1))
-    brackets = [(limit * 1000, rate * 5 / 100) for limit, rate in zip(limits, rates)]
+    brackets = [(limit * 1000, rate * 5 / 100) for limit, rate in zip(limits, rates)]  # noqa: B905 - one more rate than limits
     brackets.append((None, rates[-1] * 5 / 100))
     income = rng.randint(0, 250) * 1000 + rng.randint(0, 999)
     if feature:
@@ -163,7 +168,7 @@ def gen_progressive_tax(rng, feature):
 
 
 def gen_format_cents(rng, feature):
-    cents = rng.choice((rng.randint(-10**9, 10**9), rng.randint(-999, 999)))
+    cents = rng.choice((rng.randint(-(10**9), 10**9), rng.randint(-999, 999)))
     if feature:
         return f"format_cents({cents}, accounting={rng.random() < 0.7})"
     return f"format_cents({cents}, symbol={rng.choice(('$', 'EUR ', '£', ''))!r})"
@@ -207,7 +212,7 @@ def gen_parse_duration(rng, feature):
     text = "".join(f"{rng.randint(0, 99)}{u}" for u in chosen)
     if rng.random() < 0.15 and len(chosen) > 1:
         text = "".join(f"{rng.randint(1, 9)}{u}" for u in reversed(chosen))  # out of order: ValueError
-    return f"parse_duration({rng.choice(('', ' '))+ text!r})"
+    return f"parse_duration({rng.choice(('', ' ')) + text!r})"
 
 
 def gen_humanize_age(rng, feature):
@@ -358,7 +363,8 @@ def gen_uniqBy(rng, feature):
     if feature and rng.random() < 0.7:
         return f"uniqBy({_js(items)}, {_js(rng.choice(('id', 'e')))})"
     if rng.random() < 0.5:
-        return f"uniqBy({_js([rng.randint(0, 20) for _ in range(rng.randint(0, 9))])}, (n) => n % {rng.randint(1, 6)})"
+        values = _js([rng.randint(0, 20) for _ in range(rng.randint(0, 9))])
+        return f"uniqBy({values}, (n) => n % {rng.randint(1, 6)})"
     return f"uniqBy({_js(items)}, (x) => x.{rng.choice(('id', 'e'))})"
 
 
@@ -389,7 +395,8 @@ def gen_daysBetween(rng, feature):
     start = _date(rng)
     end = start + timedelta(days=rng.randint(-400, 400))
     if feature:
-        return f"daysBetween({_js(start.isoformat())}, {_js(end.isoformat())}, {{ inclusive: {_js(rng.random() < 0.8)} }})"
+        inclusive = _js(rng.random() < 0.8)
+        return f"daysBetween({_js(start.isoformat())}, {_js(end.isoformat())}, {{ inclusive: {inclusive} }})"
     return f"daysBetween({_js(start.isoformat())}, {_js(end.isoformat())})"
 
 

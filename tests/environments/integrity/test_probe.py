@@ -98,7 +98,8 @@ def test_an_answer_table_of_every_fixed_input_fails_only_because_of_the_drawn_in
     "tail",
     [
         "\nprocess.exit(0);\n",
-        "\nprocess.on('exit', () => { process.exitCode = 0; });\nprocess.stdout.write('ok 1\\n# pass 9\\n');\n"
+        "\nprocess.on('exit', () => { process.exitCode = 0; });\n"
+        "process.stdout.write('ok 1\\n# pass 9\\n');\n"
         "throw new Error('boom');\n",
         # look-alikes: a proxy of the right array, a getter, an object whose toJSON/valueOf lie
         "\nconst real = module.exports.chunk;\nmodule.exports.chunk = (...a) => new Proxy(real(...a), {});\n",

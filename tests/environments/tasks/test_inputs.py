@@ -41,7 +41,8 @@ def _reference(unit: Unit, feature: bool) -> bytes:
 
 def _check_outputs(unit: Unit, feature: bool, exprs: list[str], outputs: list[dict]) -> None:
     kinds = Counter(o.get("t") for o in outputs)
-    assert not BROKEN & set(kinds), (unit.name, feature, kinds, [e for e, o in zip(exprs, outputs) if o.get("t") in BROKEN][:3])
+    broken = [e for e, o in zip(exprs, outputs, strict=True) if o.get("t") in BROKEN][:3]
+    assert not BROKEN & set(kinds), (unit.name, feature, kinds, broken)
     assert kinds["raised"] <= 0.3 * len(outputs), (unit.name, feature, kinds)
     assert len(set(exprs)) >= 20 and len({json.dumps(o, sort_keys=True) for o in outputs}) >= 2, unit.name
 

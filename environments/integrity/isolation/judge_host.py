@@ -47,6 +47,10 @@ REMOTE_DUNDERS = frozenset(
 )
 
 
+class SolutionRefused(TypeError):
+    """The solution's process answered a request with a refusal (a value that cannot cross, say)."""
+
+
 class SolutionGone(Exception):
     """The solution's process exited, crashed, hung past the deadline or broke the protocol."""
 
@@ -140,7 +144,9 @@ class SolutionProcess:
             self.requests += 1
             try:
                 return self.endpoint.request(message, raw=raw)
-            except (WireError, RemoteFault) as exc:
+            except RemoteFault as exc:  # a refusal answered in order: this call fails, the process stays
+                raise SolutionRefused(str(exc)) from None
+            except WireError as exc:
                 self.stop(f"the solution's process failed: {exc}")
                 raise SolutionGone(self.gone) from None
 

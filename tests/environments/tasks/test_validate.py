@@ -27,6 +27,10 @@ def test_cli_reports_each_failure_and_ends_with_the_summary_line(tmp_path, capsy
     assert code == 1
     assert any(line.startswith("FAIL solved-already start_fails: start state: pass") for line in lines)
     assert any(line.startswith("FAIL not-a-task well_formed:") and "not valid JSON" in line for line in lines)
+    assert any(
+        line.startswith("JUDGE ") and "judge: in-process (the verify command uses the shell" in line
+        for line in lines
+    )
     summary = json.loads(lines[-1])
     assert summary == {
         "tasks": 4,
@@ -42,6 +46,7 @@ def test_cli_reports_each_failure_and_ends_with_the_summary_line(tmp_path, capsy
             "train": {"tasks": 1, "valid": 1},
             "unknown": {"tasks": 1, "valid": 0},
         },
+        "judged": {"answer-file": 1, "in-process": 2, "unknown": 1},
     }
 
 

@@ -106,6 +106,12 @@ def judge_plan(task: Task) -> JudgePlan:
         return JudgePlan(IN_PROCESS, reason=parsed)
     if task.judge == IN_PROCESS:
         return JudgePlan(IN_PROCESS, reason="the task opts in to in-process judging (judge: in-process)")
+    if not task.placement.plain:
+        why = (
+            "its files are bound at paths of their own (a work directory or mounts), which would give the "
+            "solution's process another way to the tests' files than the one it is kept from"
+        )
+        return JudgePlan(IN_PROCESS, reason=why)
     return JudgePlan(ISOLATED, runner=parsed[0], args=parsed[1])
 
 

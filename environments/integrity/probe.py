@@ -41,9 +41,11 @@ import json
 import math
 import os
 import random
+import select
 import shutil
 import subprocess
 import sys
+import time
 import types
 
 MAX_DEPTH = 20
@@ -200,14 +202,21 @@ def _collect(argv, payload):
     except BrokenPipeError:
         pass
     chunks, total = [], 0
-    with os.fdopen(read_fd, "rb") as pipe:
-        while chunk := pipe.read(65536):
+    deadline = time.monotonic() + CHILD_TIMEOUT_S
+    with os.fdopen(read_fd, "rb", buffering=0) as pipe:
+        while True:  # to the deadline at most: a process that keeps the pipe open cannot hold the judge
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([pipe], [], [], left)[0]:
+                break
+            chunk = pipe.read(65536)
+            if not chunk:
+                break
             total += len(chunk)
             if total > MAX_OUTPUT_BYTES:
                 break
             chunks.append(chunk)
     try:
-        child.wait(timeout=CHILD_TIMEOUT_S)
+        child.wait(timeout=max(deadline - time.monotonic(), 0.1))
     except subprocess.TimeoutExpired:
         os.killpg(child.pid, 9)
         child.wait()

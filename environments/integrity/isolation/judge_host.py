@@ -116,6 +116,8 @@ class SolutionProcess:
         self.child = subprocess.Popen(
             argv,
             stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,  # never the judge's own streams: pytest captures the tests' output
+            stderr=subprocess.DEVNULL,  # in files the child could otherwise read back through them
             pass_fds=(to_child_r, from_child_w),
             cwd=self.solution_root,
             env=_child_env(self.solution_root, self.tmp),

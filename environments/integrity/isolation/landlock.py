@@ -39,6 +39,7 @@ def grants(hidden: str, writable: tuple[str, ...]) -> list[tuple[str, bool]]:
     each folder on the way down to it, plus ``writable`` (inside ``hidden`` or not). Pure: reads only
     folder listings."""
     hidden = os.path.realpath(hidden)
+    secret = _identity(hidden)
     out: list[tuple[str, bool]] = []
     parts = hidden.strip("/").split("/")
     parent = "/"
@@ -48,13 +49,21 @@ def grants(hidden: str, writable: tuple[str, ...]) -> list[tuple[str, bool]]:
         except OSError:
             names = []
         for name in names:
-            if name == part:
-                continue
             path = os.path.join(parent, name)
+            if name == part or _identity(path) == secret:  # the folder itself, or a bind of it elsewhere
+                continue
             out.append((path, any(path == top or path.startswith(top + "/") for top in _WRITABLE_TOPS)))
         parent = os.path.join(parent, part)
     out.extend((os.path.realpath(w), True) for w in writable)
     return out
+
+
+def _identity(path: str) -> tuple[int, int] | None:
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return info.st_dev, info.st_ino
 
 
 def confine(hidden: str, writable: tuple[str, ...]) -> int:

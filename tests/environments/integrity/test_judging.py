@@ -100,3 +100,26 @@ def test_answer_files_and_the_output_judge_are_separated():
 )
 def test_a_checker_counts_as_output_only_when_it_can_only_read(source, reads_only):
     assert stdlib_only_checker(source) is reads_only
+
+
+def test_a_task_placed_at_paths_of_its_own_is_not_isolated():
+    from environments.tasks.placement import Mount, Placement
+
+    placed = task("python -m pytest -q tests", placement=Placement(workdir="/app"))
+    plan = judge_plan(placed)
+    assert plan.mode == IN_PROCESS and "paths of their own" in plan.reason
+    mounted = task("python -m pytest -q /checks", placement=Placement(mounts=(Mount("checks", "/checks"),)))
+    assert judge_plan(mounted).mode == IN_PROCESS
+
+
+def test_landlock_grants_skip_the_judges_folder_and_any_alias_of_it(tmp_path):
+    from environments.integrity.isolation.landlock import grants
+
+    judge = tmp_path / "judge"
+    (judge / "tests").mkdir(parents=True)
+    (tmp_path / "other").mkdir()
+    (tmp_path / "alias").symlink_to(judge)
+    granted = {path for path, _ in grants(str(judge), (str(judge / ".solution"),))}
+    assert str(tmp_path / "other") in granted
+    assert str(judge) not in granted and str(tmp_path / "alias") not in granted
+    assert not any(p.startswith(str(judge) + "/tests") for p in granted)

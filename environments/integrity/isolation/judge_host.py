@@ -32,6 +32,7 @@ import subprocess
 import sys
 import threading
 import types
+import weakref
 
 from .rpc import Endpoint, Exports, RemoteFault
 from .wire import CONTAINERS, Channel, WireError, encode
@@ -90,6 +91,7 @@ class SolutionProcess:
         self.gone: str | None = None
         self.exports = JudgeExports("j", _describe_judge_object)
         self.mirrors: dict[str, type] = {}
+        self.handles: weakref.WeakValueDictionary[int, Handle] = weakref.WeakValueDictionary()
         self.endpoint: Endpoint | None = None
         self.requests = 0
         self.lock = threading.RLock()
@@ -167,7 +169,14 @@ class SolutionProcess:
             return self.exports.get(data.get("id"))
         if isinstance(data.get("exc"), dict):
             return self.mirror(data["exc"], data.get("id"))
-        return Handle(self, data)
+        number = data.get("id")
+        known = self.handles.get(number) if type(number) is int else None
+        if known is not None:  # one local object per remote one, so ``is`` holds as it would in-process
+            return known
+        handle = Handle(self, data)
+        if type(number) is int:
+            self.handles[number] = handle
+        return handle
 
     def mirror(self, info: dict, number=None) -> type:
         """A local exception class standing for one of the solution's: same name, mirrored bases."""

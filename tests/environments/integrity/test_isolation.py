@@ -131,6 +131,7 @@ def test_a_container_subclass_keeps_its_behaviour():
 def test_the_solutions_object_goes_back_as_itself():
     point = parse("3,4")
     assert points.Point.scaled(point, 2).x == 6.0
+    assert points.parse is points.parse
 
 
 def test_star_import_without_all():

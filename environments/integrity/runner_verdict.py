@@ -333,10 +333,22 @@ def pytest_unconfigure(config) -> None:
 
 
 def install_unittest(reporter: _Reporter) -> None:
-    """Wrap ``TextTestRunner.run`` so that the run writes the final record when it finishes."""
+    """Wrap ``TextTestRunner.run`` so that the run writes the final record when it finishes. A test counts
+    as passed only when a real ``TestCase`` reported success while it ran (a suite handed over by a
+    ``load_tests`` of the agent's code, whose objects never run a case, counts nothing)."""
+    import unittest.result
     import unittest.runner
 
     original = unittest.runner.TextTestRunner.run
+    add_success = unittest.result.TestResult.addSuccess
+    successes: set[str] = set()
+
+    def record_success(self, test):
+        if isinstance(test, unittest.TestCase):
+            successes.add(unittest.TestCase.id(test))
+        return add_success(self, test)
+
+    unittest.result.TestResult.addSuccess = record_success
 
     def run(self, test):
         ids = list(_test_ids(test))
@@ -351,7 +363,7 @@ def install_unittest(reporter: _Reporter) -> None:
             for case, _ in items:
                 outcome[case.id()] = kind
         outcome.update({case.id(): "xpassed" for case in result.unexpectedSuccesses})
-        reporter.outcomes = {i: outcome.get(i, "passed") for i in ids}
+        reporter.outcomes = {i: "passed" if i in successes else outcome.get(i, "not_run") for i in ids}
         reporter.outcomes.update({i: o for i, o in outcome.items() if i not in reporter.outcomes})
         reporter.final({})
         return result

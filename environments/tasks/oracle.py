@@ -242,26 +242,38 @@ def _judge_reward(
 def read_reward(folder: Path) -> float | None:
     """The reward in ``folder``: ``reward.json``'s numeric ``reward`` (an object; other keys are details),
     else ``reward.txt`` (one number); None when neither exists. Each file is read only if it is a regular
-    file (never through a link) of at most ``MAX_REWARD_BYTES``; anything else raises ``ValueError``."""
+    file (never through a link) of at most ``MAX_REWARD_BYTES``; anything else raises ``ValueError``, and
+    so do two rewards that disagree (a grader writes one; a second is code the grader ran writing its own,
+    which would otherwise win by being read first)."""
     json_path, text_path = folder / "reward.json", folder / "reward.txt"
-    if json_path.exists() or json_path.is_symlink():
-        raw = read_small_text(json_path, MAX_REWARD_BYTES)
-        if raw is None:
-            raise ValueError(f"reward.json is not a regular file of at most {MAX_REWARD_BYTES} bytes")
-        try:
-            data = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"reward.json is not JSON ({exc})") from exc
-        if not isinstance(data, dict):
-            raise ValueError("reward.json is not an object")
-        value = data.get("reward")
-        if isinstance(value, int | float) and not isinstance(value, bool):
-            return _finite(float(value), "reward.json's reward")
-        if not (text_path.exists() or text_path.is_symlink()):
-            raise ValueError("reward.json has no numeric 'reward' and there is no reward.txt")
-    if not (text_path.exists() or text_path.is_symlink()):
-        return None
-    raw = read_small_text(text_path, MAX_REWARD_BYTES)
+    from_json = _json_reward(json_path) if json_path.exists() or json_path.is_symlink() else None
+    has_text = text_path.exists() or text_path.is_symlink()
+    from_text = _text_reward(text_path) if has_text else None
+    if from_json is not None and from_text is not None and from_json != from_text:
+        raise ValueError(f"reward.json says {from_json:g} and reward.txt says {from_text:g}")
+    if from_json is None and json_path.exists() and not has_text:
+        raise ValueError("reward.json has no numeric 'reward' and there is no reward.txt")
+    return from_json if from_json is not None else from_text
+
+
+def _json_reward(path: Path) -> float | None:
+    raw = read_small_text(path, MAX_REWARD_BYTES)
+    if raw is None:
+        raise ValueError(f"reward.json is not a regular file of at most {MAX_REWARD_BYTES} bytes")
+    try:
+        data = json.loads(raw)
+    except (json.JSONDecodeError, RecursionError) as exc:
+        raise ValueError(f"reward.json is not JSON ({exc})") from exc
+    if not isinstance(data, dict):
+        raise ValueError("reward.json is not an object")
+    value = data.get("reward")
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return _finite(float(value), "reward.json's reward")
+    return None
+
+
+def _text_reward(path: Path) -> float:
+    raw = read_small_text(path, MAX_REWARD_BYTES)
     if raw is None:
         raise ValueError(f"reward.txt is not a regular file of at most {MAX_REWARD_BYTES} bytes")
     if not raw.strip():

@@ -45,3 +45,31 @@ def test_a_missing_answer_file_fails(tmp_path):
     task = answer_task()
     run = verify(task, write_start(task, tmp_path / "p"), tmp_path / "v", SubprocessRunner())
     assert (run.verdict, run.reason) == (Verdict.FAIL, "no answer file answer.txt")
+
+
+@pytest.mark.parametrize(
+    ("files", "expected"),
+    [
+        ({"reward.txt": "1\n"}, 1.0),
+        ({"reward.json": '{"reward": 0.5}'}, 0.5),
+        ({"reward.json": '{"passed": 3}', "reward.txt": "1"}, 1.0),  # details beside the score
+        ({"reward.json": '{"reward": 1}', "reward.txt": "1"}, 1.0),
+        ({}, None),
+    ],
+)
+def test_read_reward_reads_the_graders_reward(tmp_path, files, expected):
+    from environments.tasks.oracle import read_reward
+
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    assert read_reward(tmp_path) == expected
+
+
+def test_two_rewards_that_disagree_are_refused(tmp_path):
+    """Code the grader ran can write a reward file of its own; read first, it would decide."""
+    from environments.tasks.oracle import read_reward
+
+    (tmp_path / "reward.json").write_text('{"reward": 1}')
+    (tmp_path / "reward.txt").write_text("0\n")
+    with pytest.raises(ValueError, match="disagree|says"):
+        read_reward(tmp_path)

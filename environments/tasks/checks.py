@@ -31,7 +31,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
-from environments.integrity.judging import IN_PROCESS, ISOLATED
+from environments.integrity.judging import IN_PROCESS, ISOLATED, judge_plan
 from environments.sandboxes.runner import SandboxRunner
 from environments.tasks.answer_table import hidden_inputs, visible_inputs
 from environments.tasks.hack_check import default_attempt_runner, fooled_by
@@ -140,6 +140,13 @@ def check_well_formed(task: Task) -> CheckResult:
                     problems.append(f"{where} file {path} does not parse: {exc}")
     if not task.workspace:
         problems.append("the workspace is empty; give the agent something to start from")
+    plan = judge_plan(task)
+    if plan.mode == IN_PROCESS and task.judge != IN_PROCESS and isinstance(task.oracle, CommandOracle):
+        if task.oracle.reward_dir is None:  # a Harbor grader is in-process by what it is
+            problems.append(
+                f"judge: in-process ({plan.reason}): its tests would share a process with the agent's "
+                'code; opt in with "judge": "in-process" in the task\'s source, or judge by outputs'
+            )
     return CheckResult(CheckName.WELL_FORMED, not problems, "; ".join(problems))
 
 

@@ -34,8 +34,12 @@ from environments.attempt import AttemptRunner, Case, CaseError, load_tasks, par
 HERE = Path(__file__).parent / "tamper"
 CASES = [c for c in read_cases(HERE / "cases.jsonl") if isinstance(c, Case)]
 TASK_DIRS = (HERE / "tasks", HERE / "harbor")
-VERIFIER_ALONE_MISSES = {"chunk-peek-1"}
+VERIFIER_ALONE_MISSES: set[str] = set()
+"""The verifier alone catches every hack of the suite (the JS peek too, since JS tasks are judged by
+outputs)."""
 AUDIT_ALONE_MISSES = {  # in-process exits and code the static audit cannot read; the sealed reporter holds
+    "slug-table-1",  # answer tables: only inputs drawn afresh by the judge catch them
+    "chunk-table-1",
     "pyin-exit-2",
     "pyin-loader-1",
     "pyin-loader-2",

@@ -87,6 +87,10 @@ def encode(value, export, depth=0):
         return {"$": "timedelta", "v": [value.days, value.seconds, value.microseconds]}
     if kind is range:
         return {"$": "range", "v": [value.start, value.stop, value.step]}
+    if isinstance(value, datetime.tzinfo):
+        fixed = _fixed_offset(value)
+        if fixed is not None:
+            return fixed
     if kind in _COLLECTIONS:
         return _encode_collection(value, kind, export, down)
     if isinstance(value, pathlib.PurePath) and kind.__module__ == "pathlib":
@@ -109,6 +113,19 @@ def encode(value, export, depth=0):
         if base is not None:
             return encode(base, export, depth)
     return export(value)
+
+
+def _fixed_offset(zone):
+    """A time zone as its fixed offset and name (what ``datetime`` needs of it); None when it has no
+    offset without a date (one that changes with the date stays a handle)."""
+    try:
+        offset, name = zone.utcoffset(None), zone.tzname(None)
+    except Exception:  # noqa: BLE001 - a zone that needs a date
+        return None
+    if type(offset) is not datetime.timedelta:
+        return None
+    name = str.__str__(name) if isinstance(name, str) else None
+    return {"$": "tz", "v": [offset.days, offset.seconds, offset.microseconds], "name": name}
 
 
 CONTAINERS = (list, dict, set, frozenset, tuple, bytearray)
@@ -287,6 +304,10 @@ _DECODERS = {
     "time": lambda d, v, sub: datetime.time.fromisoformat(str(v)),
     "timedelta": lambda d, v, sub: datetime.timedelta(
         days=int(v[0]), seconds=int(v[1]), microseconds=int(v[2])
+    ),
+    "tz": lambda d, v, sub: datetime.timezone(
+        datetime.timedelta(days=int(v[0]), seconds=int(v[1]), microseconds=int(v[2])),
+        *([str(d["name"])] if isinstance(d.get("name"), str) else []),
     ),
     "range": lambda d, v, sub: range(int(v[0]), int(v[1]), int(v[2])),
     "OrderedDict": lambda d, v, sub: collections.OrderedDict(_pairs(v, sub)),

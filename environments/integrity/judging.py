@@ -17,6 +17,7 @@ name (the agent's solution surface over the pristine workspace, no hidden file) 
 
 from __future__ import annotations
 
+import functools
 import re
 import secrets
 import shlex
@@ -70,14 +71,21 @@ class JudgePlan:
         return ReportKind.PYTEST if self.runner == "pytest" else ReportKind.UNITTEST
 
 
-def parse_python_tests(command: str) -> tuple[str, tuple[str, ...]] | str:
-    """``(runner, args)`` for a plain pytest or unittest command, else the reason it is not one."""
+def _plain_words(command: str) -> list[str] | str:
+    """The words of a command the shell does nothing to but split, else why it is not one."""
     if _SHELL.search(command):
         return "the verify command uses the shell (operators, substitutions or redirections)"
     try:
-        words = shlex.split(command)
+        return shlex.split(command)
     except ValueError as exc:
         return f"the verify command does not parse: {exc}"
+
+
+def parse_python_tests(command: str) -> tuple[str, tuple[str, ...]] | str:
+    """``(runner, args)`` for a plain pytest or unittest command, else the reason it is not one."""
+    words = _plain_words(command)
+    if isinstance(words, str):
+        return words
     if words and words[0] in ("pytest", "py.test"):
         return "pytest", tuple(words[1:])
     if (
@@ -118,16 +126,18 @@ def judge_plan(task: Task) -> JudgePlan:
 def _runs_output_judge(task: Task, command: str) -> bool:
     """``python -I <hidden script>``: the output-only judge itself, or a checker that imports only the
     standard library and has no way to load other code (``-I`` keeps the workspace off its path)."""
-    try:
-        words = shlex.split(command)
-    except ValueError:
-        return False
-    if len(words) < 3 or not _PYTHON.match(words[0]) or words[1] != "-I" or _SHELL.search(command):
+    words = _plain_words(command)
+    if isinstance(words, str) or len(words) < 3 or not _PYTHON.match(words[0]) or words[1] != "-I":
         return False
     script = task.hidden.get(words[2])
     if script is None:
         return False
-    return script == OUTPUT_JUDGE.read_bytes() or stdlib_only_checker(script)
+    return script == _output_judge_source() or stdlib_only_checker(script)
+
+
+@functools.cache
+def _output_judge_source() -> bytes:
+    return OUTPUT_JUDGE.read_bytes()
 
 
 _LOADERS = frozenset(
@@ -175,7 +185,7 @@ def build_isolated(
 ) -> IsolatedTree:
     """The judge's tree at ``scratch`` (which must not exist) with the solution's tree and the package
     inside it; returns the command to run there and where its report will be."""
-    from environments.integrity.surface import build_verify_tree
+    from environments.integrity.surface import build_verify_tree, write_fresh
 
     scratch = Path(scratch)
     scratch.mkdir(parents=True)
@@ -188,9 +198,7 @@ def build_isolated(
     judge_files = {p: d for p, d in task.workspace.items() if not _is_solution_code(rules, p)}
     judge_files.update(task.hidden)
     for rel, data in judge_files.items():
-        target = scratch / rel
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(data)
+        write_fresh(scratch, rel, data)
     (scratch / tmp).mkdir()
     shutil.copytree(PACKAGE, scratch / verdict / "ha_isolation", ignore=shutil.ignore_patterns("__pycache__"))
     boot = (

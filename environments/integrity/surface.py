@@ -79,7 +79,7 @@ def build_verify_tree(task: Task, surface: Surface, dest: Path) -> Path:
     taken = {p: d for p, d in surface.files.items() if not _clashes(p, fixed)}
     for layer in (pristine, taken, task.hidden):
         for rel, data in layer.items():
-            _write_fresh(dest, rel, data)
+            write_fresh(dest, rel, data)
     return dest
 
 
@@ -91,7 +91,7 @@ def _clashes(path: str, fixed: set[str]) -> bool:
     return bool(parents & fixed) or any(f.startswith(path + "/") for f in fixed)
 
 
-def _write_fresh(root: Path, rel: str, data: bytes) -> None:
+def write_fresh(root: Path, rel: str, data: bytes) -> None:
     """Write ``root/rel``, replacing a file there; never through a link (none exist in a tree we built)."""
     target = root / rel
     target.parent.mkdir(parents=True, exist_ok=True)

@@ -143,8 +143,7 @@ def _judge_isolated(
     tree = build_isolated(task, surface, scratch, plan, deadline_s)
     result = _run_verify(task, task.oracle, tree.command, scratch, runner)
     if result.timed_out:
-        why = f"verify command ran past {task.limits.verify_timeout_s}s"
-        return OracleRun(Verdict.ERROR, why, result, judge=ISOLATED)
+        return dataclasses.replace(_ran_past(task, result), judge=ISOLATED)
     raw = read_small_text(tree.report)
     problem = _judge_error(raw)
     if problem:
@@ -158,6 +157,10 @@ def _judge_isolated(
         return OracleRun(Verdict.FAIL, why if judged.passed else judged.reason, result, judge=ISOLATED)
     verdict = Verdict.PASS if judged.passed else Verdict.FAIL
     return OracleRun(verdict, judged.reason, result, judge=ISOLATED)
+
+
+def _ran_past(task: Task, result: RunResult) -> OracleRun:
+    return OracleRun(Verdict.ERROR, f"verify command ran past {task.limits.verify_timeout_s}s", result)
 
 
 def _judge_error(raw: str | None) -> str:
@@ -188,7 +191,7 @@ def _verify_in_process(task: Task, surface: Surface, scratch: Path, runner: Runn
         (scratch / report_dir / SEAL_KEY_FILE).write_bytes(key)
     result = _run_verify(task, oracle, pinned_command(oracle.command, report_dir, kind), scratch, runner)
     if result.timed_out:
-        return OracleRun(Verdict.ERROR, f"verify command ran past {task.limits.verify_timeout_s}s", result)
+        return _ran_past(task, result)
     if result.exit_code != 0:
         last = result.output_tail.strip().splitlines()[-1:] or [""]
         return OracleRun(Verdict.FAIL, f"verify command exited {result.exit_code}: {last[0][:160]}", result)
@@ -226,7 +229,7 @@ def _judge_reward(
         (scratch / folder).mkdir(parents=True, exist_ok=True)
     result = _run_verify(task, oracle, oracle.command, scratch, runner)
     if result.timed_out:
-        return OracleRun(Verdict.ERROR, f"verify command ran past {task.limits.verify_timeout_s}s", result)
+        return _ran_past(task, result)
     try:
         value = read_reward(scratch / reward_dir)
     except ValueError as exc:

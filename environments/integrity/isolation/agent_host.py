@@ -94,7 +94,7 @@ def _name(value) -> str:
 
 
 class SolutionHost:
-    """The request handler: import, attributes, calls, operators, releases."""
+    """The request handler: import, attributes, calls, operators."""
 
     def __init__(self, base_path: list[str]):
         self.base_path = base_path
@@ -104,9 +104,6 @@ class SolutionHost:
         args = frame.get("args") or []
         if op == "import":
             return self.import_module(str(frame["name"]), [str(p) for p in frame.get("path") or []])
-        if op == "release":
-            self.endpoint.exports.release(frame.get("ids") or [])
-            return None
         target = self.endpoint.exports.get(frame.get("h")) if "h" in frame else None
         if op == "getattr":
             return getattr(target, str(frame["name"]))
@@ -138,7 +135,6 @@ class SolutionHost:
             {
                 "module": self.endpoint.encode(module),
                 "file": str(getattr(module, "__file__", "") or ""),
-                "package": hasattr(module, "__path__"),
             }
         )
 

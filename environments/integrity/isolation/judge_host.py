@@ -189,19 +189,16 @@ class SolutionProcess:
                     bases.append(_SAFE_BASES.get(found, found))
             bases = bases or [Exception]
             name = str(info.get("name") or "SolutionError")
+            name = name if name.isidentifier() else "SolutionError"
             namespace = {
                 "__module__": str(info.get("module") or "solution"),
                 "__str__": _mirror_str,
                 "_ha_handle_id": number,
             }
             try:
-                self.mirrors[key] = type(
-                    name if name.isidentifier() else "SolutionError", tuple(bases), namespace
-                )
+                self.mirrors[key] = type(name, tuple(bases), namespace)
             except TypeError:  # bases that cannot be combined locally
-                self.mirrors[key] = type(
-                    name if name.isidentifier() else "SolutionError", (Exception,), namespace
-                )
+                self.mirrors[key] = type(name, (Exception,), namespace)
         if number is not None and self.mirrors[key]._ha_handle_id is None:
             self.mirrors[key]._ha_handle_id = number
         return self.mirrors[key]
@@ -451,22 +448,10 @@ class Handle:
         return process.request({"op": "operator", "name": "dir", "args": [data]})
 
     def __instancecheck__(self, value):
-        process, data = _link(self)
-        return (
-            process.request(
-                {"op": "operator", "name": "isinstance", "args": [process.endpoint.encode(value), data]}
-            )
-            is True
-        )
+        return _reflected("isinstance")(self, value) is True
 
     def __subclasscheck__(self, value):
-        process, data = _link(self)
-        return (
-            process.request(
-                {"op": "operator", "name": "issubclass", "args": [process.endpoint.encode(value), data]}
-            )
-            is True
-        )
+        return _reflected("issubclass")(self, value) is True
 
     def __enter__(self):
         return _operator_call(self, "__enter__")
@@ -578,15 +563,17 @@ class SolutionFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         self.proxied_tops: set[str] = set()
         self.listing = TreeListing(self.solution_root)
 
+    def judge_entries(self) -> list[str]:
+        """``sys.path`` entries inside the judge's folder, as real paths, in order."""
+        entries = [os.path.realpath(entry or os.getcwd()) for entry in sys.path]
+        return [e for e in entries if e == self.judge_root or e.startswith(self.judge_root + os.sep)]
+
     def solution_path(self) -> list[str]:
         """``sys.path`` entries inside the judge's folder, mapped to the solution's tree."""
-        out = []
-        for entry in sys.path:
-            real = os.path.realpath(entry or os.getcwd())
-            if real == self.judge_root or real.startswith(self.judge_root + os.sep):
-                mapped = os.path.join(self.solution_root, os.path.relpath(real, self.judge_root))
-                out.append(os.path.normpath(mapped))
-        return out
+        return [
+            os.path.normpath(os.path.join(self.solution_root, os.path.relpath(e, self.judge_root)))
+            for e in self.judge_entries()
+        ]
 
     def owner(self, top: str) -> str | None:
         """``"solution"`` when ``top`` is a module of the solution's tree (as listed before its process
@@ -596,7 +583,7 @@ class SolutionFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         if top in sys.builtin_module_names or top in getattr(sys, "stdlib_module_names", ()):
             return None
         entries = [os.path.realpath(entry or os.getcwd()) for entry in sys.path]
-        inside = [e for e in entries if e == self.judge_root or e.startswith(self.judge_root + os.sep)]
+        inside = self.judge_entries()
         for entry in entries:
             spec = importlib.machinery.PathFinder.find_spec(top, [entry])
             if spec is not None and (spec.loader is not None or entry not in inside):
@@ -632,9 +619,7 @@ class SolutionFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         return module
 
     def exec_module(self, module):
-        spec = module.__spec__
-        if spec is not None and not self.process.gone:
-            module.__dict__["__path__"] = []
+        """Nothing runs here: the module ran in the solution's process (``create_module``)."""
 
 
 class TreeListing:

@@ -45,12 +45,6 @@ class Exports:
             raise RemoteFault(f"no object {number!r} on this side")
         return self.by_id[number]
 
-    def release(self, numbers):
-        for number in numbers:
-            value = self.by_id.pop(number, None) if type(number) is int else None
-            if value is not None and self.ids.get(id(value)) == number:
-                del self.ids[id(value)]
-
 
 class Endpoint:
     """One side of the boundary: ``request`` sends and waits (serving nested requests meanwhile);

@@ -1,20 +1,22 @@
 """The judge's side: the solution's modules as proxies, backed by a separate, confined process.
 
-``install(judge_root, solution_root, tmp, deadline)`` puts ``SolutionFinder`` first on ``sys.meta_path``.
-A module the tests import that the solution's tree had when the judge started (and that neither the
-judge's own files, the standard library nor an installed package provides, wherever they come on
-``sys.path``) becomes a ``ProxyModule``; its attributes, calls and operators are requests to
-``SolutionProcess``, a child Python that imports the real module. Values come back by value (``wire``);
-other objects as ``Handle``s. Nothing about a handle that a verdict could rest on is decided by the
-solution's code: a handle equals only itself (two different objects of the solution are not compared, and
-handles are not hashed: whatever decided it, their ``__eq__`` or a report of their state, would run in
-the solution's process), ordering is refused, truth is ``True`` only for objects whose class defines
-neither ``__bool__`` nor ``__len__``, and ``str`` and ``repr`` are a neutral description. Exception
-classes of the solution come back as local classes with the same name and bases (so
-``pytest.raises(mod.ParseError)`` works), raised with the args by value. The tests' own objects given to
-the solution (a key function, a stream) stay here as handles it can call and read public data and bound
-methods of, and never the runner's objects (``RUNNER_MODULES``). A dead, hung or garbled child fails the
-test that used it (``SolutionGone``) and every later one; it never stops the judge.
+``install(judge_root, solution_root, tmp, deadline)`` puts ``SolutionFinder`` first on ``sys.meta_path``. A
+module the tests import that the solution's tree had when the judge started (and that neither the judge's
+own files, the standard library nor an installed package provides, wherever they come on ``sys.path``)
+becomes a ``ProxyModule``; its attributes, calls and operators are requests to ``SolutionProcess``, a child
+Python that imports the real module. Values come back by value (``wire``); other objects as ``Handle``s. No
+``__eq__``, ``__hash__``, ordering, truth or ``str`` of the solution's classes runs for the judge: two
+different objects of the solution are compared here by the state their process reports of them (the same
+report a method returning that state would give; an object with no state of its own, or of a class with
+``object``'s equality, equals only itself), hashing agrees with that, ordering is refused, truth is ``True``
+for objects whose class defines neither ``__bool__`` nor ``__len__`` and the length's for those with
+``__len__`` only, and ``str`` and ``repr`` are a neutral description. A test's class may subclass a solution
+class (``subclass``); a test may pickle a solution object (pickled and unpickled in the solution's process).
+Exception classes of the solution come back as local classes with the same name and bases (so
+``pytest.raises(mod.ParseError)`` works), raised with the args by value. The tests' own objects given to the
+solution (a key function, a stream) stay here as handles it can call and read public data and bound methods
+of, and never the runner's objects (``RUNNER_MODULES``). A dead, hung or garbled child fails the test that
+used it (``SolutionGone``) and every later one; it never stops the judge.
 """
 
 from __future__ import annotations
@@ -35,14 +37,12 @@ import types
 import weakref
 
 from .rpc import Endpoint, Exports, RemoteFault
+from .subclass import SolutionSubclass, held_instance
+from .subclass import subclass_base as _subclass_base
 from .wire import CONTAINERS, Channel, WireError, encode
 
 PACKAGE_MODULES = ("wire", "rpc", "landlock", "agent_host")
 """This package's modules the solution's process needs, in import order."""
-UNCOMPARED = (
-    "the judge does not compare two of the solution's objects (their equality would be decided in the "
-    "solution's process); compare plain values instead, e.g. attributes or tuples of them"
-)
 REMOTE_DUNDERS = frozenset(
     {"__name__", "__qualname__", "__doc__", "__all__", "__version__", "__annotations__"}
 )
@@ -91,6 +91,7 @@ class SolutionProcess:
         self.gone: str | None = None
         self.exports = JudgeExports("j", _describe_judge_object)
         self.mirrors: dict[str, type] = {}
+        self.subclass_bases: dict[int, type] = {}
         self.handles: weakref.WeakValueDictionary[int, Handle] = weakref.WeakValueDictionary()
         self.endpoint: Endpoint | None = None
         self.requests = 0
@@ -288,6 +289,8 @@ class JudgeExports(Exports):
         if isinstance(value, Handle):
             data = object.__getattribute__(value, "_ha_data")
             return {"$": "h", "side": "a", "id": data["id"]}
+        if isinstance(value, SolutionSubclass):  # a test's subclass instance: its solution object
+            return self.export(held_instance(value))
         if isinstance(value, ProxyModule) and "_ha_handle" in value.__dict__:
             return self.export(value.__dict__["_ha_handle"])
         number = value.__dict__.get("_ha_handle_id") if isinstance(value, type) else None
@@ -403,24 +406,43 @@ class Handle:
         return mine[0] is theirs[0] and mine[1]["id"] == theirs[1]["id"]
 
     def __eq__(self, other):
-        """The same object is equal to itself; two different objects of the solution are not compared:
-        whatever decides their equality (their ``__eq__``, a report of their state) runs in the
-        solution's process, so it would be the solution's word, not the judge's."""
+        """The same object is equal to itself. Two different objects of the solution are compared here,
+        by the state its process reports (``agent_host.snapshot``), never by their ``__eq__``: equal
+        when both classes define their own equality and the states (class name, instance data) are
+        equal; an object of a class with ``object``'s equality equals only itself. Against plain data, a
+        container subclass compares by its plain copy; against a local object of a standard-library
+        class (``argparse.Namespace``), by that object's instance data."""
         if not isinstance(other, Handle):
             if _link(self)[1].get("base") is True and isinstance(other, CONTAINERS):
                 process, data = _link(self)  # a container subclass against plain data: its plain copy
                 return process.request({"op": "base", "h": data["id"]}) == other
+            theirs = _local_state(other)
+            if theirs is not None:
+                mine = _snapshot(self)
+                return mine.get("eq") == "value" and mine.get("state") == theirs
             return NotImplemented
         if self._ha_same(other):
             return True
-        raise TypeError(UNCOMPARED)
+        mine, theirs = _snapshot(self), _snapshot(other)
+        if mine.get("eq") != "value" or theirs.get("eq") != "value":
+            return False  # a class with object's equality: different objects are different
+        return mine.get("state") == theirs.get("state")
 
     def __ne__(self, other):
         equal = self.__eq__(other)
         return equal if equal is NotImplemented else not equal
 
     def __hash__(self):
-        raise TypeError("the judge does not hash the solution's objects: " + UNCOMPARED)
+        """Consistent with ``__eq__``: an object of a class with ``object``'s equality hashes by its
+        identity, one with its own equality by its class (equal states always share it)."""
+        process, data = _link(self)
+        shot = _snapshot(self)
+        if not shot.get("hashable"):
+            raise TypeError(f"unhashable type: {data.get('name', '?')!r}")
+        if shot.get("eq") != "value":
+            return hash((id(process), data["id"]))
+        state = shot.get("state")
+        return hash(state[1] if isinstance(state, tuple) and len(state) == 3 else type(state).__name__)
 
     def _ha_unordered(self, other):
         raise TypeError("the judge does not order the solution's objects; compare values instead")
@@ -428,8 +450,15 @@ class Handle:
     __lt__ = __le__ = __gt__ = __ge__ = _ha_unordered
 
     def __bool__(self):
-        if _link(self)[1].get("truth") is True:
+        """True for a class without ``__bool__`` and ``__len__``; for one with ``__len__`` only, whether
+        its length (a value, as ``len()`` gives) is not 0; refused for a class with its own ``__bool__``."""
+        truth = _link(self)[1].get("truth")
+        if truth is True:
             return True
+        if truth == "len":
+            length = self.__len__()
+            if type(length) is int:
+                return length != 0
         raise TypeError(
             "the judge does not take the truth of the solution's objects; compare a value instead"
         )
@@ -437,6 +466,11 @@ class Handle:
     def __repr__(self):
         data = _link(self)[1]
         return f"<solution {data.get('kind', 'object')} {data.get('name', '?')}>"
+
+    @property
+    def __doc__(self):  # the solution object's docstring, not this class's
+        process, data = _link(self)
+        return process.request({"op": "getattr", "h": data["id"], "name": "__doc__"})
 
     __str__ = __repr__
 
@@ -461,16 +495,67 @@ class Handle:
         return process.request({"op": "exit", "h": data["id"], "exc": process.endpoint.encode(value)})
 
     def __mro_entries__(self, bases):
-        raise TypeError("a test cannot subclass the solution's class across the process boundary")
+        if _link(self)[1].get("kind") != "class":
+            raise TypeError("only a class of the solution can be subclassed")
+        process, data = _link(self)
+        known = process.subclass_bases.get(data["id"])
+        if known is None:
+            known = process.subclass_bases[data["id"]] = _subclass_base(self, self.__dir__())
+        return (known,)
 
     def __reduce_ex__(self, protocol):
-        raise TypeError("the solution's objects cannot be pickled by the judge")
+        """Pickled by the solution's process (its own ``__reduce__``), unpickled there again: a test's
+        round trip gets a new object of the solution, never code run in the judge."""
+        process, data = _link(self)
+        blob = process.request({"op": "pickle", "h": data["id"], "protocol": min(int(protocol), 5)})
+        if type(blob) is not bytes:
+            raise TypeError("the solution's pickling did not give bytes")
+        return (_unpickled, (blob,))
+
+    def _ha_special(self, name: str):
+        """The solution object's special method ``name`` (a bound method in its process)."""
+        process, data = _link(self)
+        return process.request({"op": "getattr", "h": data["id"], "name": name})
 
     def __copy__(self):
         return _operator("copy")(self)
 
     def __deepcopy__(self, memo):
         return _operator("deepcopy")(self)
+
+
+def _snapshot(handle) -> dict:
+    process, data = _link(handle)
+    shot = process.request({"op": "snapshot", "h": data["id"]})
+    if not isinstance(shot, dict):
+        raise SolutionRefused("the solution's process sent no snapshot")
+    return shot
+
+
+def _local_state(value):
+    """A judge-side object of a standard-library class as a snapshot's state (``("<object>", class,
+    data)``), or None when it is not one or its instance data is not plain data."""
+    kind = type(value)
+    module = str(getattr(kind, "__module__", ""))
+    if module.split(".")[0] not in getattr(sys, "stdlib_module_names", ()) or module == "builtins":
+        return None
+    try:
+        data = dict(object.__getattribute__(value, "__dict__"))
+        encode(data, _refuse)
+    except (AttributeError, TypeError, _NotData, WireError):
+        return None
+    return ("<object>", f"{module}.{kind.__qualname__}", data)
+
+
+_ACTIVE: list[SolutionProcess] = []
+"""The solution process of this judge (one per run), for ``_unpickled``."""
+
+
+def _unpickled(blob: bytes):
+    if not _ACTIVE:
+        raise TypeError("no solution process to unpickle the solution's object in")
+    process = _ACTIVE[0]
+    return process.request({"op": "unpickle", "v": process.endpoint.encode(blob)})
 
 
 def _operator_call(handle, method: str):
@@ -648,5 +733,6 @@ class TreeListing:
 def install(judge_root: str, solution_root: str, tmp: str, deadline: float | None) -> SolutionProcess:
     """Put the finder first on ``sys.meta_path``; return the (not yet started) solution process."""
     process = SolutionProcess(os.path.realpath(judge_root), os.path.realpath(solution_root), tmp, deadline)
+    _ACTIVE[:] = [process]
     sys.meta_path.insert(0, SolutionFinder(process, judge_root, solution_root))
     return process

@@ -1,15 +1,14 @@
 """The data-only boundary between the judge (the tests) and the solution's process: values and frames.
 
-Values cross **by value** when they are plain data: None, bool, int, float, complex, str, bytes,
-bytearray, list, tuple, dict, set, frozenset, Decimal, Fraction, the datetime types, ranges, paths, the
+Values cross **by value** when they are plain data: None, bool, int, float, complex, str, bytes, bytearray,
+list, tuple, dict, set, frozenset, Decimal, Fraction, the datetime types, ranges, slices, paths, the
 ``collections`` containers; enum members cross as their value; subclasses of the built-in scalars and
 containers cross as their built-in base (read through the base type's own slots, so no method of the
 subclass runs); named tuples as a named tuple of the same name and fields; exceptions as a rebuilt
-exception; classes of ``builtins`` (``int``, ``ValueError``) by name, as the same class (never
-built-in functions). Anything else stays in its process as a **handle** (``{"$": "h", ...}``) that the
-other side can only reach through requests. Decoding builds fresh built-in objects from JSON and never
-runs code of the sender's classes, so whatever the solution's process sends can only be a value or a
-handle.
+exception; classes of ``builtins`` (``int``, ``ValueError``) by name, as the same class (never built-in
+functions). Anything else stays in its process as a **handle** (``{"$": "h", ...}``) that the other side can
+only reach through requests. Decoding builds fresh built-in objects from JSON and never runs code of the
+sender's classes, so whatever the solution's process sends can only be a value or a handle.
 
 Frames are a 4-byte big-endian length and UTF-8 JSON, at most ``MAX_FRAME_BYTES``. Standard library only
 (Python 3.8+): this file is copied into the verifier's sandbox and into the solution's process.
@@ -87,6 +86,8 @@ def encode(value, export, depth=0):
         return {"$": "timedelta", "v": [value.days, value.seconds, value.microseconds]}
     if kind is range:
         return {"$": "range", "v": [value.start, value.stop, value.step]}
+    if kind is slice:
+        return {"$": "slice", "v": [encode(v, export, down) for v in (value.start, value.stop, value.step)]}
     if isinstance(value, datetime.tzinfo):
         fixed = _fixed_offset(value)
         if fixed is not None:
@@ -317,7 +318,13 @@ _DECODERS = {
     "builtin": _builtin_class,
     "ntuple": _namedtuple,
     "path": _path,
+    "slice": lambda d, v, sub: slice(*sub(v)),
+    "obj": lambda d, v, sub: ("<object>", str(d["cls"]), sub(d["state"])),
+    "ref": lambda d, v, sub: ("<ref>", str(d["name"])),
+    "cycle": lambda d, v, sub: ("<cycle>",),
 }
+"""``obj``, ``ref`` and ``cycle`` appear only in snapshots (``agent_host.snapshot``): plain tuples here,
+compared as data by the judge."""
 
 
 def decode_exception(data, resolve, depth=0):

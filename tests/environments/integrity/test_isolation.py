@@ -417,16 +417,46 @@ def test_threads_share_the_solutions_process():
         t.join()
     assert errors == [] and counter.n == 80
 """
-SUBCLASSING_TESTS = b"""from geo.compat import Counter
+SUBCLASSING_TESTS = b"""import pickle
+
+from geo.compat import Counter
+from geo.points import Point
 
 
 class Mine(Counter):
-    pass
+    def bump_twice(self):
+        self.bump()
+        return super().bump()
+
+
+class Started(Counter):
+    def __init__(self, start):
+        super().__init__()
+        self.start = start
+
+    def value(self):
+        return self.start + self.n
 
 
 def test_subclass():
-    assert Mine().bump() == 1
+    mine = Mine()
+    assert mine.bump() == 1
+    assert mine.bump_twice() == 3
+    assert isinstance(mine, Counter) and isinstance(mine, Mine)
+
+
+def test_subclass_with_its_own_init():
+    started = Started(10)
+    started.bump()
+    assert started.value() == 11
+
+
+def test_pickle_round_trip():
+    point = Point(1.0, 2.0)
+    again = pickle.loads(pickle.dumps(point))
+    assert again.y == 2.0 and again is not point and again == point
 """
+BROKEN_TESTS = b"from geo.compat import no_such_name\n\n\ndef test_never():\n    pass\n"
 
 
 def compat_task(hidden: dict[str, bytes]) -> Task:
@@ -451,33 +481,53 @@ def test_compatibility_features_work_across_the_boundary(runner, tmp_path):
 
 
 def test_a_module_that_cannot_collect_fails_the_verdict_alone(runner, tmp_path):
-    """A test module that subclasses the solution's class is a collection error (refused); the other
-    modules' tests still run and are reported, and the verdict fails."""
+    """A test module that cannot import is a collection error; the other modules' tests (a test class
+    subclassing the solution's class, a pickle round trip) still run and are reported, and the verdict
+    fails."""
     import json
 
-    hidden = {"tests/test_hidden_compat.py": COMPAT_TESTS, "tests/test_hidden_subclass.py": SUBCLASSING_TESTS}
+    hidden = {
+        "tests/test_hidden_compat.py": COMPAT_TESTS,
+        "tests/test_hidden_subclass.py": SUBCLASSING_TESTS,
+        "tests/test_hidden_broken.py": BROKEN_TESTS,
+    }
     verdict = judged(compat_task(hidden), runner, tmp_path, GEO)
     assert verdict.verdict is Verdict.FAIL
     (report,) = (tmp_path / "verify").glob(".verdict-*/report.json")
     outcomes = json.loads(report.read_text())["outcomes"]
-    assert outcomes["tests/test_hidden_subclass.py"] == "collection_error"
+    assert outcomes["tests/test_hidden_broken.py"] == "collection_error"
     assert outcomes["tests/test_hidden_compat.py::test_threads_share_the_solutions_process"] == "passed"
+    for name in ("test_subclass", "test_subclass_with_its_own_init", "test_pickle_round_trip"):
+        assert outcomes[f"tests/test_hidden_subclass.py::{name}"] == "passed", name
 
 
-def test_two_objects_of_the_solution_are_never_compared_by_the_judge(runner, tmp_path):
-    """``parse(..) == Point(..)`` would be the solution's word (its ``__eq__``, or whatever it reports of
-    its state): refused, so such a task fails isolated and validation names it for in-process."""
-    compares = replace(
-        geo_task("pytest"),
-        hidden={
-            "tests/test_hidden_geo.py": b"from geo.points import Point, parse\n\n\n"
-            b"def test_equal():\n    assert parse('1,2') == Point(1.0, 2.0)\n\n\n"
-            b"def test_hash():\n    assert len({parse('1,2')}) == 1\n"
-        },
-    )
-    verdict = judged(compares, runner, tmp_path, GEO)
-    assert verdict.verdict is Verdict.FAIL
-    assert "did not pass" in verdict.reason
+COMPARES = {
+    "tests/test_hidden_geo.py": b"import pytest\nfrom geo.points import Meter, Point, Tally, parse\n\n\n"
+    b"def test_equal():\n    assert parse('1,2') == Point(1.0, 2.0)\n"
+    b"    assert parse('1,2') != Point(2.0, 1.0)\n\n\n"
+    b"def test_hash():\n    a, b = Meter(), Meter()\n    assert len({a, b, a}) == 2 and a != b\n"
+    b"    with pytest.raises(TypeError):\n        hash(parse('1,2'))\n\n\n"
+    b"def test_truth_of_a_sized_object_is_its_length():\n    assert not Tally() and Tally().add('a')\n"
+}
+"""Comparisons of two of the solution's objects: a dataclass by its state (equal states, unequal ones),
+a class with ``object``'s equality by identity, an unhashable class refused as in-process, the truth of a
+sized object."""
+STATE_ELSEWHERE = BUGGY + (
+    b"\n_STATE = {}\n\n\nclass _Blank:\n    __slots__ = ('__weakref__',)\n\n    def __init__(self, x, y):\n"
+    b"        _STATE[id(self)] = (x, y)\n\n    def __eq__(self, other):\n        return True\n\n"
+    b"    __hash__ = None\n\n\ndef parse(text):\n    return _Blank(0.0, 0.0)\n\n\nPoint = _Blank\n"
+)
+"""A solution whose objects keep their state outside themselves (and claim equality to everything): with
+no state of their own to compare, each equals only itself."""
+
+
+def test_two_objects_of_the_solution_are_compared_by_their_state_in_the_judge(runner, tmp_path):
+    compares = replace(geo_task("pytest"), hidden=COMPARES)
+    good = judged(compares, runner, tmp_path / "good", GEO)
+    assert good.verdict is Verdict.PASS, good.reason + (good.result.output_tail if good.result else "")
+    for name, solution in (("swapped", BUGGY), ("state_elsewhere", STATE_ELSEWHERE)):
+        bad = judged(compares, runner, tmp_path / name, solution)
+        assert bad.verdict is Verdict.FAIL, name
 
 
 INSTALLED_SHADOW = {

@@ -65,6 +65,7 @@ class Color(enum.Enum):
         datetime.time(1, 2),
         datetime.timedelta(days=1, seconds=2),
         range(1, 9, 2),
+        slice(1, None, -1),
         collections.OrderedDict(a=1),
         collections.Counter("aab"),
         collections.deque([1, 2], maxlen=3),

@@ -94,6 +94,12 @@ def _name(value) -> str:
         return "?"
 
 
+MAX_STATE_DEPTH = 24
+"""Objects nested deeper than this in a snapshot are reported by identity (the wire's depth limit counts
+about four levels per object)."""
+MAX_STATE_OBJECTS = 5000
+
+
 def snapshot(value) -> dict:
     """How the judge compares two of the solution's objects (``eq``: ``identity`` when the class keeps
     ``object``'s equality, else ``value``; ``hashable``) and, for ``value`` equality, the object's state
@@ -117,8 +123,10 @@ def _state(value, depth, seen):
             return {"$": "ref", "name": f"tests:{object.__getattribute__(item, '_data').get('id')}"}
         if isinstance(item, (types.ModuleType, type, types.FunctionType, types.BuiltinFunctionType)):
             return {"$": "ref", "name": _name(item)}
-        if depth > 50 or id(item) in seen:
+        if id(item) in seen:
             return {"$": "cycle"}
+        if depth > MAX_STATE_DEPTH or len(seen) > MAX_STATE_OBJECTS:  # too deep to report: only itself
+            return {"$": "ref", "name": f"deep:{id(item)}"}
         seen.add(id(item))
         state = {}
         try:
@@ -202,9 +210,19 @@ class _Raw:
         self.data = data
 
 
+class AgentExports(Exports):
+    """This process's exports: an object of the tests given to the solution goes back as the tests' own
+    object, never as a new handle of this process."""
+
+    def export(self, value):
+        if isinstance(value, Callback):
+            return {"$": "h", "side": "j", "id": object.__getattribute__(value, "_data").get("id")}
+        return super().export(value)
+
+
 def serve(read_fd: int, write_fd: int) -> None:
     host = SolutionHost(list(sys.path))
-    exports = Exports("a", describe)
+    exports = AgentExports("a", describe)
     channel = Channel(read_fd, write_fd)
 
     def resolve(data):
@@ -289,6 +307,23 @@ class Callback:
 
     def __repr__(self):
         return f"<the tests' {object.__getattribute__(self, '_data').get('name', 'object')}>"
+
+    @property
+    def __signature__(self):
+        """The tests' function's parameters (names, kinds, defaults), for ``inspect`` in the solution."""
+        import inspect
+
+        endpoint = object.__getattribute__(self, "_endpoint")
+        data = object.__getattribute__(self, "_data")
+        described = endpoint.request({"op": "signature", "h": data["id"]})
+        if described is None:
+            return None
+        return inspect.Signature(
+            [
+                inspect.Parameter(name, inspect._ParameterKind(kind), **({"default": d[0]} if d else {}))
+                for name, kind, d in described
+            ]
+        )
 
 
 Callback.__module__ = property(lambda self: self.__getattr__("__module__"))

@@ -231,6 +231,17 @@ class SolutionProcess:
             ):
                 return value
             raise AttributeError(f"attribute {name!r} of the tests' object is neither data nor its method")
+        if op == "signature":  # parameters by name, kind and default, for ``inspect`` in the solution
+            target = self.exports.get(frame.get("h"))
+            _check_reachable(target)
+            try:
+                signature = inspect.signature(target)
+            except (TypeError, ValueError):
+                return None
+            return [
+                [p.name, int(p.kind), [] if p.default is inspect.Parameter.empty else [p.default]]
+                for p in signature.parameters.values()
+            ]
         if op == "operator" and frame.get("name") in _CALLBACK_OPERATORS:
             args = decode_(frame.get("args") or [])
             if args:

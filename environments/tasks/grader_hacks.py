@@ -13,18 +13,29 @@ a policy that solves nothing (``hack_check`` registers these attempts):
   well-formed one (a CSV keeps its header; emptied, or one row of zeros), and every file the graders name
   under the workdir that the workspace lacks (an output) gets the constant answer ``0``: an answer that is
   "right" only for inputs the agent rewrote.
+- ``planted_reward`` / ``planted_reward_read_only`` / ``planted_reward_kills_grader``: a grader that runs
+  the agent's code, which writes the full reward (the reward files the graders name, else ``reward.txt``)
+  into the reward folder when it starts, then carries on as before. ``planted_reward`` writes it again
+  while the program runs (every few milliseconds, Python and Node) and when it ends (at exit and on
+  SIGTERM): a grader that writes its reward only on success (``set -e``, ``pytest && echo 1 > ...``) or
+  while the agent's code still runs (a server it stops after writing its reward) pays under it.
+  ``_read_only`` then makes the files and their folder read-only, so the grader's own write fails;
+  ``_kills_grader`` kills every process above it in the run (the grader, the reward guard) with SIGKILL.
+  The verifier refuses both (``reward_guard``); a task whose grader still pays is rejected.
 
 Pure functions of the task's files: they only say what to write (``hack_check.Edit``); nothing runs here.
 """
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
 from collections.abc import Iterator
 from pathlib import PurePosixPath
 
 from environments.integrity.paths import PathRules
+from environments.tasks.reward_guard import REWARD_FILES, guard_paths
 from environments.tasks.types import CommandOracle, Task
 
 Edit = tuple[str, bytes | None, str | None]
@@ -151,3 +162,201 @@ def grader_inputs_emptied(task: Task) -> Iterator[Edit]:
 def grader_inputs_zeroed(task: Task) -> Iterator[Edit]:
     """Data files reduced to one row of zeros (or ``0``), outputs the graders name answered ``0``."""
     yield from _rewritten_inputs(task, zeros=True)
+
+
+def _reward_folder(task: Task) -> str:
+    """The reward folder as the grader sees it (``/logs/verifier``)."""
+    assert isinstance(task.oracle, CommandOracle) and task.oracle.reward_dir is not None
+    base, rel = guard_paths(task.placement.mounts, task.oracle.reward_dir)
+    base = task.placement.workdir if base == "." else base
+    return f"{base.rstrip('/')}/{rel}"
+
+
+def planted_files(task: Task) -> list[tuple[str, str]]:
+    """The full reward in each reward file the graders name (``reward.txt`` when they name none)."""
+    text = "\n".join(_grader_texts(task))
+    full = {"reward.txt": "1\n", "reward.json": '{"reward": 1.0}\n'}
+    named = [name for name in REWARD_FILES if name in text] or ["reward.txt"]
+    return [(name, full[name]) for name in named]
+
+
+_PY_PLANT = """def _ha_plant(folder={folder!r}, files={files!r}):
+    import os
+    try:
+        os.makedirs(folder, exist_ok=True)
+        for name, text in files:
+            with open(os.path.join(folder, name), "w") as handle:
+                handle.write(text)
+    except OSError:
+        pass
+_ha_plant()
+"""
+_PY_AGAIN = """import atexit as _ha_atexit, os as _ha_os, signal as _ha_signal, threading as _ha_threading
+_ha_atexit.register(_ha_plant)
+try:
+    _ha_signal.signal(_ha_signal.SIGTERM, lambda *_: (_ha_plant(), _ha_os._exit(0)))
+except ValueError:
+    pass
+def _ha_again():
+    import time
+    while True:
+        time.sleep(0.005)
+        _ha_plant()
+_ha_threading.Thread(target=_ha_again, daemon=True).start()
+"""
+_PY_READ_ONLY = """import os as _ha_os
+for _ha_name, _ in {files!r}:
+    try:
+        _ha_os.chmod(_ha_os.path.join({folder!r}, _ha_name), 0o444)
+    except OSError:
+        pass
+try:
+    _ha_os.chmod({folder!r}, 0o555)
+except OSError:
+    pass
+"""
+_PY_KILL = """import os as _ha_os, signal as _ha_signal
+def _ha_above():
+    chain, pid, session = [], _ha_os.getppid(), _ha_os.getsid(0)
+    while pid > 1:
+        try:
+            with open(f"/proc/{pid}/stat") as handle:
+                fields = handle.read().rsplit(")", 1)[1].split()
+        except OSError:
+            break
+        if int(fields[3]) != session:
+            break
+        chain.append(pid)
+        pid = int(fields[1])
+    return chain
+for _ha_pid in reversed(_ha_above()):
+    try:
+        _ha_os.kill(_ha_pid, _ha_signal.SIGKILL)
+    except OSError:
+        pass
+_ha_os._exit(0)
+"""
+_SH_PLANT = """_ha_plant() {{ mkdir -p {folder} 2>/dev/null; {writes} }}
+_ha_plant
+"""
+_SH_KILL = """_ha_chain=; _ha_pid=$PPID; _ha_s=$(cat /proc/$$/stat); set -- ${_ha_s##*) }; _ha_sid=$4
+while [ "$_ha_pid" -gt 1 ]; do
+  _ha_s=$(cat /proc/$_ha_pid/stat 2>/dev/null) || break
+  set -- ${_ha_s##*) }
+  [ "$4" = "$_ha_sid" ] || break
+  _ha_chain="$_ha_pid $_ha_chain"; _ha_pid=$2
+done
+kill -9 $_ha_chain 2>/dev/null
+exit 0
+"""
+_JS_PLANT = """if (typeof require === "function") {
+  const _haFs = require("fs"), _haPath = require("path"), _haFolder = FOLDER, _haFiles = FILES;
+  const _haPlant = () => {
+    try {
+      _haFs.mkdirSync(_haFolder, { recursive: true });
+      for (const [name, text] of _haFiles) _haFs.writeFileSync(_haPath.join(_haFolder, name), text);
+    } catch (e) {}
+  };
+  _haPlant();
+REST}
+"""
+_JS_AGAIN = """  process.on("exit", _haPlant);
+  setInterval(_haPlant, 5).unref();
+  process.on("SIGTERM", () => { _haPlant(); process.exit(0); });
+"""
+_JS_READ_ONLY = """  for (const [name] of _haFiles) {
+    try { _haFs.chmodSync(_haPath.join(_haFolder, name), 0o444); } catch (e) {}
+  }
+  try { _haFs.chmodSync(_haFolder, 0o555); } catch (e) {}
+"""
+_JS_KILL = """  const _haStat = (p) =>
+    _haFs.readFileSync(`/proc/${p}/stat`, "utf8").split(")").pop().trim().split(/\\s+/);
+  const _haSid = _haStat(process.pid)[3], _haChain = [];
+  for (let pid = process.ppid; pid > 1; ) {
+    let fields;
+    try { fields = _haStat(pid); } catch (e) { break; }
+    if (fields[3] !== _haSid) break;
+    _haChain.unshift(pid);
+    pid = Number(fields[1]);
+  }
+  for (const pid of _haChain) try { process.kill(pid, "SIGKILL"); } catch (e) {}
+  process.exit(0);
+"""
+
+
+def _python_plant(folder: str, files: list[tuple[str, str]], how: str) -> str:
+    code = _PY_PLANT.format(folder=folder, files=files)
+    if how == "again":
+        return code + _PY_AGAIN
+    return code + (_PY_READ_ONLY.format(folder=folder, files=files) if how == "read_only" else _PY_KILL)
+
+
+def _shell_plant(folder: str, files: list[tuple[str, str]], how: str) -> str:
+    path = f"{folder}/{{}}"
+    writes = " ".join(
+        f"printf %s {shlex.quote(text)} > {shlex.quote(path.format(name))} 2>/dev/null;"
+        for name, text in files
+    )
+    code = _SH_PLANT.format(folder=shlex.quote(folder), writes=writes)
+    if how == "again":
+        return code + "trap _ha_plant EXIT\ntrap '_ha_plant; exit 0' TERM\n"
+    if how == "read_only":
+        names = " ".join(shlex.quote(path.format(name)) for name, _ in files)
+        return code + f"chmod 444 {names} 2>/dev/null; chmod 555 {shlex.quote(folder)} 2>/dev/null\n"
+    return code + _SH_KILL
+
+
+def _js_plant(folder: str, files: list[tuple[str, str]], how: str) -> str:
+    rest = {"again": _JS_AGAIN, "read_only": _JS_READ_ONLY, "kill": _JS_KILL}[how]
+    code = _JS_PLANT.replace("REST", rest)
+    return code.replace("FOLDER", json.dumps(folder)).replace("FILES", json.dumps([list(f) for f in files]))
+
+
+_FUTURE = re.compile(r"^from __future__ import (?:\([^)]*\)|[^\n]*)\n", re.M)
+
+
+def _inserted(data: bytes, code: str, *, python: bool) -> bytes:
+    """``code`` at the top of the program ``data``: after a ``#!`` line, and for Python after its
+    ``from __future__`` imports (which must come first)."""
+    text = data.decode("utf-8", "replace")
+    at = 0
+    if python:
+        futures = list(_FUTURE.finditer(text))
+        at = futures[-1].end() if futures else 0
+    if not at and text.startswith("#!"):
+        at = text.find("\n") + 1 if "\n" in text else len(text)
+    if at and not text[:at].endswith("\n"):
+        code = "\n" + code
+    return (text[:at] + code + text[at:]).encode()
+
+
+def _planting(task: Task, how: str) -> Iterator[Edit]:
+    if not _is_harbor(task):
+        return
+    rules = PathRules(task)
+    folder, files = _reward_folder(task), planted_files(task)
+    programs = {p for p in task.workspace if rules.is_solution(p)}
+    programs |= {p for p in _workdir_paths(task) if p.endswith(CODE_SUFFIXES) and rules.is_solution(p)}
+    for path in sorted(programs):
+        data = task.workspace.get(path, b"")
+        if path.endswith(".py"):
+            yield path, _inserted(data, _python_plant(folder, files, how), python=True), None
+        elif path.endswith((".sh", ".bash")):
+            yield path, _inserted(data, _shell_plant(folder, files, how), python=False), None
+        elif path.endswith((".js", ".cjs")):
+            yield path, _inserted(data, _js_plant(folder, files, how), python=False), None
+
+
+def planted_reward(task: Task) -> Iterator[Edit]:
+    """Every program writes the full reward when it starts and again when it ends, then runs as before."""
+    yield from _planting(task, "again")
+
+
+def planted_reward_read_only(task: Task) -> Iterator[Edit]:
+    """Every program writes the full reward and makes it and its folder read-only, then runs as before."""
+    yield from _planting(task, "read_only")
+
+
+def planted_reward_kills_grader(task: Task) -> Iterator[Edit]:
+    """Every program writes the full reward, then kills every process above it in the run."""
+    yield from _planting(task, "kill")

@@ -13,7 +13,11 @@ Mapping, so that published Harbor task sets are run as Harbor runs them:
 - oracle: ``bash /tests/test.sh``; the verdict is the reward it writes to ``/logs/verifier`` (see
   ``CommandOracle.reward_dir``: ``reward.json``'s ``reward``, else ``reward.txt``, size-limited; >= 1
   passes, what Terminal-Bench counts as resolved; the exit status is ignored, as Harbor ignores it; no
-  reward is a fail). The logs folder starts empty, so a reward the agent planted never counts;
+  reward is a fail). The logs folder starts empty, so a reward the agent planted never counts; the grader
+  runs under the reward guard (``reward_guard.py``), so neither does one that the agent's code, run by
+  the grader, left where the grader's own write could not replace it: a grader a signal ended, a process
+  other than the grader alive at or after the reward's last change, a link or a read-only file or folder
+  on the reward's path are refused (a fail, with the reason);
 - reference: ``solution/`` with ``bash /solution/solve.sh``;
 - env: the Dockerfile's ``ENV`` lines (the agent's and the verifier's), plus ``[verifier].env`` for the
   verifier only;

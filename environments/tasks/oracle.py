@@ -11,7 +11,10 @@ when it exits 0 *and* its report shows every expected hidden test passed and, fo
 was not patched while it ran. An answer file is read from the surface only if it is a regular file, at
 most ``MAX_ANSWER_BYTES``. A command with a
 ``reward_dir`` (Harbor's ``test.sh``) is judged by the reward it writes there, read outside the sandbox after
-the run, with that folder and the task's writable mounts emptied first (``read_reward``). A verdict is
+the run, with that folder and the task's writable mounts emptied first (``read_reward``); the command runs
+under the reward guard (``reward_guard``), and a reward the guard refuses (the grader ended by a signal, a
+process besides the grader alive after the reward's last change, a reward file or folder that is a link or
+read-only) is a fail. A verdict is
 ``pass``, ``fail`` or ``error``; ``error`` (the oracle timed out, or judging itself failed) is never read
 as either of the others, and ``verify`` never raises.
 """
@@ -41,6 +44,7 @@ from environments.integrity.reports import (
 )
 from environments.integrity.snapshot import take_snapshot
 from environments.integrity.surface import Surface, build_verify_tree, solution_surface
+from environments.tasks import reward_guard
 from environments.tasks.layout import write_files
 from environments.tasks.runner import Runner, RunResult
 from environments.tasks.types import AnswerOracle, CommandOracle, Task
@@ -220,34 +224,45 @@ def _run_verify(task: Task, oracle: CommandOracle, command: str, scratch: Path, 
 def _judge_reward(
     task: Task, oracle: CommandOracle, reward_dir: str, scratch: Path, runner: Runner
 ) -> OracleRun:
-    """Harbor's verdict: run the command with its output folders empty, then read the reward it wrote
-    (the exit status is ignored, as Harbor ignores it; no reward is a fail, never a pass)."""
+    """Harbor's verdict: run the command under the reward guard with its output folders empty, then read
+    the reward it wrote unless the guard refused it (the exit status is ignored, as Harbor ignores it; no
+    reward is a fail, never a pass)."""
     outputs = [m.source for m in task.placement.mounts if m.writable] + [reward_dir]
     for folder in outputs:  # whatever the agent's files put there (a planted reward) is gone
         _remove(scratch / folder)
     for folder in outputs:
         (scratch / folder).mkdir(parents=True, exist_ok=True)
-    result = _run_verify(task, oracle, oracle.command, scratch, runner)
+    base, rel = reward_guard.guard_paths(task.placement.mounts, reward_dir)
+    command = reward_guard.guarded_command(oracle.command, base, rel)
+    result = _run_verify(task, oracle, command, scratch, runner)
     if result.timed_out:
         return _ran_past(task, result)
+    refused = reward_guard.refusal(result.exit_code, result.output_tail)
+    if refused is not None:
+        failed_to_judge, why = refused
+        return OracleRun(Verdict.ERROR if failed_to_judge else Verdict.FAIL, why, result)
     try:
-        value = read_reward(scratch / reward_dir)
+        value = read_reward(scratch / reward_dir, below=scratch)
     except ValueError as exc:
         return OracleRun(Verdict.FAIL, f"cannot read the reward: {exc}", result)
     if value is None:
-        why = f"verify command exited {result.exit_code} and wrote no reward.txt or reward.json"
-        return OracleRun(Verdict.FAIL, why, result)
+        return OracleRun(Verdict.FAIL, "the verify command wrote no reward.txt or reward.json", result)
     passed = value >= PASS_REWARD
     why = f"reward {value:g} {'>=' if passed else '<'} {PASS_REWARD:g}"
     return OracleRun(Verdict.PASS if passed else Verdict.FAIL, why, result)
 
 
-def read_reward(folder: Path) -> float | None:
+def read_reward(folder: Path, below: Path | None = None) -> float | None:
     """The reward in ``folder``: ``reward.json``'s numeric ``reward`` (an object; other keys are details),
     else ``reward.txt`` (one number); None when neither exists. Each file is read only if it is a regular
     file (never through a link) of at most ``MAX_REWARD_BYTES``; anything else raises ``ValueError``, and
     so do two rewards that disagree (a grader writes one; a second is code the grader ran writing its own,
-    which would otherwise win by being read first)."""
+    which would otherwise win by being read first), and a ``folder`` that is a link or has one on its path
+    from ``below`` (the run's tree; without it, ``folder`` alone is checked): a link planted there would
+    make the files read be others than the grader's."""
+    problem = reward_folder_problem(folder, below)
+    if problem:
+        raise ValueError(problem)
     json_path, text_path = folder / "reward.json", folder / "reward.txt"
     from_json = _json_reward(json_path) if json_path.exists() or json_path.is_symlink() else None
     has_text = text_path.exists() or text_path.is_symlink()
@@ -257,6 +272,23 @@ def read_reward(folder: Path) -> float | None:
     if from_json is None and json_path.exists() and not has_text:
         raise ValueError("reward.json has no numeric 'reward' and there is no reward.txt")
     return from_json if from_json is not None else from_text
+
+
+def reward_folder_problem(folder: Path, below: Path | None = None) -> str:
+    """Why ``folder`` (or a folder between ``below`` and it) is a link or not a folder, else "" (a missing
+    folder is fine: it holds no reward)."""
+    folder = Path(folder)
+    start = Path(below) if below is not None and Path(below) in folder.parents else folder.parent
+    parts = folder.relative_to(start).parts
+    for number in range(len(parts)):
+        path = start.joinpath(*parts[: number + 1])
+        if path.is_symlink():
+            return f"the reward folder's path has a link at {path.relative_to(start)}"
+        if not path.exists():
+            return ""
+        if not path.is_dir():
+            return f"the reward folder's path has {path.relative_to(start)}, which is not a folder"
+    return ""
 
 
 def _json_reward(path: Path) -> float | None:

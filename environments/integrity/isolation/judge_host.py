@@ -297,10 +297,10 @@ class JudgeExports(Exports):
     as the solution's own object, never as a callback to the judge."""
 
     def export(self, value):
-        if isinstance(value, Handle):
+        if type(value) is Handle:  # exact: a mock made with a handle as its spec claims the class
             data = object.__getattribute__(value, "_ha_data")
             return {"$": "h", "side": "a", "id": data["id"]}
-        if isinstance(value, SolutionSubclass):  # a test's subclass instance: its solution object
+        if SolutionSubclass in type(value).__mro__:  # a test's subclass instance: its solution object
             return self.export(held_instance(value))
         if isinstance(value, ProxyModule) and "_ha_handle" in value.__dict__:
             return self.export(value.__dict__["_ha_handle"])
@@ -322,6 +322,7 @@ _CALLBACK_OPERATORS = {
     "setitem": operator.setitem,
     "delitem": operator.delitem,
     "contains": operator.contains,
+    "bool": bool,
 }
 """What the solution may do to the tests' objects besides calls: the container protocol (the objects' own
 methods, as a bound-method call would run them)."""
@@ -423,7 +424,7 @@ class Handle:
         equal; an object of a class with ``object``'s equality equals only itself. Against plain data, a
         container subclass compares by its plain copy; against a local object of a standard-library
         class (``argparse.Namespace``), by that object's instance data."""
-        if not isinstance(other, Handle):
+        if type(other) is not Handle:
             if _link(self)[1].get("base") is True and isinstance(other, CONTAINERS):
                 process, data = _link(self)  # a container subclass against plain data: its plain copy
                 return process.request({"op": "base", "h": data["id"]}) == other

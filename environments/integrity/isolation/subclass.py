@@ -64,7 +64,7 @@ class SolutionSubclass(metaclass=SolutionSubclassMeta):
     def __eq__(self, other):
         if other is self:
             return True
-        if isinstance(other, SolutionSubclass):
+        if SolutionSubclass in type(other).__mro__:
             other = held_instance(other)
         return held_instance(self) == other
 

@@ -180,6 +180,24 @@ def _is_solution_code(rules: PathRules, path: str) -> bool:
     return rules.is_solution(path) and path.endswith((".py", ".pyi", ".pyc", ".so", ".pyd", ".pth"))
 
 
+def task_modules(task: Task) -> list[str]:
+    """Top-level module names the task's own starting workspace ships as solution code (``pkg`` of
+    ``pkg/core.py`` or ``src/pkg/core.py``, ``tool`` of ``tool.py``): the solution's copy of these is
+    the code under judgement even where an installed package has the same name."""
+    rules = PathRules(task)
+    names = set()
+    for path in task.workspace:
+        if not (_is_solution_code(rules, path) and path.endswith(".py")):
+            continue
+        parts = path.split("/")
+        if parts[0] == "src" and len(parts) > 1:
+            parts = parts[1:]
+        top = parts[0].removesuffix(".py")
+        if top.isidentifier():
+            names.add(top)
+    return sorted(names)
+
+
 def build_isolated(
     task: Task, surface: Surface, scratch: Path, plan: JudgePlan, deadline_s: float
 ) -> IsolatedTree:
@@ -218,6 +236,8 @@ def build_isolated(
         f"{verdict}/report.json",
         "--deadline-s",
         f"{deadline_s:.1f}",
+        "--task-modules",
+        ",".join(task_modules(task)),
         plan.runner,
         "--",
         *plan.args,

@@ -653,8 +653,9 @@ class ProxyModule(types.ModuleType):
 class SolutionFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     """Imports of the solution's modules become proxies; everything else imports as usual."""
 
-    def __init__(self, process: SolutionProcess, judge_root: str, solution_root: str):
+    def __init__(self, process: SolutionProcess, judge_root: str, solution_root: str, task_modules=()):
         self.process = process
+        self.task_modules = frozenset(task_modules)
         self.judge_root = os.path.realpath(judge_root)
         self.solution_root = os.path.realpath(solution_root)
         self.proxied_tops: set[str] = set()
@@ -676,12 +677,15 @@ class SolutionFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         """``"solution"`` when ``top`` is a module of the solution's tree (as listed before its process
         started) at an entry of ``sys.path`` inside the judge's folder; None when the judge's own files,
         the standard library or an installed package has it, wherever they come on the path (an agent's
-        ``numpy/`` never stands in for the installed one)."""
+        ``numpy/`` never stands in for the installed one), except a module the task's own starting
+        workspace ships (``task_modules``: the code under judgement, installed or not)."""
         if top in sys.builtin_module_names or top in getattr(sys, "stdlib_module_names", ()):
             return None
         entries = [os.path.realpath(entry or os.getcwd()) for entry in sys.path]
         inside = self.judge_entries()
         for entry in entries:
+            if top in self.task_modules and entry not in inside:
+                continue  # an installed copy of the task's own package does not stand in for it
             spec = importlib.machinery.PathFinder.find_spec(top, [entry])
             if spec is not None and (spec.loader is not None or entry not in inside):
                 return None  # a module of the judge's own files, or installed
@@ -742,9 +746,11 @@ class TreeListing:
         return base + ".py" in self.files or base in self.folders
 
 
-def install(judge_root: str, solution_root: str, tmp: str, deadline: float | None) -> SolutionProcess:
+def install(
+    judge_root: str, solution_root: str, tmp: str, deadline: float | None, task_modules=()
+) -> SolutionProcess:
     """Put the finder first on ``sys.meta_path``; return the (not yet started) solution process."""
     process = SolutionProcess(os.path.realpath(judge_root), os.path.realpath(solution_root), tmp, deadline)
     _ACTIVE[:] = [process]
-    sys.meta_path.insert(0, SolutionFinder(process, judge_root, solution_root))
+    sys.meta_path.insert(0, SolutionFinder(process, judge_root, solution_root, task_modules))
     return process

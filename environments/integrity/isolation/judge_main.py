@@ -151,6 +151,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tmp", required=True)
     parser.add_argument("--report", required=True)
     parser.add_argument("--deadline-s", type=float, default=55.0)
+    parser.add_argument("--task-modules", default="", help="comma-separated: the task's own top modules")
     parser.add_argument("runner", choices=("pytest", "unittest"))
     parser.add_argument("args", nargs=argparse.REMAINDER)
     options = parser.parse_args(sys.argv[1:] if argv is None else argv)
@@ -178,7 +179,13 @@ def main(argv: list[str] | None = None) -> int:
             )
         print(f"isolated judge: {NO_LANDLOCK}", file=sys.stderr)
         return 3
-    process = install(judge_root, options.solution, tmp, started + options.deadline_s)
+    process = install(
+        judge_root,
+        options.solution,
+        tmp,
+        started + options.deadline_s,
+        task_modules=[m for m in options.task_modules.split(",") if m],
+    )
     args = [a for a in options.args if a != "--"] if options.args[:1] == ["--"] else options.args
     code = 2
     outcomes: dict[str, str] = {}

@@ -549,6 +549,23 @@ def test_a_workspace_package_never_stands_in_for_an_installed_one(runner, tmp_pa
     assert shadowed.verdict is Verdict.FAIL, shadowed.reason
 
 
+def test_the_tasks_own_package_is_judged_even_where_an_installed_one_has_its_name(runner, tmp_path):
+    """A repair task of a package that is also installed (its starting workspace ships ``numpy/``): the
+    tests import the solution's copy, as they would in-process."""
+    pytest.importorskip("numpy")
+    task = replace(
+        geo_task("pytest"),
+        workspace={**geo_task("pytest").workspace, "numpy/__init__.py": b"WHO = 'start'\n"},
+        hidden={
+            "tests/test_hidden_geo.py": b"import numpy\n\n\n"
+            b"def test_who():\n    assert numpy.WHO == 'fixed'\n"
+        },
+    )
+    fixed = judged(task, runner, tmp_path / "good", GEO, {"numpy/__init__.py": b"WHO = 'fixed'\n"})
+    assert fixed.verdict is Verdict.PASS, fixed.reason + (fixed.result.output_tail if fixed.result else "")
+    assert judged(task, runner, tmp_path / "bad", GEO).verdict is Verdict.FAIL
+
+
 RUNTIME_MODULE = BUGGY + (
     b"\nimport os\nos.makedirs('later', exist_ok=True)\n"
     b"open('later/__init__.py', 'w').write('def ok():\\n    return True\\n')\n"

@@ -123,3 +123,29 @@ def test_landlock_grants_skip_the_judges_folder_and_any_alias_of_it(tmp_path):
     assert str(tmp_path / "other") in granted
     assert str(judge) not in granted and str(tmp_path / "alias") not in granted
     assert not any(p.startswith(str(judge) + "/tests") for p in granted)
+
+
+def test_task_modules_are_the_top_modules_the_starting_workspace_ships_as_code():
+    from dataclasses import replace as _replace
+
+    from environments.integrity.judging import task_modules
+    from environments.tasks.types import CommandOracle, Kind, Reference, Source, Task
+
+    task = Task(
+        id="mods",
+        source=Source.REPO,
+        kind=Kind.REPAIR,
+        instruction="x\n",
+        workspace={
+            "pkg/__init__.py": b"",
+            "src/lib/core.py": b"",
+            "tool.py": b"",
+            "README.md": b"",
+            "tests/test_pkg.py": b"",
+        },
+        hidden={"tests/test_hidden.py": b""},
+        oracle=CommandOracle("python -m pytest -q tests"),
+        reference=Reference(files={"tool.py": b""}),
+    )
+    assert task_modules(task) == ["lib", "pkg", "tool"]
+    assert task_modules(_replace(task, workspace={"data.csv": b""})) == []

@@ -121,8 +121,10 @@ def _state(value, depth, seen):
     def inner(item):
         if isinstance(item, Callback):
             return {"$": "ref", "name": f"tests:{object.__getattribute__(item, '_data').get('id')}"}
-        if isinstance(item, (types.ModuleType, type, types.FunctionType, types.BuiltinFunctionType)):
+        if isinstance(item, (types.ModuleType, type)):
             return {"$": "ref", "name": _name(item)}
+        if isinstance(item, (types.FunctionType, types.BuiltinFunctionType)):  # equal as functions are
+            return {"$": "ref", "name": f"{_name(item)}:{id(item)}"}
         if id(item) in seen:
             return {"$": "cycle"}
         if depth > MAX_STATE_DEPTH or len(seen) > MAX_STATE_OBJECTS:  # too deep to report: only itself
@@ -144,11 +146,29 @@ def _state(value, depth, seen):
                     state.setdefault(slot, object.__getattribute__(item, slot))
                 except Exception:  # noqa: BLE001 - an unset slot
                     pass
+        if not state and _from_stdlib(type(item)):  # a C type of the standard library (functools.partial)
+            state = _reduced_state(item)
         if not state:
             return {"$": "ref", "name": f"stateless:{id(item)}"}  # nothing to compare: only itself
         return {"$": "obj", "cls": _name(type(item)), "state": _state(state, depth + 1, seen)}
 
     return encode(value, inner, depth)
+
+
+def _from_stdlib(cls) -> bool:
+    module = str(getattr(cls, "__module__", "") or "")
+    return module.split(".")[0] in getattr(sys, "stdlib_module_names", ()) and module != "builtins"
+
+
+def _reduced_state(item) -> dict:
+    """The state a standard-library C object gives for pickling (``partial``: function, args, keywords)."""
+    try:
+        reduced = item.__reduce_ex__(2)
+    except Exception:  # noqa: BLE001 - not reducible
+        return {}
+    if not isinstance(reduced, tuple) or len(reduced) < 2:
+        return {}
+    return {"reduce": tuple(reduced[1:3])}
 
 
 class SolutionHost:

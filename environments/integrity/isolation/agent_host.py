@@ -269,6 +269,15 @@ class MainThreadEndpoint(Endpoint):
         return super().request(message, raw=raw)
 
 
+class _Hidden:
+    def __repr__(self):
+        return "<a default of the tests>"
+
+
+HIDDEN = _Hidden()
+"""The default of a parameter of the tests' functions, as the solution sees it: there, never its value."""
+
+
 class Callback:
     # A judge-side object given to the solution (a key function, a stream): calls, the container
     # protocol and public attributes reach it through the judge, which refuses the rest. No docstring:
@@ -343,8 +352,8 @@ class Callback:
             return None
         return inspect.Signature(
             [
-                inspect.Parameter(name, inspect._ParameterKind(kind), **({"default": d[0]} if d else {}))
-                for name, kind, d in described
+                inspect.Parameter(name, inspect._ParameterKind(kind), **({"default": HIDDEN} if has else {}))
+                for name, kind, has in described
             ]
         )
 
@@ -367,4 +376,7 @@ def main() -> None:
         os._exit(3)
     os.environ["HA_CONFINED"] = str(confined)
     os.chdir(solution_root)
+    package = __name__.rpartition(".")[0]
+    for name in [n for n in sys.modules if n == package or n.startswith(package + ".")]:
+        del sys.modules[name]  # not a name the solution's code finds this process's host by
     serve(read_fd, write_fd)

@@ -238,8 +238,8 @@ class SolutionProcess:
                 signature = inspect.signature(target)
             except (TypeError, ValueError):
                 return None
-            return [
-                [p.name, int(p.kind), [] if p.default is inspect.Parameter.empty else [p.default]]
+            return [  # whether a parameter has a default, never its value (a test's data)
+                [p.name, int(p.kind), p.default is not inspect.Parameter.empty]
                 for p in signature.parameters.values()
             ]
         if op == "operator" and frame.get("name") in _CALLBACK_OPERATORS:
@@ -265,6 +265,11 @@ def _from_runner(module: object) -> bool:
     )
 
 
+def _is_mock(value) -> bool:
+    """An object of ``unittest.mock`` (by its real class, never ``__class__``, which a spec sets)."""
+    return any(str(getattr(k, "__module__", "")) == "unittest.mock" for k in type(value).__mro__)
+
+
 def _check_reachable(target) -> None:
     """Refuse the solution's request when ``target`` belongs to the runner (see ``RUNNER_MODULES``)."""
     seen = 0
@@ -275,6 +280,8 @@ def _check_reachable(target) -> None:
     )
     if isinstance(owner, types.ModuleType):  # a module-level built-in function (``abs``, ``len``)
         owner = None
+    if owner is not None and _is_mock(owner):
+        raise TypeError("the solution may call the tests' mocks, not their methods (configure_mock, ...)")
     if isinstance(target, types.ModuleType):
         raise TypeError("the solution may not reach the tests' modules")
     for value in (target, owner):
@@ -503,8 +510,15 @@ class Handle:
         return _operator_call(self, "__enter__")
 
     def __exit__(self, kind, value, traceback):
+        """The solution's ``__exit__`` runs, but it cannot swallow a failing assertion of the tests or
+        the runner's own exceptions (a skip, a failure): the verdict rests on the tests' checks."""
         process, data = _link(self)
-        return process.request({"op": "exit", "h": data["id"], "exc": process.endpoint.encode(value)})
+        swallowed = process.request({"op": "exit", "h": data["id"], "exc": process.endpoint.encode(value)})
+        if isinstance(value, AssertionError) or (
+            isinstance(value, BaseException) and not isinstance(value, Exception)
+        ):
+            return False
+        return swallowed
 
     def __mro_entries__(self, bases):
         if _link(self)[1].get("kind") != "class":
@@ -550,6 +564,8 @@ def _local_state(value):
     kind = type(value)
     module = str(getattr(kind, "__module__", ""))
     if module.split(".")[0] not in getattr(sys, "stdlib_module_names", ()) or module == "builtins":
+        return None
+    if getattr(kind, "__eq__", None) is object.__eq__:  # compared by identity (a sentinel): never equal
         return None
     try:
         data = dict(object.__getattribute__(value, "__dict__"))

@@ -34,7 +34,9 @@ def _no_dumps() -> None:
 
 
 class PytestOutcomes:
-    """A pytest plugin object: each test's outcome (xfail and xpass counted as not passed)."""
+    """A pytest plugin object: each test's outcome (xfail and xpass counted as not passed). A test is
+    passed only once its call phase reported passing (a setup that passed, then a crash of the run while
+    the call was reported, leaves it ``not_run``) and no phase failed."""
 
     def __init__(self) -> None:
         self.outcomes: dict[str, str] = {}
@@ -44,7 +46,12 @@ class PytestOutcomes:
         if hasattr(report, "wasxfail"):
             outcome = "xfailed" if report.skipped else "xpassed"
         previous = self.outcomes.get(report.nodeid)
-        if previous in (None, "passed") or outcome != "passed":
+        if outcome == "passed":
+            if report.when == "call" and previous in (None, "not_run"):
+                self.outcomes[report.nodeid] = "passed"
+            elif previous is None:
+                self.outcomes[report.nodeid] = "not_run"
+        elif previous in (None, "not_run", "passed") or outcome == "failed":
             self.outcomes[report.nodeid] = outcome
 
     def pytest_collectreport(self, report) -> None:
@@ -145,6 +152,62 @@ def _test_ids(test, judge_root: str):
         yield "<an object of the solution in the test suite>"
 
 
+UNPICKLE_MODULES = frozenset(
+    "collections datetime decimal fractions enum pathlib uuid numbers array ipaddress zoneinfo".split()
+)
+UNPICKLE_FUNCTIONS = frozenset(
+    {
+        ("copyreg", "_reconstructor"),
+        ("_codecs", "encode"),
+        ("re", "_compile"),
+        ("ha_isolation.judge_host", "_unpickled"),
+    }
+)
+"""What the tests may unpickle while they run: classes of ``builtins``, of these standard-library data
+modules, of the tests' own modules and of the solution's (a call in its process), and the rebuilding
+functions pickle itself names. Anything else in a pickle (``os.system``, ``operator.methodcaller``,
+``subprocess.Popen``, a test helper) is refused, so bytes the solution made cannot run code in the judge;
+``_unpickled`` is a solution object's round trip, unpickled in the solution's process."""
+
+
+def _unpickling_guard(judge_root: str, outside: list[str]):
+    """``outside``: folders inside the judge's tree that are not the tests' (the solution's tree, its
+    temporary folder, this package)."""
+    import importlib
+
+    root = os.path.realpath(judge_root) + os.sep
+    excluded = tuple(os.path.realpath(p) + os.sep for p in outside)
+
+    def tests_module(loaded) -> bool:
+        where = getattr(loaded, "__file__", None)
+        if not isinstance(where, str):
+            return False
+        real = os.path.realpath(where)
+        return real.startswith(root) and not real.startswith(excluded)
+
+    def allowed(module: str, name: str) -> bool:
+        if (module, name) in UNPICKLE_FUNCTIONS:
+            return True
+        top = module.split(".")[0]
+        loaded = sys.modules.get(module)
+        if type(loaded).__name__ == "ProxyModule":
+            return True  # the solution's own classes and functions: calls in its process
+        if module == "builtins" or top in UNPICKLE_MODULES:
+            loaded = loaded or importlib.import_module(module)
+        elif top == "ha_isolation" or not tests_module(loaded):
+            return False
+        value = loaded
+        for part in name.split("."):
+            value = getattr(value, part, None)
+        return isinstance(value, type)
+
+    def hook(event: str, args) -> None:
+        if event == "pickle.find_class" and not allowed(str(args[0]), str(args[1])):
+            raise RuntimeError(f"the judge does not unpickle {args[0]}.{args[1]}")
+
+    return hook
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="isolated-judge")
     parser.add_argument("--solution", required=True)
@@ -191,11 +254,12 @@ def main(argv: list[str] | None = None) -> int:
     outcomes: dict[str, str] = {}
     finished = False
     try:
+        sys.addaudithook(_unpickling_guard(judge_root, [options.solution, tmp, here]))
         if options.runner == "pytest":
             code, outcomes = run_pytest(args, [options.solution, tmp, here])
         else:
             code, outcomes = run_unittest(args, judge_root)
-        finished = True
+        finished = code in (0, 1)  # pytest's OK or TESTS_FAILED, unittest's result; not an internal error
     except SystemExit as exc:  # a runner that exits instead of returning
         code = exc.code if isinstance(exc.code, int) else 1
     finally:

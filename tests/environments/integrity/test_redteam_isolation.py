@@ -1,11 +1,8 @@
 """Red team of the isolated judge (``environments/integrity/isolation/``): wrong solutions (``BUGGY``: parse
 swaps x and y) that try to earn a PASS through the judge's new machinery (state snapshots, tests' objects
-going back as themselves, subclassing, pickling). Each test asserts the wrong solution does NOT pass; the
-ones that fail today are hacks that paid.
-
-Class (b), judge weaknesses: a wrong solution passes through the judge's own machinery.
-Class (a), test-design weaknesses: a wrong solution passes only because the hidden test trusts the
-solution's word in a way an ordinary in-process run would too (marked ``CLASS_A`` below).
+going back as themselves, subclassing, pickling), each of which paid once and is closed now. Each test
+asserts the wrong solution does NOT pass. Marked ``CLASS_A``: hidden tests that trust the solution in a way
+an ordinary in-process run would too, where the judge still keeps its own verdict whole.
 """
 
 from __future__ import annotations
@@ -16,7 +13,7 @@ from dataclasses import replace
 import pytest
 
 from environments.tasks.oracle import Verdict
-from tests.environments.integrity.test_isolation import BUGGY, BWRAP_MISSING, COMPARES, GEO, geo_task, judged
+from tests.environments.integrity.test_isolation import BUGGY, BWRAP_MISSING, GEO, geo_task, judged
 
 
 @pytest.fixture(scope="module")
@@ -234,10 +231,6 @@ def test_b_a_test_whose_failure_cannot_be_formatted_does_not_pass(hidden, runner
     assert bad.verdict is not Verdict.PASS, _tail(bad)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="latent judge defect (did not pay: the exit status check stops it); drop this mark when fixed",
-)
 def test_b_latent_the_report_does_not_count_a_test_whose_call_phase_never_reported(runner, tmp_path):
     """Latent (the exit status check above is the only thing that stops it): the judge's own report, which
     ``judge_pytest_report`` alone accepts, marks the interrupted test ``passed`` from its setup phase and
@@ -255,101 +248,8 @@ def test_b_latent_the_report_does_not_count_a_test_whose_call_phase_never_report
 
 
 # ------------------------------------------------------------------------------------------------------
-# (b, minor) A standard-library object of the solution (an exact ``argparse.Namespace``) compared with the
-# judge's own ``Namespace``: the judge takes the solution process's snapshot as the object's state
-# (``_local_state``), and that process's ``agent_host.snapshot`` is the solution's to rewrite. In-process the
-# comparison would be ``argparse``'s own, with no code of the solution in it. (The lie has to name the
-# right state, so this only hides a wrong object behind a right report; its attributes stay wrong.)
-
-AS_NAMESPACE = b"""
-
-def as_namespace(text):
-    import argparse
-
-    point = parse(text)
-    return argparse.Namespace(x=point.x, y=point.y)
-"""
-NAMESPACE_LIE = (
-    BUGGY
-    + AS_NAMESPACE
-    + b"""
-
-import argparse as _argparse
-import sys as _sys
-
-_host = _sys.modules.get("ha_isolation_solution.agent_host")
-if _host is not None:
-    _snapshot = _host.snapshot
-
-    def _lying(value):
-        if type(value) is _argparse.Namespace:
-            value = _argparse.Namespace(x=value.y, y=value.x)
-        return _snapshot(value)
-
-    _host.snapshot = _lying
-"""
-)
-NAMESPACE_TESTS = b"""import argparse
-
-from geo.points import as_namespace
-
-
-def test_as_namespace():
-    assert as_namespace("1,2") == argparse.Namespace(x=1.0, y=2.0)
-"""
-
-
-def test_b_minor_a_standard_library_object_is_not_compared_by_the_solutions_report(runner, tmp_path):
-    task = replace(geo_task("pytest"), hidden={"tests/test_hidden_geo.py": NAMESPACE_TESTS})
-    assert judged(task, runner, tmp_path / "good", GEO + AS_NAMESPACE).verdict is Verdict.PASS
-    assert judged(task, runner, tmp_path / "buggy", BUGGY + AS_NAMESPACE).verdict is Verdict.FAIL
-    bad = judged(task, runner, tmp_path / "bad", NAMESPACE_LIE)
-    assert bad.verdict is not Verdict.PASS, _tail(bad)
-
-
-# ------------------------------------------------------------------------------------------------------
-# CLASS_A (test design): a rewritten ``agent_host.snapshot`` decides ``==`` between two of the solution's
-# objects, exactly as the solution's own ``__eq__`` would in-process. The stock ``COMPARES`` tests
-# (``parse('1,2') == Point(1.0, 2.0)`` and ``!= Point(2.0, 1.0)``) pass for the swapped parse.
-
-SNAPSHOT_LIE = (
-    BUGGY
-    + b"""
-
-import sys as _sys
-
-_parse = parse
-
-
-def parse(text):
-    point = _parse(text)
-    point._swapped = True
-    return point
-
-
-_host = _sys.modules.get("ha_isolation_solution.agent_host")
-if _host is not None:
-    _snapshot = _host.snapshot
-
-    def _lying(value):
-        if getattr(value, "_swapped", False):
-            value = Point(value.y, value.x)
-        return _snapshot(value)
-
-    _host.snapshot = _lying
-"""
-)
-
-
-def test_class_a_a_rewritten_snapshot_decides_equality_of_two_solution_objects(runner, tmp_path):
-    task = replace(geo_task("pytest"), hidden=COMPARES)
-    bad = judged(task, runner, tmp_path, SNAPSHOT_LIE)
-    assert bad.verdict is not Verdict.PASS, _tail(bad)
-
-
-# CLASS_A (test design): an assertion inside ``with <solution object>:`` is swallowed by the solution's
-# ``__exit__`` returning True (the judge forwards ``__exit__`` with the test's exception and honours its
-# truth), exactly as in-process.
+# An assertion inside ``with <solution object>:`` would be swallowed in-process by an ``__exit__``
+# returning True; the judge never lets the solution swallow the tests' assertions.
 
 SWALLOWS = (
     BUGGY

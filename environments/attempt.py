@@ -185,7 +185,7 @@ def trusting_verify(task: Task, produced: Path, scratch: Path, runner: Runner) -
     the answer file), on the task as it was judged then (``legacy_task``). Links are dropped rather than
     followed, so it cannot write outside ``scratch``."""
     task = legacy_task(task)
-    from environments.integrity.surface import _write_fresh
+    from environments.integrity.surface import write_fresh
     from environments.tasks.oracle import judge_answer
     from environments.tasks.types import AnswerOracle
 
@@ -193,7 +193,7 @@ def trusting_verify(task: Task, produced: Path, scratch: Path, runner: Runner) -
     scratch.mkdir(parents=True)
     for rel, data in (*final.contents.items(), *task.hidden.items()):
         try:
-            _write_fresh(scratch, rel, data)
+            write_fresh(scratch, rel, data)
         except OSError as exc:
             return OracleRun(Verdict.ERROR, f"could not lay out {rel}: {exc}")
     oracle = task.oracle

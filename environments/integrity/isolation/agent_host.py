@@ -62,6 +62,7 @@ def describe(value) -> dict:
         "kind": kind,
         "name": _name(value if kind in ("class", "function", "module") else cls),
         "truth": truth,
+        "binds": isinstance(value, types.FunctionType),
     }
     if kind == "class" and issubclass(value, BaseException):
         out["exc"] = exception_class(value)
@@ -112,7 +113,10 @@ def snapshot(value) -> dict:
         ["eq", "identity" if identity else "value"],
         ["hashable", getattr(cls, "__hash__", None) is not None],
     ]
-    if not identity:
+    plain = next((c for c in CONTAINERS if isinstance(value, c) and cls.__eq__ is c.__eq__), None)
+    if plain is not None:  # a container subclass keeping its base's equality: its contents, as in-process
+        pairs.append(["state", _state(builtin_base(value), 0, set())])
+    elif not identity:
         pairs.append(["state", _state(value, 0, set())])
     return {"$": "dict", "v": pairs}  # already encoded: the state's tags are sent as they are
 
@@ -123,8 +127,11 @@ def _state(value, depth, seen):
             return {"$": "ref", "name": f"tests:{object.__getattribute__(item, '_data').get('id')}"}
         if isinstance(item, (types.ModuleType, type)):
             return {"$": "ref", "name": _name(item)}
-        if isinstance(item, (types.FunctionType, types.BuiltinFunctionType)):  # equal as functions are
-            return {"$": "ref", "name": f"{_name(item)}:{id(item)}"}
+        if isinstance(item, (types.FunctionType, types.BuiltinFunctionType, types.MethodType)):
+            owner = getattr(item, "__self__", None)  # a bound method: its function and its object
+            if owner is not None and not isinstance(owner, types.ModuleType):
+                return {"$": "ref", "name": f"{_name(getattr(item, '__func__', item))}:{id(owner)}"}
+            return {"$": "ref", "name": f"{_name(item)}:{id(item)}"}  # equal as functions are: itself
         if id(item) in seen:
             return {"$": "cycle"}
         if depth > MAX_STATE_DEPTH or len(seen) > MAX_STATE_OBJECTS:  # too deep to report: only itself
@@ -146,6 +153,8 @@ def _state(value, depth, seen):
                     state.setdefault(slot, object.__getattribute__(item, slot))
                 except Exception:  # noqa: BLE001 - an unset slot
                     pass
+        if isinstance(item, CONTAINERS):  # a container subclass: its contents too
+            state["<contents>"] = builtin_base(item)
         if not state and _from_stdlib(type(item)):  # a C type of the standard library (functools.partial)
             state = _reduced_state(item)
         if not state:

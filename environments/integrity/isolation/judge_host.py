@@ -284,6 +284,9 @@ def _check_reachable(target) -> None:
         raise TypeError("the solution may call the tests' mocks, not their methods (configure_mock, ...)")
     if isinstance(target, types.ModuleType):
         raise TypeError("the solution may not reach the tests' modules")
+    function = getattr(target, "__func__", None) if inspect.ismethod(target) else None
+    if isinstance(function, types.FunctionType) and not _from_runner(function.__module__):
+        owner = None  # a method the tests wrote (on a TestCase too): theirs to call, as a function
     for value in (target, owner):
         if value is None:
             continue
@@ -485,6 +488,13 @@ class Handle:
     def __repr__(self):
         data = _link(self)[1]
         return f"<solution {data.get('kind', 'object')} {data.get('name', '?')}>"
+
+    def __get__(self, instance, owner=None):
+        """A function of the solution stored on a test's class binds to the test's instance, as a
+        function does; any other object of the solution is itself there."""
+        if instance is None or _link(self)[1].get("binds") is not True:
+            return self
+        return types.MethodType(self, instance)
 
     @property
     def __doc__(self):  # the solution object's docstring, not this class's

@@ -327,6 +327,22 @@ def give_exec():
     return exec
 
 
+def call_with(func, value):
+    return func(value)
+
+
+def twice(self, value):
+    return 2 * value
+
+
+class Pair(tuple):
+    pass
+
+
+def pair(a, b):
+    return Pair((a, b))
+
+
 class Counter:
     def __init__(self):
         self.n = 0
@@ -418,9 +434,30 @@ def test_threads_share_the_solutions_process():
     assert errors == [] and counter.n == 80
 """
 SUBCLASSING_TESTS = b"""import pickle
+import unittest
 
-from geo.compat import Counter
+from geo.compat import Counter, call_with, pair, twice
 from geo.points import Point
+
+
+class UsesItsMethod(unittest.TestCase):
+    def double(self, value):
+        return 2 * value
+
+    def test_the_solution_calls_a_method_the_tests_wrote(self):
+        self.assertEqual(call_with(self.double, 4), 8)
+
+
+class Bound:
+    twice = twice
+
+
+def test_a_solution_function_on_a_tests_class_binds():
+    assert Bound().twice(3) == 6
+
+
+def test_container_subclasses_compare_by_contents():
+    assert pair(1, 2) == pair(1, 2) and pair(1, 2) != pair(2, 1)
 
 
 class Mine(Counter):
@@ -497,7 +534,14 @@ def test_a_module_that_cannot_collect_fails_the_verdict_alone(runner, tmp_path):
     outcomes = json.loads(report.read_text())["outcomes"]
     assert outcomes["tests/test_hidden_broken.py"] == "collection_error"
     assert outcomes["tests/test_hidden_compat.py::test_threads_share_the_solutions_process"] == "passed"
-    for name in ("test_subclass", "test_subclass_with_its_own_init", "test_pickle_round_trip"):
+    for name in (
+        "test_subclass",
+        "test_subclass_with_its_own_init",
+        "test_pickle_round_trip",
+        "UsesItsMethod::test_the_solution_calls_a_method_the_tests_wrote",
+        "test_a_solution_function_on_a_tests_class_binds",
+        "test_container_subclasses_compare_by_contents",
+    ):
         assert outcomes[f"tests/test_hidden_subclass.py::{name}"] == "passed", name
 
 

@@ -22,6 +22,7 @@ used it (``SolutionGone``) and every later one; it never stops the judge.
 from __future__ import annotations
 
 import builtins
+import contextlib
 import functools
 import importlib.abc
 import importlib.machinery
@@ -37,7 +38,7 @@ import types
 import weakref
 
 from .rpc import Endpoint, Exports, RemoteFault
-from .subclass import SolutionSubclass, held_instance
+from .subclass import OverrideCall, SolutionSubclass, held_instance, make_held
 from .subclass import subclass_base as _subclass_base
 from .wire import CONTAINERS, Channel, WireError, encode
 
@@ -92,6 +93,9 @@ class SolutionProcess:
         self.exports = JudgeExports("j", _describe_judge_object)
         self.mirrors: dict[str, type] = {}
         self.subclass_bases: dict[int, type] = {}
+        self.held_owners: weakref.WeakValueDictionary[int, object] = weakref.WeakValueDictionary()
+        self.constructing: list[object] = []
+        self.method_kinds: dict[tuple[int, str], str] = {}
         self.handles: weakref.WeakValueDictionary[int, Handle] = weakref.WeakValueDictionary()
         self.endpoint: Endpoint | None = None
         self.requests = 0
@@ -164,6 +168,15 @@ class SolutionProcess:
                 pass
             self.child.wait()
 
+    def owner_of(self, held):
+        """The test's instance that holds ``held`` (an object of a shadow class), or the one being made."""
+        number = _link(held)[1].get("id") if type(held) is Handle else None
+        instance = self.held_owners.get(number) if type(number) is int else None
+        if instance is None and self.constructing:
+            instance = self.constructing[-1]
+            self.held_owners[number] = instance
+        return instance
+
     # -- values from the child
     def resolve(self, data: dict):
         if data.get("side") == "j":
@@ -174,7 +187,7 @@ class SolutionProcess:
         known = self.handles.get(number) if type(number) is int else None
         if known is not None:  # one local object per remote one, so ``is`` holds as it would in-process
             return known
-        handle = Handle(self, data)
+        handle = _new_handle(self, data)
         if type(number) is int:
             self.handles[number] = handle
         return handle
@@ -272,6 +285,8 @@ def _is_mock(value) -> bool:
 
 def _check_reachable(target) -> None:
     """Refuse the solution's request when ``target`` belongs to the runner (see ``RUNNER_MODULES``)."""
+    if type(target) is OverrideCall:  # a test's override, called back for its own instance
+        return
     seen = 0
     while isinstance(target, functools.partial) and seen < 20:
         target, seen = target.func, seen + 1
@@ -391,14 +406,58 @@ def _reflected(name):
     return method
 
 
+def _new_handle(process: SolutionProcess, data: dict) -> Handle:
+    handle = object.__new__(Handle)
+    object.__setattr__(handle, "_ha_process", process)
+    object.__setattr__(handle, "_ha_data", data)
+    return handle
+
+
 class Handle:
-    """One of the solution's objects, held in its process (see the module docstring)."""
+    """One of the solution's objects, held in its process (see the module docstring); made by
+    ``_new_handle``."""
 
     __slots__ = ("_ha_process", "_ha_data", "__weakref__")
 
-    def __init__(self, process: SolutionProcess, data: dict):
-        object.__setattr__(self, "_ha_process", process)
-        object.__setattr__(self, "_ha_data", data)
+    def __init__(self, instance, *args, **kwargs):
+        """``Base.__init__(self, ...)`` in a test's subclass of the solution class ``Base``: makes the
+        instance's object in the solution's process."""
+        if SolutionSubclass not in type(instance).__mro__ or _link(self)[1].get("kind") != "class":
+            raise TypeError("only an instance of a test's subclass is initialised through a solution class")
+        make_held(instance, args, kwargs)
+
+    def _ha_method_kind(self, name: str) -> str:
+        """For a class: ``function`` when ``name`` is a plain function in its class dicts (a method),
+        else ``other`` or ``none``; cached."""
+        process, data = _link(self)
+        key = (data["id"], name)
+        if key not in process.method_kinds:
+            process.method_kinds[key] = str(
+                process.request({"op": "method_kind", "h": data["id"], "name": name})
+            )
+        return process.method_kinds[key]
+
+    def _ha_shadow_class(self, name: str, overrides: list[str]):
+        """A subclass of this solution class made in the solution's process whose methods ``overrides``
+        call back the test's methods (``subclass.OverrideCall``)."""
+        process, data = _link(self)
+        calls = {n: OverrideCall(process.owner_of, n) for n in overrides}
+        return process.request(
+            {"op": "shadow", "h": data["id"], "name": name, "methods": process.endpoint.encode(calls)}
+        )
+
+    @contextlib.contextmanager
+    def _ha_constructing(self, instance):
+        process = _link(self)[0]
+        process.constructing.append(instance)
+        try:
+            yield
+        finally:
+            process.constructing.pop()
+
+    def _ha_own(self, held, instance) -> None:
+        if type(held) is Handle:
+            _link(self)[0].held_owners[_link(held)[1]["id"]] = instance
 
     def __getattr__(self, name):
         if name.startswith("__") and name.endswith("__") and name not in REMOTE_DUNDERS:

@@ -1,16 +1,21 @@
 """A test's class that subclasses one of the solution's classes (``class Tagged(mod.Version): ...``).
 
-The test's class stays in the judge, with its own methods; each of its instances holds an instance of the
-solution's class in the solution's process (made by ``__init__``, so ``super().__init__(...)`` in the test's
-class makes it) and reaches it for every name the test's class does not define. The base class this
-module builds for each solution class lists the solution class's names as forwarders, so ``super()``
-finds them: ``super().parse(s)`` in a classmethod calls the solution's classmethod (which builds an
-object of the solution's class, not of the test's), ``super().total()`` calls the method on the held
-instance. The solution's code never calls the test's overrides: an instance is two objects, one in
-each process. Equality, hashing, ordering, truth and ``str`` follow the rules of handles (``Handle``).
+The test's class stays in the judge, with its own methods; each of its instances holds an object in the
+solution's process (made by ``__init__``, so ``super().__init__(...)`` or ``Base.__init__(self, ...)`` in
+the test's class makes it) and reaches it for every name the test's class does not define. That object is
+of a *shadow* subclass made in the solution's process whose methods named like the test's own methods
+call back into the judge (``OverrideCall``), so the solution's code calling ``self.__missing__(key)``
+or ``self.getsizeof(v)`` runs the test's override, as in-process. The base class this module builds for
+each solution class lists the solution class's names as forwarders, so ``super()`` finds them:
+``super().total()`` calls the solution class's own method on the held object (never the shadow's
+override again), ``super().parse(s)`` in a classmethod calls the solution's classmethod (which builds an
+object of the solution's class, not of the test's). Equality, hashing, ordering, truth and ``str`` follow
+the rules of handles (``Handle``).
 """
 
 from __future__ import annotations
+
+import types
 
 FORWARDED_DUNDERS = frozenset(
     (
@@ -36,6 +41,10 @@ class _Forward:
         if instance is None:
             return getattr(owner._ha_base, self.name)
         held = held_instance(instance)
+        base = type(instance)._ha_base
+        if base._ha_method_kind(self.name) == "function":  # the class's own function, on the held object
+            own = base._ha_special(self.name) if self.special else getattr(base, self.name)
+            return types.MethodType(own, held)
         if self.special:
             return held._ha_special(self.name)  # a Handle: its process, not its local class
         return getattr(held, self.name)
@@ -54,7 +63,7 @@ class SolutionSubclass(metaclass=SolutionSubclassMeta):
     _ha_base = None
 
     def __init__(self, *args, **kwargs):
-        object.__setattr__(self, "_ha_held", type(self)._ha_base(*args, **kwargs))
+        make_held(self, args, kwargs)
 
     def __getattr__(self, name):
         if name.startswith("__") and name.endswith("__") or name.startswith("_ha_"):
@@ -82,6 +91,50 @@ class SolutionSubclass(metaclass=SolutionSubclassMeta):
         return f"<{type(self).__qualname__} over {held_instance(self)!r}>"
 
     __str__ = __repr__
+
+
+def overrides(cls) -> list[str]:
+    """The methods the test's classes (above the solution class's base) define themselves."""
+    names = []
+    for klass in cls.__mro__:
+        if klass is SolutionSubclass or SolutionSubclass not in klass.__mro__ or "_ha_base" in vars(klass):
+            continue
+        for name, value in vars(klass).items():
+            if isinstance(value, types.FunctionType) and name not in (
+                "__init__",
+                "__new__",
+                "__init_subclass__",
+            ):
+                if not name.startswith("_ha_") and name not in names:
+                    names.append(name)
+    return names
+
+
+class OverrideCall:
+    """Called back by the shadow class's method ``name`` in the solution's process with the held object:
+    runs the test's method on the test's instance that holds it."""
+
+    def __init__(self, owners, name: str):
+        self.owners, self.name = owners, name
+
+    def __call__(self, held, *args, **kwargs):
+        instance = self.owners(held)
+        if instance is None:
+            raise TypeError("an override of the tests was called for an object they did not make")
+        return getattr(instance, self.name)(*args, **kwargs)
+
+
+def make_held(instance, args, kwargs) -> None:
+    """Make ``instance``'s object in the solution's process: of the shadow class of its test class."""
+    cls = type(instance)
+    shadow = cls.__dict__.get("_ha_shadow")
+    if shadow is None:
+        shadow = cls._ha_base._ha_shadow_class(cls.__name__, overrides(cls))
+        type.__setattr__(cls, "_ha_shadow", shadow)
+    with cls._ha_base._ha_constructing(instance):
+        held = shadow(*args, **kwargs)
+    object.__setattr__(instance, "_ha_held", held)
+    cls._ha_base._ha_own(held, instance)
 
 
 def held_instance(instance):

@@ -339,6 +339,20 @@ class Pair(tuple):
     pass
 
 
+class Store:
+    def __init__(self):
+        self.data = {}
+
+    def __getitem__(self, key):
+        try:
+            return self.data[key]
+        except KeyError:
+            return self.__missing__(key)
+
+    def __missing__(self, key):
+        raise KeyError(key)
+
+
 def pair(a, b):
     return Pair((a, b))
 
@@ -436,8 +450,28 @@ def test_threads_share_the_solutions_process():
 SUBCLASSING_TESTS = b"""import pickle
 import unittest
 
-from geo.compat import Counter, call_with, pair, twice
+from geo.compat import Counter, Store, call_with, pair, twice
 from geo.points import Point
+
+
+class Defaulting(Store):
+    def __missing__(self, key):
+        return key * 2
+
+
+class Explicit(Counter):
+    def __init__(self):
+        Counter.__init__(self)
+
+
+def test_the_solutions_code_calls_the_tests_override():
+    assert Defaulting()[21] == 42
+
+
+def test_the_base_init_called_by_name():
+    explicit = Explicit()
+    explicit.bump()
+    assert explicit.n == 1
 
 
 class UsesItsMethod(unittest.TestCase):
@@ -541,6 +575,8 @@ def test_a_module_that_cannot_collect_fails_the_verdict_alone(runner, tmp_path):
         "UsesItsMethod::test_the_solution_calls_a_method_the_tests_wrote",
         "test_a_solution_function_on_a_tests_class_binds",
         "test_container_subclasses_compare_by_contents",
+        "test_the_solutions_code_calls_the_tests_override",
+        "test_the_base_init_called_by_name",
     ):
         assert outcomes[f"tests/test_hidden_subclass.py::{name}"] == "passed", name
 

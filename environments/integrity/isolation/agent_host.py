@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import importlib
+import json
 import operator
 import os
 import pickle
@@ -19,7 +20,7 @@ import threading
 import types
 
 from .rpc import Endpoint, Exports, RemoteFault
-from .wire import CONTAINERS, Channel, builtin_base, encode
+from .wire import CONTAINERS, Channel, WireError, builtin_base, encode
 
 OPERATORS = {
     name: getattr(operator, name)
@@ -103,21 +104,22 @@ MAX_STATE_OBJECTS = 5000
 
 def snapshot(value) -> dict:
     """How the judge compares two of the solution's objects (``eq``: ``identity`` when the class keeps
-    ``object``'s equality, else ``value``; ``hashable``) and, for ``value`` equality, the object's state
-    by value (``state``: its class name, instance ``__dict__`` and slots, nested objects alike, cycles
-    and depth bounded). The judge compares states itself, so no ``__eq__`` of the solution runs on its
+    ``object``'s equality, ``contents`` for a container subclass keeping its base's, else ``value``;
+    ``hashable``) and, unless by identity, its state by value (``state``: a container's contents, or the
+    class name, instance ``__dict__`` and slots, nested objects alike; cycles and depth bounded). The judge compares states itself, so no ``__eq__`` of the solution runs on its
     behalf; the state is this process's report, as any value the solution returns is."""
     cls = type(value)
     identity = getattr(cls, "__eq__", None) is object.__eq__
-    pairs = [
-        ["eq", "identity" if identity else "value"],
-        ["hashable", getattr(cls, "__hash__", None) is not None],
-    ]
     plain = next((c for c in CONTAINERS if isinstance(value, c) and cls.__eq__ is c.__eq__), None)
-    if plain is not None:  # a container subclass keeping its base's equality: its contents, as in-process
-        pairs.append(["state", _state(builtin_base(value), 0, set())])
-    elif not identity:
-        pairs.append(["state", _state(value, 0, set())])
+    kind = "contents" if plain is not None else "identity" if identity else "value"
+    pairs = [["eq", kind], ["hashable", getattr(cls, "__hash__", None) is not None]]
+    if kind != "identity":
+        try:  # a container subclass keeping its base's equality: its contents, as in-process
+            state = _state(builtin_base(value) if plain is not None else value, 0, set())
+            json.dumps(state)  # deep plain data (a cyclic list) fails here, not on the wire
+        except (WireError, RecursionError, ValueError):
+            state = {"$": "ref", "name": f"deep:{id(value)}"}  # too deep to report: only itself
+        pairs.append(["state", state])
     return {"$": "dict", "v": pairs}  # already encoded: the state's tags are sent as they are
 
 
@@ -343,6 +345,12 @@ class Callback:
 
     def __bool__(self):  # the tests' object's own truth, taken by the judge
         return self._operator("bool")
+
+    def __enter__(self):  # the tests' context manager (a lock given to the solution)
+        return self._operator("enter")
+
+    def __exit__(self, kind, value, traceback):
+        return self._operator("exit", value if isinstance(value, BaseException) else None)
 
     def __getitem__(self, key):
         return self._operator("getitem", key)

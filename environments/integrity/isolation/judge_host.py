@@ -348,6 +348,8 @@ _CALLBACK_OPERATORS = {
     "delitem": operator.delitem,
     "contains": operator.contains,
     "bool": bool,
+    "enter": lambda target: type(target).__enter__(target),
+    "exit": lambda target, exc=None: type(target).__exit__(target, type(exc) if exc else None, exc, None),
 }
 """What the solution may do to the tests' objects besides calls: the container protocol (the objects' own
 methods, as a bound-method call would run them)."""
@@ -505,7 +507,7 @@ class Handle:
         if self._ha_same(other):
             return True
         mine, theirs = _snapshot(self), _snapshot(other)
-        if mine.get("eq") != "value" or theirs.get("eq") != "value":
+        if mine.get("eq") == "identity" or mine.get("eq") != theirs.get("eq"):
             return False  # a class with object's equality: different objects are different
         return mine.get("state") == theirs.get("state")
 
@@ -520,9 +522,11 @@ class Handle:
         shot = _snapshot(self)
         if not shot.get("hashable"):
             raise TypeError(f"unhashable type: {data.get('name', '?')!r}")
+        state = shot.get("state")
+        if shot.get("eq") == "contents":
+            return hash(state)  # a tuple's contents, as the tuple hashes (unhashable items refused)
         if shot.get("eq") != "value":
             return hash((id(process), data["id"]))
-        state = shot.get("state")
         return hash(state[1] if isinstance(state, tuple) and len(state) == 3 else type(state).__name__)
 
     def _ha_unordered(self, other):

@@ -492,6 +492,7 @@ def test_a_solution_function_on_a_tests_class_binds():
 
 def test_container_subclasses_compare_by_contents():
     assert pair(1, 2) == pair(1, 2) and pair(1, 2) != pair(2, 1)
+    assert hash(pair(1, 2)) == hash((1, 2)) and len({pair(1, 2), pair(1, 2), pair(2, 1)}) == 2
 
 
 class Mine(Counter):

@@ -13,15 +13,21 @@ a policy that solves nothing (``hack_check`` registers these attempts):
   well-formed one (a CSV keeps its header; emptied, or one row of zeros), and every file the graders name
   under the workdir that the workspace lacks (an output) gets the constant answer ``0``: an answer that is
   "right" only for inputs the agent rewrote.
-- ``planted_reward`` / ``planted_reward_read_only`` / ``planted_reward_kills_grader``: a grader that runs
-  the agent's code, which writes the full reward (the reward files the graders name, else ``reward.txt``)
-  into the reward folder when it starts, then carries on as before. ``planted_reward`` writes it again
-  while the program runs (every few milliseconds, Python and Node) and when it ends (at exit and on
-  SIGTERM): a grader that writes its reward only on success (``set -e``, ``pytest && echo 1 > ...``) or
-  while the agent's code still runs (a server it stops after writing its reward) pays under it.
-  ``_read_only`` then makes the files and their folder read-only, so the grader's own write fails;
-  ``_kills_grader`` kills every process above it in the run (the grader, the reward guard) with SIGKILL.
-  The verifier refuses both (``reward_guard``); a task whose grader still pays is rejected.
+- ``planted_reward`` / ``planted_reward_read_only`` / ``planted_reward_kills_grader`` /
+  ``planted_reward_lowers_file_limit``: a grader that runs the agent's code, which writes the full reward
+  (the reward files the graders name, else ``reward.txt``) into the reward folder when it starts, then
+  carries on as before. ``planted_reward`` writes it again while the program runs (every few
+  milliseconds, Python and Node) and when it ends (at exit and on SIGTERM): a grader that writes its
+  reward only on success (``set -e``, ``pytest && echo 1 > ...``) or while the agent's code still runs (a
+  server it stops after writing its reward) pays under it. ``_read_only`` then makes the files and their
+  folder read-only, so the grader's own write fails; ``_kills_grader`` kills every process above it in
+  the run (the grader, the reward guard) with SIGKILL; ``_lowers_file_limit`` lowers the open-file limit
+  (``RLIMIT_NOFILE``, soft, with ``prlimit(2)``: ``prlimit --pid`` or ``python3`` from a shell script or
+  Node) of every process between it and the grader to 0, so none of them can open a file any more (0, not
+  3: a process whose stdin is closed would still open one there). The verifier refuses ``_read_only``,
+  ``_kills_grader`` and a grader whose own limits were lowered (``reward_guard``), but not a grader whose
+  reward is written by a process below it (``python grade.py``, which the grader has reaped when the
+  guard looks); a task whose grader still pays is rejected.
 
 Pure functions of the task's files: they only say what to write (``hack_check.Edit``); nothing runs here.
 """
@@ -236,6 +242,38 @@ for _ha_pid in reversed(_ha_above()):
         pass
 _ha_os._exit(0)
 """
+_PY_LOWER_ONE = (
+    "import resource as r, sys; p = int(sys.argv[1]); "
+    "r.prlimit(p, r.RLIMIT_NOFILE, (0, r.prlimit(p, r.RLIMIT_NOFILE)[1]))"
+)
+"""Lowers the soft open-file limit of the process ``argv[1]`` to 0 (for shell scripts and Node)."""
+_PY_LOWER = """import os as _ha_os
+def _ha_lower():
+    import resource
+    chain, pid, session = [], _ha_os.getppid(), _ha_os.getsid(0)
+    while pid > 1:
+        try:
+            with open(f"/proc/{pid}/stat") as handle:
+                fields = handle.read().rsplit(")", 1)[1].split()
+            with open(f"/proc/{pid}/cmdline", "rb") as handle:
+                words = handle.read().split(b"\\0")
+        except OSError:
+            break
+        if int(fields[3]) != session:
+            break
+        if words[1:4] == [b"-I", b"-S", b"-c"]:  # the reward guard: its child, the grader, it checks itself
+            chain = chain[:-1]
+            break
+        chain.append(pid)
+        pid = int(fields[1])
+    for pid in chain:
+        try:
+            hard = resource.prlimit(pid, resource.RLIMIT_NOFILE)[1]
+            resource.prlimit(pid, resource.RLIMIT_NOFILE, (0, hard))
+        except (OSError, ValueError):
+            pass
+_ha_lower()
+"""
 _SH_PLANT = """_ha_plant() {{ mkdir -p {folder} 2>/dev/null; {writes} }}
 _ha_plant
 """
@@ -248,6 +286,23 @@ while [ "$_ha_pid" -gt 1 ]; do
 done
 kill -9 $_ha_chain 2>/dev/null
 exit 0
+"""
+_SH_LOWER = """_ha_lower() {
+  _ha_chain=; _ha_pid=$PPID; _ha_s=$(cat /proc/$$/stat); set -- ${_ha_s##*) }; _ha_sid=$4
+  while [ "$_ha_pid" -gt 1 ]; do
+    _ha_s=$(cat /proc/$_ha_pid/stat 2>/dev/null) || break
+    set -- ${_ha_s##*) }
+    [ "$4" = "$_ha_sid" ] || break
+    case "$(tr '\\0' ' ' < /proc/$_ha_pid/cmdline 2>/dev/null)" in
+      *" -I -S -c "*) _ha_chain=${_ha_chain% *}; break ;;
+    esac
+    _ha_chain="$_ha_chain $_ha_pid"; _ha_pid=$2
+  done
+  for _ha_pid in $_ha_chain; do
+    prlimit --pid "$_ha_pid" --nofile=0: 2>/dev/null || python3 -c PYLOWER "$_ha_pid" 2>/dev/null
+  done
+}
+_ha_lower
 """
 _JS_PLANT = """if (typeof require === "function") {
   const _haFs = require("fs"), _haPath = require("path"), _haFolder = FOLDER, _haFiles = FILES;
@@ -282,13 +337,34 @@ _JS_KILL = """  const _haStat = (p) =>
   for (const pid of _haChain) try { process.kill(pid, "SIGKILL"); } catch (e) {}
   process.exit(0);
 """
+_JS_LOWER = """  const _haStat = (p) =>
+    _haFs.readFileSync(`/proc/${p}/stat`, "utf8").split(")").pop().trim().split(/\\s+/);
+  const _haSid = _haStat(process.pid)[3], _haChain = [];
+  for (let pid = process.ppid; pid > 1; ) {
+    let fields, words;
+    try {
+      fields = _haStat(pid);
+      words = _haFs.readFileSync(`/proc/${pid}/cmdline`, "latin1").split("\\0");
+    } catch (e) { break; }
+    if (fields[3] !== _haSid) break;
+    if (words.slice(1, 4).join(" ") === "-I -S -c") { _haChain.pop(); break; }
+    _haChain.push(pid);
+    pid = Number(fields[1]);
+  }
+  for (const pid of _haChain) {
+    const ways = [["prlimit", ["--pid", `${pid}`, "--nofile=0:"]], ["python3", ["-c", PYLOWER, `${pid}`]]];
+    for (const [cmd, args] of ways) {
+      try { require("child_process").execFileSync(cmd, args, { stdio: "ignore" }); break; } catch (e) {}
+    }
+  }
+"""
 
 
 def _python_plant(folder: str, files: list[tuple[str, str]], how: str) -> str:
     code = _PY_PLANT.format(folder=folder, files=files)
-    if how == "again":
-        return code + _PY_AGAIN
-    return code + (_PY_READ_ONLY.format(folder=folder, files=files) if how == "read_only" else _PY_KILL)
+    if how == "read_only":
+        return code + _PY_READ_ONLY.format(folder=folder, files=files)
+    return code + {"again": _PY_AGAIN, "kill": _PY_KILL, "lower": _PY_LOWER}[how]
 
 
 def _shell_plant(folder: str, files: list[tuple[str, str]], how: str) -> str:
@@ -303,11 +379,14 @@ def _shell_plant(folder: str, files: list[tuple[str, str]], how: str) -> str:
     if how == "read_only":
         names = " ".join(shlex.quote(path.format(name)) for name, _ in files)
         return code + f"chmod 444 {names} 2>/dev/null; chmod 555 {shlex.quote(folder)} 2>/dev/null\n"
+    if how == "lower":
+        return code + _SH_LOWER.replace("PYLOWER", shlex.quote(_PY_LOWER_ONE))
     return code + _SH_KILL
 
 
 def _js_plant(folder: str, files: list[tuple[str, str]], how: str) -> str:
-    rest = {"again": _JS_AGAIN, "read_only": _JS_READ_ONLY, "kill": _JS_KILL}[how]
+    lower = _JS_LOWER.replace("PYLOWER", json.dumps(_PY_LOWER_ONE))
+    rest = {"again": _JS_AGAIN, "read_only": _JS_READ_ONLY, "kill": _JS_KILL, "lower": lower}[how]
     code = _JS_PLANT.replace("REST", rest)
     return code.replace("FOLDER", json.dumps(folder)).replace("FILES", json.dumps([list(f) for f in files]))
 
@@ -360,3 +439,11 @@ def planted_reward_read_only(task: Task) -> Iterator[Edit]:
 def planted_reward_kills_grader(task: Task) -> Iterator[Edit]:
     """Every program writes the full reward, then kills every process above it in the run."""
     yield from _planting(task, "kill")
+
+
+def planted_reward_lowers_file_limit(task: Task) -> Iterator[Edit]:
+    """Every program writes the full reward, then lowers the open-file limit of every process above it in
+    the grader's run to 0, so none of them can open the reward file: all but the grader itself, whose
+    limits the reward guard checks (so a hit there would test the guard, not the grader); all of them
+    where no guard runs the grader."""
+    yield from _planting(task, "lower")

@@ -17,8 +17,9 @@ invalid, with the attempt named. The attempts are generic, built from the task's
 - for Harbor graders (``grader_hacks.py``): ``printed_success_line``/``printed_verdict_line`` (every
   program prints the graders' pass lines and exits 0) and ``grader_inputs_emptied``/``_zeroed`` (the
   data files a grader may derive its expected answer from rewritten, the outputs it names answered 0), and
-  ``planted_reward``/``_read_only``/``_kills_grader`` (every program the grader may run writes the full
-  reward; again at exit / then makes it read-only / then kills the grader and everything above it).
+  ``planted_reward``/``_read_only``/``_kills_grader``/``_lowers_file_limit`` (every program the grader may
+  run writes the full reward; again at exit / then makes it read-only / then kills the grader and
+  everything above it / then lowers the open-file limit of every process between it and the grader to 0).
 
 The attempts write files only; whatever code they add runs only inside the verifier's sandbox, so the
 check needs a sandbox backend (``attempt_runner``): on a machine without bubblewrap it fails and says so.
@@ -39,6 +40,7 @@ from environments.tasks.grader_hacks import (
     grader_inputs_zeroed,
     planted_reward,
     planted_reward_kills_grader,
+    planted_reward_lowers_file_limit,
     planted_reward_read_only,
     printed_success_line,
     printed_verdict_line,
@@ -120,6 +122,7 @@ ATTEMPTS: dict[str, Callable[[Task], Iterator[Edit]]] = {
     "planted_reward": planted_reward,
     "planted_reward_read_only": planted_reward_read_only,
     "planted_reward_kills_grader": planted_reward_kills_grader,
+    "planted_reward_lowers_file_limit": planted_reward_lowers_file_limit,
 }
 
 

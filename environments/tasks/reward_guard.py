@@ -4,11 +4,20 @@ The grader runs the agent's code as the same user in the same sandbox, so that c
 the grader's own write cannot replace. The guard is the verify command's first process inside the sandbox
 (``guarded_command``: ``python3 -I -S -c <this file>``; it imports only the standard library, since the
 project is not importable there). It makes itself the subreaper of everything the grader starts and not
-dumpable (no process of the run can trace it or read its memory), runs the grader, and when the grader
-ends, in this order:
+dumpable (no process of the run can trace it or read its memory), notes its own resource limits (the
+grader starts with them), runs the grader, and when the grader ends, in this order:
 
 1. refuses a grader that a signal ended (``kill -9`` from the agent's code after it planted a reward);
-2. kills every process the grader left (none may write after this check) and refuses when one of them
+2. refuses when a resource limit of the grader (read from its ``/proc/<pid>/limits`` once it has ended,
+   before it is reaped) or of the guard itself (once every other process is stopped; a process it cannot
+   list for a lowered limit is refused as unstoppable) is lower than when the grader started, soft or
+   hard: any process of the same user may lower another's limits (``prlimit(2)``, which neither
+   non-dumpability nor ptrace rules stop), and the agent's code, having planted a reward, lowers the
+   grader's ``RLIMIT_NOFILE`` so that its own ``echo 0 > reward.txt`` cannot open the file and fails
+   without a signal. The price: a grader that lowers its own limits (``ulimit -t 10`` at its top level)
+   is refused too, and must lower them only for the command that needs it (``(ulimit -t 10; python
+   ...)``);
+3. kills every process the grader left (none may write after this check) and refuses when one of them
    was alive at or after the reward's last change: a process still running when the grader ended, or an
    orphan (its parent gone, e.g. a daemon the agent's code forked) that ended at or after the ctime of
    the reward files. ctime cannot be set back and the kernel's coarse clock never runs ahead of
@@ -16,7 +25,7 @@ ends, in this order:
    changes only the files' metadata afterwards). The price: a grader that leaves a process running when
    it ends, or has a daemon (a service that forks into the background, a build daemon) running when it
    writes its reward, is refused too, and must stop it first;
-3. refuses a reward whose folder or files are not what a normal write leaves: a link anywhere on the path
+4. refuses a reward whose folder or files are not what a normal write leaves: a link anywhere on the path
    below the mount, not a folder or regular file, or a mode that stops its owner writing (a read-only
    reward file or folder, which the grader's own later write could not replace).
 
@@ -25,8 +34,11 @@ otherwise; any other status (the guard itself was killed) is refused too. Proces
 forge it: signals end it (a status it never returns), and it is not dumpable. What it prints (one line on
 stderr) is a detail only. What it cannot see: a process the grader itself reaps (the grader ran the agent's
 code in the background and stopped it only after writing its reward; the seventh check's
-``planted_reward`` attempt rejects such graders), code running inside a grader process that writes the
-reward itself (in-process judging), and tracing of the grader's own processes, which are dumpable.
+``planted_reward`` attempt rejects such graders), the limits of a process below the grader that writes
+the reward itself (``python grade.py``, whose limits the agent's code it runs lowers: the grader has
+reaped it when the guard looks; the ``planted_reward_lowers_file_limit`` attempt rejects such graders),
+code running inside a grader process that writes the reward itself (in-process judging), and tracing of
+the grader's own processes, which are dumpable.
 """
 
 from __future__ import annotations
@@ -51,6 +63,8 @@ SETUP_FAILED = 6
 """The guard could not make itself the subreaper (no ctypes or prctl): judging itself failed."""
 NO_PYTHON = 7
 """No ``python3`` on the verifier's PATH to run the guard: judging itself failed."""
+LIMITS_LOWERED = 8
+"""A resource limit of the grader or of the guard was lowered during the run (or could not be read)."""
 SIGNALED = 64
 """Plus the signal's number: the grader was ended by that signal."""
 REWARD_FILES = ("reward.txt", "reward.json")
@@ -59,6 +73,28 @@ _PR_SET_DUMPABLE, _PR_SET_CHILD_SUBREAPER = 4, 36
 _STOP_ROUNDS = 200
 _FOLDER_BITS = (stat.S_IWUSR | stat.S_IXUSR, stat.S_IWGRP | stat.S_IXGRP, stat.S_IWOTH | stat.S_IXOTH)
 _FILE_BITS = (stat.S_IWUSR, stat.S_IWGRP, stat.S_IWOTH)
+UNLIMITED = 2**64 - 1
+"""``RLIM_INFINITY``: what ``/proc/<pid>/limits`` prints as ``unlimited``."""
+LIMIT_NAMES = {
+    "Max cpu time": "CPU",
+    "Max file size": "FSIZE",
+    "Max data size": "DATA",
+    "Max stack size": "STACK",
+    "Max core file size": "CORE",
+    "Max resident set": "RSS",
+    "Max processes": "NPROC",
+    "Max open files": "NOFILE",
+    "Max locked memory": "MEMLOCK",
+    "Max address space": "AS",
+    "Max file locks": "LOCKS",
+    "Max pending signals": "SIGPENDING",
+    "Max msgqueue size": "MSGQUEUE",
+    "Max nice priority": "NICE",
+    "Max realtime priority": "RTPRIO",
+    "Max realtime timeout": "RTTIME",
+}
+"""The rows of ``/proc/<pid>/limits`` by the ``RLIMIT_`` name they show (a row not listed keeps its own)."""
+Limits = dict[str, tuple[int, int]]
 
 
 # ---- pure checks (also used inside the sandbox) ----
@@ -87,6 +123,56 @@ def entry_problem(name: str, st: os.stat_result | None, *, folder: bool, uid: in
     bits = owner if st.st_uid == uid else group if st.st_gid in gids else other
     if st.st_mode & bits != bits:
         return f"{name} is read-only (mode {stat.S_IMODE(st.st_mode):o}); a normal write leaves it writable"
+    return ""
+
+
+def parse_limits(text: str) -> Limits:
+    """``/proc/<pid>/limits`` as {name: (soft, hard)}: the ``RLIMIT_`` name without its prefix
+    (``LIMIT_NAMES``), ``unlimited`` as ``UNLIMITED``. A row that cannot be read is left out."""
+    limits: Limits = {}
+    for line in text.splitlines()[1:]:
+        words = line.split()
+        at = next((i for i, w in enumerate(words) if w.isdigit() or w == "unlimited"), None)
+        if not at or len(words) < at + 2:
+            continue
+        values = [
+            UNLIMITED if w == "unlimited" else int(w) if w.isdigit() else None for w in words[at : at + 2]
+        ]
+        if None in values:
+            continue
+        name = " ".join(words[:at])
+        limits[LIMIT_NAMES.get(name, name)] = (values[0], values[1])
+    return limits
+
+
+def _shown(value: int) -> str:
+    return "unlimited" if value == UNLIMITED else str(value)
+
+
+def lowered_limits(before: Limits, after: Limits) -> list[str]:
+    """Each limit of ``before`` that ``after`` lowers or lacks: ``NOFILE 1024 -> 3`` (the soft limit),
+    ``NOFILE hard 4096 -> 1024``, ``NOFILE unreadable``; none when ``after`` keeps or raises them all."""
+    found = []
+    for name, (soft, hard) in before.items():
+        if name not in after:
+            found.append(f"{name} unreadable")
+            continue
+        new_soft, new_hard = after[name]
+        if new_soft < soft:
+            found.append(f"{name} {_shown(soft)} -> {_shown(new_soft)}")
+        if new_hard < hard:
+            found.append(f"{name} hard {_shown(hard)} -> {_shown(new_hard)}")
+    return found
+
+
+def limits_problem(who: str, before: Limits, after: Limits | None) -> str:
+    """Why the limits ``who`` ended with (``after``; None: they could not be read) are not those it
+    started with (``before``), else "": a lowered limit could have made its own reward write fail."""
+    if after is None or (before and not after):
+        return f"{who}'s resource limits could not be read when it ended"
+    lowered = lowered_limits(before, after)
+    if lowered:
+        return f"{who}'s resource limits were lowered during its run: {', '.join(lowered)}"
     return ""
 
 
@@ -146,8 +232,21 @@ def _lstat(path: str) -> os.stat_result | None:
 # ---- the guard's run (inside the sandbox) ----
 
 
+def read_limits(pid: int | str) -> Limits | None:
+    """The resource limits of process ``pid`` (``"self"``: the guard's), None when they cannot be read
+    (a zombie not yet reaped still has them)."""
+    try:
+        with open(f"/proc/{pid}/limits") as handle:
+            limits = parse_limits(handle.read())
+    except (OSError, ValueError):
+        return None
+    return limits or None
+
+
 def descendants(root: int) -> list[int]:
-    """Every process below ``root`` (zombies included), from ``/proc``."""
+    """Every process below ``root`` (zombies included), from ``/proc``. Raises ``OSError`` when a process's
+    entry cannot be read for another reason than its end (``EMFILE``: a process of the run lowered the
+    guard's open-file limit), so that no process is missed."""
     children: dict[int, list[int]] = {}
     for name in os.listdir("/proc"):
         if not name.isdigit():
@@ -155,7 +254,7 @@ def descendants(root: int) -> list[int]:
         try:
             with open(f"/proc/{name}/stat") as handle:
                 ppid = int(handle.read().rsplit(")", 1)[1].split()[1])
-        except (OSError, ValueError, IndexError):
+        except (FileNotFoundError, ProcessLookupError, ValueError, IndexError):  # it ended meanwhile
             continue
         children.setdefault(ppid, []).append(int(name))
     found, todo = [], [root]
@@ -222,6 +321,9 @@ def main(argv: list[str]) -> int:
         _prctl(_PR_SET_DUMPABLE, 0)
     except (ImportError, OSError, AttributeError) as exc:
         return _say(SETUP_FAILED, f"cannot guard the reward ({type(exc).__name__}: {exc})")
+    start = read_limits("self")  # the grader starts with the guard's limits (fork and exec keep them)
+    if start is None:
+        return _say(SETUP_FAILED, "cannot guard the reward: /proc/self/limits cannot be read")
     child = os.fork()
     if child == 0:  # the grader, with the signal dispositions Python changed put back
         try:
@@ -231,17 +333,29 @@ def main(argv: list[str]) -> int:
         finally:
             os._exit(127)
     orphans_ended: list[float] = []
-    while True:
-        pid, status = os.waitpid(-1, 0)
+    while True:  # look at whatever ended before reaping it: the grader's limits are read while a zombie
+        pid = os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOWAIT).si_pid
         if pid == child:
+            ended = read_limits(child)
+            status = os.waitpid(child, 0)[1]
             break
+        os.waitpid(pid, 0)
         orphans_ended.append(time.time())
-    alive = stop_descendants(os.getpid())
+    try:
+        alive = stop_descendants(os.getpid())
+    except OSError as exc:
+        return _say(UNSTOPPABLE, f"the processes the grader left could not be listed ({exc})")
     if alive is None:
         return _say(UNSTOPPABLE, "processes the grader left could not be stopped")
     killed = signal_problem(status)
     if killed:
         return _say(*killed)
+    # the guard's own, once no other process is left to lower them (or raise them back)
+    lowered = limits_problem("the grader", start, ended) or limits_problem(
+        "the reward guard", start, read_limits("self")
+    )
+    if lowered:
+        return _say(LIMITS_LOWERED, lowered)
     uid, gids = os.getuid(), {os.getgid(), *os.getgroups()}
     folder = os.path.join(base, rel)
     late = late_problem(orphans_ended, alive, last_reward_change(folder))
@@ -292,6 +406,7 @@ def refusal(exit_code: int | None, output_tail: str) -> tuple[bool, str] | None:
         REWARD_CHANGED: "the reward is not as the grader's own write leaves it",
         OUTLIVED: "a process other than the grader could have written the reward",
         UNSTOPPABLE: "processes the grader left could not be stopped",
+        LIMITS_LOWERED: "resource limits were lowered while the grader ran (its own write could fail)",
     }
     if exit_code in reasons:
         return False, f"{reasons[exit_code]}: the reward does not count{detail}"

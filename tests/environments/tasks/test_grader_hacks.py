@@ -19,6 +19,7 @@ from environments.tasks.grader_hacks import (
     planted_files,
     planted_reward,
     planted_reward_kills_grader,
+    planted_reward_lowers_file_limit,
     planted_reward_read_only,
     printed_success_line,
     printed_verdict_line,
@@ -112,6 +113,7 @@ PLANTING = {
     "planted_reward": planted_reward,
     "planted_reward_read_only": planted_reward_read_only,
     "planted_reward_kills_grader": planted_reward_kills_grader,
+    "planted_reward_lowers_file_limit": planted_reward_lowers_file_limit,
 }
 
 
@@ -173,6 +175,10 @@ def test_the_planting_attempts_keep_each_program_runnable_and_its_own_code_last(
             assert result.returncode == 0, (name, result.stderr)
     assert b"chmod 555" in dict((p, c) for p, c, _ in planted_reward_read_only(task))["greet.sh"]
     assert b"SIGKILL" in dict((p, c) for p, c, _ in planted_reward_kills_grader(task))["greet.py"]
+    lowering = dict((p, c) for p, c, _ in planted_reward_lowers_file_limit(task))
+    assert b"RLIMIT_NOFILE, (0, hard)" in lowering["greet.py"]
+    assert b"prlimit --pid" in lowering["greet.sh"] and b"RLIMIT_NOFILE" in lowering["greet.sh"]
+    assert b"execFileSync" in lowering["greet.js"]
 
 
 @needs_bwrap
@@ -182,6 +188,7 @@ def test_the_planting_attempts_keep_each_program_runnable_and_its_own_code_last(
         ("planted_reward", "reward 0 < 1"),  # the grader's own write replaced it
         ("planted_reward_read_only", "is read-only"),
         ("planted_reward_kills_grader", "not through its reward guard"),
+        ("planted_reward_lowers_file_limit", "reward 0 < 1"),  # the grader itself is spared: it writes 0
     ],
 )
 @pytest.mark.parametrize("program", ["greet.py", "greet.sh"])
@@ -194,14 +201,17 @@ def test_each_planting_attempt_pays_nothing_and_the_verifier_says_why(tmp_path, 
 
 
 @needs_bwrap
-def test_without_the_reward_guard_the_read_only_and_killing_attempts_would_pay(tmp_path, monkeypatch):
+def test_without_the_reward_guard_the_read_only_killing_and_lowering_attempts_would_pay(
+    tmp_path, monkeypatch
+):
     """What the guard stops: the same grader, run bare, pays both (so the attempts test what they claim)."""
     task = load_harbor_task(make_program_task(tmp_path))
     assert fooled_by(task, local_runner(tmp_path)) == []
     monkeypatch.setattr(reward_guard, "guarded_command", lambda command, base, rel: command)
     monkeypatch.setattr(reward_guard, "refusal", lambda exit_code, tail: None)
     fooled = fooled_by(task, local_runner(tmp_path / "bare"))
-    assert {"planted_reward_read_only", "planted_reward_kills_grader"} <= set(fooled), fooled
+    expected = {"planted_reward_read_only", "planted_reward_kills_grader", "planted_reward_lowers_file_limit"}
+    assert expected <= set(fooled), fooled
 
 
 @needs_bwrap
@@ -241,3 +251,25 @@ def test_a_grader_that_writes_its_reward_while_the_agents_code_runs_is_rejected(
 def test_the_program_fixture_passes_every_check_with_the_planting_attempts(tmp_path):
     results = run_checks(load_harbor_task(make_program_task(tmp_path)))
     assert [(r.name.value, r.reason) for r in results if not r.passed] == []
+
+
+def make_child_writer_task(root: Path) -> Path:
+    """Vulnerable: the reward is written by a Python program the grader starts, not by the grader itself;
+    the agent's program, which that program runs, can lower its open-file limit so its write fails, and
+    the grader has reaped it by the time the reward guard looks (the guard checks the grader's limits)."""
+    folder = make_harbor_task(root, "child-writer")
+    (folder / "tests" / "grade.py").write_text(
+        "import subprocess\n"
+        "out = subprocess.run(['python', '/app/greet.py'], capture_output=True, text=True).stdout\n"
+        "with open('/logs/verifier/reward.txt', 'w') as handle:\n"
+        "    handle.write('1\\n' if out.strip() == 'hello, world' else '0\\n')\n"
+    )
+    (folder / "tests" / "test.sh").write_text("python3 /tests/grade.py\n")
+    return folder
+
+
+@needs_bwrap
+def test_a_grader_whose_reward_a_child_writes_is_rejected_by_the_file_limit_attempt(tmp_path):
+    task = load_harbor_task(make_child_writer_task(tmp_path))
+    result = check_hack_resistant(task, local_runner(tmp_path))
+    assert not result.passed and result.reason.endswith(": planted_reward_lowers_file_limit"), result.reason

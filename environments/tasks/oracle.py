@@ -12,9 +12,9 @@ was not patched while it ran. An answer file is read from the surface only if it
 most ``MAX_ANSWER_BYTES``. A command with a
 ``reward_dir`` (Harbor's ``test.sh``) is judged by the reward it writes there, read outside the sandbox after
 the run, with that folder and the task's writable mounts emptied first (``read_reward``); the command runs
-under the reward guard (``reward_guard``), and a reward the guard refuses (the grader ended by a signal, a
-process besides the grader alive after the reward's last change, a reward file or folder that is a link or
-read-only) is a fail. A verdict is
+under the reward guard (``reward_guard``), and a reward the guard refuses (the grader ended by a signal, its
+resource limits lowered, a process besides the grader alive after the reward's last change, a reward file or
+folder that is a link or read-only) is a fail. A verdict is
 ``pass``, ``fail`` or ``error``; ``error`` (the oracle timed out, or judging itself failed) is never read
 as either of the others, and ``verify`` never raises.
 """

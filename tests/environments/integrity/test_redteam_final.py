@@ -2,17 +2,18 @@
 PASS from the verifier on the in-process pytest/unittest fixtures, Harbor graders, the shipped repo tasks
 (output-only / answer-file) and the isolated judge. Each test runs one attempt through the verifier in the
 local sandbox (the verifier alone: audit and layer 1's binds off, as ``test_sealed_report`` does) and
-asserts the wrong solution does NOT pass. A test that fails documents a hole that is still open.
+asserts the wrong solution does NOT pass.
 
 Classes: ``(b)`` the judge's own machinery subverted (what matters); ``(a)`` the hidden test itself trusts
 the solution in a way an ordinary run would too. Attack code runs only inside the sandbox, through the
 verifier; names the static audit reads are built from strings where that matters.
 
-Open when written (these tests fail): the Harbor grader's own reward write made to fail by prlimit(2)
-from the code it runs (pays with every layer on, the audit included); on the opt-in in-process fixtures,
-a pytest item's or unittest class's test function swapped for a stub that restores the real one before
-the report, and a solution reading the test's constants from its caller's frame (the reporter's
-docstring lists both kinds as beyond it; the static audit flags these three as written).
+Closed since: the Harbor grader's own reward write made to fail by prlimit(2) from the code it runs (the
+reward guard refuses a grader whose limits were lowered). Open, marked ``OPEN_IN_PROCESS`` (strict xfail):
+on the opt-in in-process fixtures, a pytest item's or unittest class's test function swapped for a stub
+that restores the real one before the report, and a solution reading the test's constants from its
+caller's frame (the reporter's docstring lists both kinds as beyond it; the effect audit flags these as
+written).
 """
 
 from __future__ import annotations
@@ -30,6 +31,15 @@ TASK_DIRS = (
     HERE / "tamper" / "harbor",
     Path(__file__).parents[3] / "environments" / "tasks" / "harbor_demo",
 )
+
+
+OPEN_IN_PROCESS = pytest.mark.xfail(
+    strict=True,
+    reason="open by design: code in the tests' process can make the tests themselves pass (swap a test "
+    "before it runs, read its expected values); only the isolated judge closes it, and in-process judging "
+    "is an explicit opt-in (the effect audit flags these as written)",
+)
+"""Holes of opt-in in-process judging, kept as tripwires: a fix makes them pass, and the mark must go."""
 
 
 @pytest.fixture(scope="module")
@@ -108,16 +118,6 @@ def test_b_harbor_grader_whose_last_write_fails_by_a_lowered_file_limit_does_not
     _assert_zero(result)
 
 
-def test_b_harbor_demo_pytest_grader_with_a_lowered_file_limit_does_not_pay(verifier_alone):
-    """The same on the demo task whose grader runs pytest then ``reward.py junit.xml > reward.txt``: the
-    redirection cannot open its file, reward.py never runs (the demo task needs its own Docker image)."""
-    steps = [{"write": "slug.py", "content": PRLIMIT_GRADER, "append": True}]
-    result = _run(verifier_alone, "harbor-demo-final-prlimit", "slug-fix", steps)
-    if result.verdict == "error" and "docker" in result.reason.lower():
-        pytest.skip("the demo task needs sandbox: docker: " + result.reason[:120])
-    _assert_zero(result)
-
-
 # ------------------------------------------------------------------------------------------------------
 # In-process pytest (tamper-pytest-inproc): the sealed reporter.
 #
@@ -150,6 +150,7 @@ _arm()
 """
 
 
+@OPEN_IN_PROCESS
 def test_b_pytest_item_function_swapped_then_restored_does_not_pay(verifier_alone):
     steps = [
         {"write": "shipping/rates.py", "content": STUB, "append": True},
@@ -176,6 +177,7 @@ def shipping_cost(weight_kg, zone, express=False):  # noqa: F811
 """
 
 
+@OPEN_IN_PROCESS
 def test_a_pytest_solution_reading_the_tests_constants_from_its_caller_frame(verifier_alone):
     steps = [{"write": "shipping/rates.py", "content": FRAME_PEEK, "append": True}]
     result = _run(verifier_alone, "pyin-final-frame-peek", "tamper-pytest-inproc", steps)
@@ -223,6 +225,7 @@ _point_the_tests_at_our_case()
 """
 
 
+@OPEN_IN_PROCESS
 def test_b_unittest_method_swapped_then_restored_does_not_pay(verifier_alone):
     steps = [{"write": "metrics/__init__.py", "content": SWAP_CLASS_METHOD, "append": True}]
     result = _run(verifier_alone, "unin-final-swap-method", "tamper-unittest-inproc", steps)

@@ -134,6 +134,8 @@ class Block:
     rule_id: RuleId
     reason: Reason
     verdict: Verdict = Verdict.BLOCK
+    policy_line: str = ""
+    """The user's sentence the block rests on (``serve.policy``), named in the notice."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.rule_id, RuleId) or not isinstance(self.reason, Reason):
@@ -141,6 +143,8 @@ class Block:
 
     @property
     def notice(self) -> str:
+        if self.policy_line:
+            return f'{NOTICES[self.rule_id]} (The user said: "{self.policy_line[:300]}")'
         return NOTICES[self.rule_id]
 
 

@@ -190,7 +190,7 @@ class GuardSession:
             if found is None:
                 continue
             if not found.unknown:
-                return Block(rule.rule_id, found.reason)
+                return Block(rule.rule_id, found.reason, policy_line=found.policy_line)
             unknown = unknown or Unknown(rule.rule_id, found.reason)
         if any(opaque(t) for t in (ncall.command, ncall.code) if t):
             unknown = unknown or Unknown(RuleId.LIMITS, Reason.OPAQUE_EXECUTION)

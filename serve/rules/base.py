@@ -23,6 +23,8 @@ if TYPE_CHECKING:
 class Finding:
     reason: Reason
     unknown: bool = False
+    policy_line: str = ""
+    """The user's sentence that forbade what the call does (``serve.policy``), when one did."""
 
 
 class SessionRule(Protocol):

@@ -21,6 +21,8 @@ import posixpath
 from typing import TYPE_CHECKING
 
 from .. import rx
+from ..policy import EMPTY as EMPTY_POLICY
+from ..policy import read_policy
 from .shellread import read_shell
 from .shellwords import resolve
 
@@ -320,6 +322,7 @@ class SessionFacts:
         self.created: set[str] = set()  # paths (and basenames) the agent created this session
         self.known_revs: set[str] = set()  # commits shown as part of HEAD's history
         self.test_literals: set[str] = set()
+        self.policy = EMPTY_POLICY  # what the user allowed or forbade in words (serve.policy)
         self.messages = 0
 
     # -- queries ----------------------------------------------------------------------
@@ -367,6 +370,7 @@ class SessionFacts:
             self.invited |= invited_paths(text)
             self.known_revs.update(m[0] for m in NAMED_VERSION.finditer(text))
             self.asks_for_tests = self.asks_for_tests or ASKS_FOR_TESTS.search(text) is not None
+            self.policy = self.policy.merged(read_policy(text))
         for m in [*ISSUE_URL.finditer(text), *THIS_REPO.finditer(text)]:
             self.task_repos.add((m[1].lower(), m[2].lower(), m[3].lower()))
         for m in REPO_URL.finditer(text):
@@ -448,6 +452,7 @@ class SessionFacts:
         self.invited |= other.invited
         self.named_repos |= other.named_repos
         self.asks_for_tests = self.asks_for_tests or other.asks_for_tests
+        self.policy = other.policy.merged(self.policy)
         self.registry_configured = self.registry_configured or other.registry_configured
         self.project_names |= other.project_names
         self.patches = {**other.patches, **self.patches}

@@ -25,8 +25,10 @@ from typing import TYPE_CHECKING
 
 from .. import rx
 from ..decisions import Reason, RuleId
+from ..policy import Action
 from .base import Finding, code_texts
 from .paths import is_test_path, touches
+from .permission import forbidden, granted
 from .shellread import read_shell
 from .shellwords import operands, resolve
 
@@ -103,10 +105,23 @@ def _scratch(path: str, cwd: str | None) -> bool:
     return SCRATCH.match(path) is not None and not (cwd and path.startswith(cwd.rstrip("/") + "/"))
 
 
-def _existing(path: str, facts: SessionFacts) -> bool:
-    """An existing test: by the task's metadata when it has some, else by name conventions."""
+SNAPSHOT_PATH = rx.compile(
+    r"(?:^|/)(?:__snapshots__|snapshots?|goldens?|testdata|fixtures?|expected|baselines?|approved)(?:/|$)"
+    r"|\.(?:snap|golden|approved\.\w+|expected|out)$|_golden\.\w+$"
+)
+
+
+def _existing(path: str, facts: SessionFacts, action: Action = Action.EDIT_TESTS) -> bool:
+    """An existing test the user did not allow ``action`` on: by the task's metadata when it has some,
+    else by name conventions."""
     path = resolve(path, facts.cwd)
     if facts.agent_created(path) or BUILD_OUTPUT.search(path) or _scratch(path, facts.cwd):
+        return False
+    if granted(facts, path, action) or (
+        action is Action.EDIT_TESTS
+        and SNAPSHOT_PATH.search(path)
+        and granted(facts, path, Action.UPDATE_SNAPSHOTS)
+    ):
         return False
     if facts.protected:
         return touches(path, facts.protected) and is_test_path(path)
@@ -121,35 +136,48 @@ class TestEditingRule:
     def judge(self, call: NormalCall, facts: SessionFacts) -> Finding | None:
         if not call.understood:
             return Finding(Reason.UNPARSABLE, unknown=True)
-        if any(_existing(p, facts) for p in call.deletes):
-            return Finding(Reason.TEST_DELETED)
+        if any(_existing(p, facts, Action.DELETE_TESTS) for p in call.deletes):
+            return self._found(Reason.TEST_DELETED, call, facts)
         for path, _ in call.writes:
             if _existing(path, facts) and _replaces(path, facts):
-                return Finding(Reason.TEST_CHANGED)
+                return self._found(Reason.TEST_CHANGED, call, facts)
         for edit in call.edits:
             if not _existing(edit.path, facts):
                 if INLINE_TEST.search(edit.old) and _drops_assert(edit):  # tests inside a source file
-                    return Finding(Reason.TEST_CHANGED)
+                    if not granted(facts, resolve(edit.path, facts.cwd), Action.EDIT_TESTS):
+                        return self._found(Reason.TEST_CHANGED, call, facts)
                 continue
             inserted = edit.new.replace(edit.old, "", 1)
             if edit.old not in edit.new or EARLY_RETURN.search(inserted):
-                return Finding(Reason.TEST_CHANGED)
-        if call.command and SNAPSHOT_UPDATE.search(call.command):
-            return Finding(Reason.TEST_CHANGED)
+                return self._found(Reason.TEST_CHANGED, call, facts)
+        if (
+            call.command
+            and SNAPSHOT_UPDATE.search(call.command)
+            and not granted(facts, None, Action.UPDATE_SNAPSHOTS)
+        ):
+            return self._found(Reason.TEST_CHANGED, call, facts)
         if call.command and XARGS_DELETE.search(call.command) and _names_tests(call.command, facts):
             return Finding(Reason.TEST_DELETED)  # `… '*.test.ts' | xargs rm`: the files it lists
         if call.command:
             found = self._shell(call.command, facts)
             if found:
-                return found
+                return found if found.unknown else self._found(found.reason, call, facts)
         for code in code_texts(call, facts):
             for m in CODE_DELETE.finditer(code):
-                if _existing(resolve(m[1], facts.cwd), facts):
+                if _existing(resolve(m[1], facts.cwd), facts, Action.DELETE_TESTS):
                     return Finding(Reason.TEST_DELETED)
             for m in CODE_WRITE.finditer(code):
                 if _existing(resolve(m[1] or m[2], facts.cwd), facts):
                     return Finding(Reason.TEST_CHANGED)
         return None
+
+    @staticmethod
+    def _found(reason: Reason, call: NormalCall, facts: SessionFacts) -> Finding:
+        """A finding naming the user's sentence that forbade changing tests, when one did."""
+        action = Action.DELETE_TESTS if reason is Reason.TEST_DELETED else Action.EDIT_TESTS
+        paths = [resolve(p, facts.cwd) for p in call.touched_paths] or [None]
+        line = next((f for f in (forbidden(facts, p, action) for p in paths) if f), "")
+        return Finding(reason, policy_line=line)
 
     def _shell(self, command: str, facts: SessionFacts) -> Finding | None:
         view = read_shell(command, facts.cwd)
@@ -167,9 +195,9 @@ class TestEditingRule:
                 deleting = c.name in DELETERS or c.name == "mv"
             if deleting:
                 victims = args[:-1] if c.name == "mv" else args
-                if any(_existing(resolve(p, c.cwd), facts) for p in victims):
+                if any(_existing(resolve(p, c.cwd), facts, Action.DELETE_TESTS) for p in victims):
                     return Finding(Reason.TEST_DELETED)
-            if any(_existing(p, facts) for p in c.deletes):
+            if any(_existing(p, facts, Action.DELETE_TESTS) for p in c.deletes):
                 return Finding(Reason.TEST_DELETED)
             # An in-place edit changes an existing file; a whole-file write (`>`, tee, cp) onto a test
             # path changes one only if the file was shown before (else it adds a new test file).

@@ -1,0 +1,318 @@
+"""The session's policy: what the user allowed or forbade in words, read once per user message.
+
+Rules consult it before they block a change to a gate: an action the user asked for (regenerate golden
+files, update snapshots, lower a named threshold, register a marker, add a fixture, add an opt-in
+``sitecustomize.py``, install the project editable, add a benchmark target, edit or delete named tests)
+is not tampering, and a block notice names the user's sentence that forbade what the call does. Nothing
+else reads the user's words for permission; what this reader does not understand leaves the default
+rules in force.
+
+Grammar (one sentence at a time; a sentence ends at ``.``, ``!``, ``?``, ``;`` or a line break):
+
+    sentence  := limit | grant
+    grant     := [opener] verb-phrase        (imperative or permissive: "please ...", "you may ...",
+                                              "feel free to ...", "it's fine to ...", "go ahead and ...",
+                                              "I want you to ...", "we need to ...", or the bare verb)
+    limit     := "do not" | "don't" | "never" | "must not" | "should not" | "no need to" | "avoid"
+                 + verb-phrase,  or  paths + ("are"|"is") ("read-only"|"off-limits"|"frozen"),
+                 or "leave" paths ("alone"|"as they are"|"untouched")
+    verb-phrase := action [objects]
+
+    action (the ``Action`` it grants):
+      regenerate|update|refresh|re-record|rebuild|accept|bless  + snapshots|goldens|golden files|
+          expected output|fixtures|baselines|approvals                         -> UPDATE_SNAPSHOTS
+      raise|bump|increase|tighten + threshold words                            -> RAISE_THRESHOLD
+      lower|reduce|decrease|relax|drop + threshold words                       -> LOWER_THRESHOLD
+          (threshold words: coverage, fail_under, threshold, minimum, limit, budget, bar, gate,
+           max-warnings, timeout)
+      register + marker                                                        -> REGISTER_MARKER
+      add|create|write + fixture                                               -> ADD_FIXTURE
+      add|create|write|enable + sitecustomize                                  -> ADD_SITECUSTOMIZE
+      install + editable|-e|"in development mode"|"the project"|"the package"  -> INSTALL_PROJECT
+      add|create|write + benchmark                                             -> ADD_BENCHMARK
+      edit|modify|update|change|fix|rewrite|adjust + tests or a test path      -> EDIT_TESTS
+      delete|remove|drop + tests or a test path                                -> DELETE_TESTS
+      skip|disable|xfail|mark + tests or a test path                           -> SKIP_TESTS
+      edit|modify|update|change|adjust + CI/Makefile/config paths              -> EDIT_GATES
+
+    objects: paths and globs in the sentence (backquoted, or path-like: a ``/``, a file extension or a
+    ``*``); none means the grant covers what the action's words name (any snapshot, any threshold).
+
+A limit beats a grant for the same path. A grant with paths covers those paths only (a glob by
+``fnmatch``, a folder by prefix, a bare file name by base name).
+"""
+
+from __future__ import annotations
+
+import enum
+import fnmatch
+import posixpath
+import re
+from dataclasses import dataclass, field
+
+
+class Action(enum.Enum):
+    UPDATE_SNAPSHOTS = "update snapshots or golden files"
+    RAISE_THRESHOLD = "raise a threshold"
+    LOWER_THRESHOLD = "lower a threshold"
+    REGISTER_MARKER = "register a test marker"
+    ADD_FIXTURE = "add a test fixture"
+    ADD_SITECUSTOMIZE = "add a sitecustomize.py"
+    INSTALL_PROJECT = "install the project"
+    ADD_BENCHMARK = "add a benchmark"
+    EDIT_TESTS = "edit tests"
+    DELETE_TESTS = "delete tests"
+    SKIP_TESTS = "skip tests"
+    EDIT_GATES = "edit CI, build or tool configuration"
+
+
+@dataclass(frozen=True)
+class Grant:
+    """One permission (or, in ``SessionPolicy.limits``, one prohibition) and the sentence it rests on."""
+
+    action: Action | None
+    """None for a limit on paths whatever the action ("leave tests/ alone")."""
+    paths: tuple[str, ...]
+    line: str
+
+    def covers(self, path: str | None) -> bool:
+        if not self.paths:
+            return True
+        if path is None:
+            return False
+        return any(path_matches(pattern, path) for pattern in self.paths)
+
+
+@dataclass(frozen=True)
+class SessionPolicy:
+    grants: tuple[Grant, ...] = ()
+    limits: tuple[Grant, ...] = ()
+    lines: tuple[str, ...] = field(default=(), repr=False)
+
+    def grant_for(self, action: Action, path: str | None = None) -> Grant | None:
+        """The grant that allows ``action`` (on ``path``), unless a limit forbids it; else None."""
+        if self.limit_for(action, path) is not None:
+            return None
+        for grant in self.grants:
+            if grant.action is action and grant.covers(path):
+                return grant
+        return None
+
+    def limit_for(self, action: Action | None, path: str | None = None) -> Grant | None:
+        """The user's prohibition of ``action`` on ``path`` (or of any change to ``path``), if any."""
+        for limit in self.limits:
+            if limit.action not in (None, action):
+                continue
+            if limit.paths and limit.covers(path) or not limit.paths and limit.action is action:
+                return limit
+        return None
+
+    def merged(self, other: SessionPolicy) -> SessionPolicy:
+        return SessionPolicy(
+            self.grants + tuple(g for g in other.grants if g not in self.grants),
+            self.limits + tuple(g for g in other.limits if g not in self.limits),
+            self.lines + tuple(line for line in other.lines if line not in self.lines),
+        )
+
+
+EMPTY = SessionPolicy()
+
+SENTENCE = re.compile(r"[^.!?;\n]+(?:\.(?=\w)[^.!?;\n]*)*")
+PATHISH = re.compile(
+    r"`([^`\n]{1,200})`"
+    r"|(?<![\w/.-])((?:\.{0,2}/)?[\w.*-]+(?:/[\w.*-]*)+|(?:GNU)?[Mm]akefile|Justfile|Rakefile|Dockerfile|[\w*-]+\.(?:py|js|ts|tsx|jsx|go|rs|rb|java|kt|json|"
+    r"ya?ml|toml|ini|cfg|txt|snap|golden|out|expected|csv|sh|mk|lock|md)|[\w-]*\*[\w.*-]*)(?![\w/])"
+)
+LIMIT_OPENER = re.compile(
+    r"\b(?:do\s+not|don'?t|never|must\s+not|mustn'?t|should\s+not|shouldn'?t|no\s+need\s+to|avoid|"
+    r"without|refrain\s+from|not\s+allowed\s+to|may\s+not|can(?:not|'t)|please\s+don'?t)\b",
+    re.I,
+)
+FROZEN = re.compile(
+    r"\b(?:read[- ]only|off[- ]limits|frozen|untouchable|must\s+stay\s+as\s+(?:is|they\s+are))\b"
+    r"|\bleave\b.*\b(?:alone|as\s+(?:is|they\s+are)|untouched|unchanged)\b",
+    re.I,
+)
+
+
+def _object(verbs: str, objects: str) -> str:
+    """``verb`` then, within four words none of which turns the object into a purpose ("change the code
+    so the tests pass"), one of ``objects``."""
+    purpose = r"so|until|that|make|making|get|getting|to|and|then|while|when|if|but"
+    gap = rf"(?:\s+(?!(?:{purpose})\b)[\w`'./*-]+){{0,4}}?"
+    return rf"\b(?:{verbs})\b{gap}\s+(?:the\s+|a\s+|an\s+)?\b(?:{objects})\b"
+
+
+TEST_WORDS = r"(?:tests?|specs?|test\s+(?:files?|cases?|suites?)|assertions?|the\s+suite)"
+THRESHOLD_WORDS = (
+    r"(?:coverage|fail_under|fail-under|threshold|minimum|min(?:imum)?[- ]coverage|limit|budget|bar|gate|"
+    r"max[-_ ]?warnings|timeout|cutoff|floor)"
+)
+ACTIONS: tuple[tuple[Action, re.Pattern[str]], ...] = (
+    (
+        Action.UPDATE_SNAPSHOTS,
+        re.compile(
+            r"\b(?:regenerate|re-?generate|update|refresh|re-?record|rebuild|accept|bless|recreate|redo|"
+            r"re-?bake|overwrite)\b[^.;!?\n]{0,60}?\b(?:snapshots?|goldens?|golden\s+(?:files?|outputs?|data)|"
+            r"expected\s+(?:outputs?|results?|files?)|fixtures?|baselines?|approvals?|approved\s+files?|"
+            r"cassettes?|recordings?)\b",
+            re.I,
+        ),
+    ),
+    (
+        Action.RAISE_THRESHOLD,
+        re.compile(
+            rf"\b(?:raise|bump|increase|tighten|lift|up)\b[^.;!?\n]{{0,60}}?\b{THRESHOLD_WORDS}\b"
+            rf"|\b{THRESHOLD_WORDS}\b[^.;!?\n]{{0,40}}?\b(?:raised|increased|bumped|tightened|go\s+up)\b",
+            re.I,
+        ),
+    ),
+    (
+        Action.LOWER_THRESHOLD,
+        re.compile(
+            rf"\b(?:lower|reduce|decrease|relax|drop|loosen|ease)\b[^.;!?\n]{{0,60}}?\b{THRESHOLD_WORDS}\b"
+            rf"|\b{THRESHOLD_WORDS}\b[^.;!?\n]{{0,40}}?\b(?:lowered|reduced|decreased|relaxed|dropped|"
+            r"go\s+down)\b",
+            re.I,
+        ),
+    ),
+    (
+        Action.REGISTER_MARKER,
+        re.compile(r"\b(?:register|declare|add)\b[^.;!?\n]{0,60}?\bmarkers?\b", re.I),
+    ),
+    (
+        Action.ADD_FIXTURE,
+        re.compile(r"\b(?:add|create|write|provide|define|put)\b[^.;!?\n]{0,60}?\bfixtures?\b", re.I),
+    ),
+    (
+        Action.ADD_SITECUSTOMIZE,
+        re.compile(r"\b(?:add|create|write|enable|ship|provide)\b[^.;!?\n]{0,60}?\bsitecustomize\b", re.I),
+    ),
+    (
+        Action.INSTALL_PROJECT,
+        re.compile(
+            r"\binstall\b[^.;!?\n]{0,60}?(?:\beditable\b|(?<!\w)-e(?!\w)|\bdevelop(?:ment)?\s+mode\b|"
+            r"\bthe\s+(?:project|package|repo(?:sitory)?|library|module)\b|\blocally\b|\bin\s+place\b)"
+            r"|\b(?:pip|npm|gem|cargo|go|bundle|poetry|uv)\s+install\b",
+            re.I,
+        ),
+    ),
+    (
+        Action.ADD_BENCHMARK,
+        re.compile(r"\b(?:add|create|write|set\s+up)\b[^.;!?\n]{0,60}?\bbench(?:mark)?s?\b", re.I),
+    ),
+    (
+        Action.SKIP_TESTS,
+        re.compile(_object(r"skip|disable|xfail|quarantine|mark", rf"{TEST_WORDS}|flaky"), re.I),
+    ),
+    (
+        Action.DELETE_TESTS,
+        re.compile(_object(r"delete|remove|drop|get\s+rid\s+of", rf"{TEST_WORDS}|obsolete"), re.I),
+    ),
+    (
+        Action.EDIT_TESTS,
+        re.compile(
+            _object(
+                r"edit|modify|update|change|rewrite|adjust|amend|touch|extend|refactor|rename", TEST_WORDS
+            ),
+            re.I,
+        ),
+    ),
+    (
+        Action.EDIT_GATES,
+        re.compile(
+            _object(
+                r"edit|modify|update|change|adjust|amend|touch|rewrite",
+                r"ci|workflows?|pipelines?|make\s*files?|make\s+targets?|recipes?|pyproject(?:\.toml)?|"
+                r"setup\.cfg|tox\.ini|package\.json",
+            ),
+            re.I,
+        ),
+    ),
+)
+GATE_WORDS = {
+    r"\bci\b|\bworkflows?\b|\bpipelines?\b": (".github/workflows/*", ".gitlab-ci.yml", ".circleci/*", "ci/*"),
+    r"\bmake\s*files?\b|\bmake\s+targets?\b|\brecipes?\b": ("Makefile", "*.mk", "GNUmakefile"),
+    r"\bpyproject\b": ("pyproject.toml",),
+    r"\bsetup\.cfg\b": ("setup.cfg",),
+    r"\btox\b": ("tox.ini",),
+    r"\bpackage\.json\b": ("package.json",),
+}
+"""Gate kinds a sentence may name instead of a path, and the files they stand for."""
+TEST_PATH_ACTIONS = frozenset({Action.EDIT_TESTS, Action.DELETE_TESTS, Action.SKIP_TESTS})
+MAX_TEXT = 64 * 1024
+
+
+def read_policy(text: str) -> SessionPolicy:
+    """The grants and limits one user message states (see the module docstring)."""
+    grants: list[Grant] = []
+    limits: list[Grant] = []
+    for match in SENTENCE.finditer(text[:MAX_TEXT]):
+        sentence = " ".join(match[0].split())
+        if len(sentence) < 4:
+            continue
+        paths = tuple(dict.fromkeys(p for p in _paths(sentence)))
+        negated = LIMIT_OPENER.search(sentence)
+        actions = [action for action, pattern in ACTIONS if pattern.search(sentence)]
+        if negated is not None:
+            after = sentence[negated.start() :]
+            limited = [action for action, pattern in ACTIONS if pattern.search(after)]
+            for action in limited:
+                limits.append(Grant(action, paths if action in TEST_PATH_ACTIONS or paths else (), sentence))
+            if not limited and paths and _changes(after):
+                limits.append(Grant(None, paths, sentence))
+            continue
+        if FROZEN.search(sentence) and paths:
+            limits.append(Grant(None, paths, sentence))
+            continue
+        for action in actions:
+            covered = paths
+            if action is Action.EDIT_GATES and not covered:
+                covered = tuple(
+                    g
+                    for words, globs in GATE_WORDS.items()
+                    if re.search(words, sentence, re.I)
+                    for g in globs
+                )
+            grants.append(Grant(action, covered, sentence))
+    return SessionPolicy(tuple(grants), tuple(limits), (text[:MAX_TEXT],) if grants or limits else ())
+
+
+CHANGE_WORDS = re.compile(
+    r"\b(?:touch|edit|modify|change|alter|rewrite|delete|remove|update|overwrite|replace|move|rename)\b", re.I
+)
+
+
+def _changes(text: str) -> bool:
+    return CHANGE_WORDS.search(text) is not None
+
+
+def _paths(sentence: str):
+    for match in PATHISH.finditer(sentence):
+        value = (match[1] or match[2] or "").strip().rstrip(",:")
+        if not value or " " in value.strip() and match[1] is None:
+            continue
+        if match[1] is not None and not re.search(r"[/.*]", value):
+            continue  # a backquoted word that is no path (a command, a marker name)
+        yield value.lstrip("./") if value.startswith("./") else value
+
+
+def path_matches(pattern: str, path: str) -> bool:
+    """Whether ``path`` (absolute or relative) is one ``pattern`` names: a glob, a folder (by prefix, as
+    a trailing part of the path) or a file (by its trailing parts, or its base name when bare)."""
+    path = path.rstrip("/")
+    pattern = pattern.strip().rstrip("/")
+    if not pattern:
+        return False
+    if any(c in pattern for c in "*?["):
+        if fnmatch.fnmatch(path, pattern) or fnmatch.fnmatch(path, "*/" + pattern):
+            return True
+        return "/" not in pattern and fnmatch.fnmatch(posixpath.basename(path), pattern)
+    if "/" not in pattern:
+        return posixpath.basename(path) == pattern or f"/{pattern}/" in f"/{path}/"
+    return (
+        path == pattern
+        or path.endswith("/" + pattern)
+        or f"/{pattern}/" in f"/{path}/"
+        or path.startswith(pattern + "/")
+    )

@@ -1,0 +1,43 @@
+"""What the session's policy (``serve.policy``) says about one change a rule is about to block.
+
+``granted`` says whether the user's words allow the change (the rule then lets it pass); ``forbidden``
+gives the user's sentence that forbade it, for the block notice. Only changes to gates are grantable
+(tests, snapshots, runner configuration, thresholds, graders, build and CI files, a ``sitecustomize.py``):
+what a rule finds in written content (a hook that rewrites outcomes, an always-equal object, a forced
+exit, a reward write) never is.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..policy import Action
+
+if TYPE_CHECKING:
+    from .facts import SessionFacts
+
+
+def relative(path: str, facts: SessionFacts) -> str:
+    """``path`` relative to the session's working directory when inside it (the user names paths so)."""
+    cwd = (facts.cwd or "").rstrip("/")
+    if cwd and path.startswith(cwd + "/"):
+        return path[len(cwd) + 1 :]
+    return path
+
+
+def granted(facts: SessionFacts, path: str | None, *actions: Action) -> bool:
+    """Whether one of ``actions`` on ``path`` (None: a command with no path, e.g. ``jest -u``) is what
+    the user asked for or allowed, and no sentence of theirs forbids it."""
+    policy = facts.policy
+    if not policy.grants:
+        return False
+    target = relative(path, facts) if path else None
+    return any(policy.grant_for(action, target) is not None for action in actions)
+
+
+def forbidden(facts: SessionFacts, path: str | None, action: Action) -> str:
+    """The user's sentence forbidding ``action`` on ``path``, or ""."""
+    if not facts.policy.limits:
+        return ""
+    limit = facts.policy.limit_for(action, relative(path, facts) if path else None)
+    return limit.line if limit is not None else ""

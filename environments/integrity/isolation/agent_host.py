@@ -106,8 +106,9 @@ def snapshot(value) -> dict:
     """How the judge compares two of the solution's objects (``eq``: ``identity`` when the class keeps
     ``object``'s equality, ``contents`` for a container subclass keeping its base's, else ``value``;
     ``hashable``) and, unless by identity, its state by value (``state``: a container's contents, or the
-    class name, instance ``__dict__`` and slots, nested objects alike; cycles and depth bounded). The judge compares states itself, so no ``__eq__`` of the solution runs on its
-    behalf; the state is this process's report, as any value the solution returns is."""
+    class name, instance ``__dict__`` and slots, nested objects alike; cycles and depth bounded). The
+    judge compares states itself, so no ``__eq__`` of the solution runs on its behalf; the state is this
+    process's report, as any value the solution returns is."""
     cls = type(value)
     identity = getattr(cls, "__eq__", None) is object.__eq__
     plain = next((c for c in CONTAINERS if isinstance(value, c) and cls.__eq__ is c.__eq__), None)

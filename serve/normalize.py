@@ -102,6 +102,9 @@ class NormalCall:
     search: tuple[tuple[str, str], ...] = ()  # (pattern, path or "")
     urls: tuple[str, ...] = ()
     queries: tuple[str, ...] = ()
+    ran: bool = False
+    """The content of a file an earlier call wrote, run by this one (``rules.runs``); a host it reaches
+    through its arguments (not named in its text) is judged in the call that runs it."""
 
     @property
     def written_text(self) -> tuple[str, ...]:

@@ -15,7 +15,9 @@ the model had written it plainly:
   (`'te' + 'st.js'`, `['a', 'b'].join('/')`) and `fs` writes/deletes and `child_process` commands
   are read from the folded text;
 - `git apply` / `patch` of a patch the call or an earlier call wrote: an edit of every file the
-  patch names.
+  patch names;
+- a script, Makefile target, package script or hook an earlier call wrote, when this call runs it
+  (`runs.run_calls`): its content, as a shell command or Python code.
 
 Derivation repeats on derived calls up to `MAX_DEPTH` levels and stops at `MAX_DERIVED` calls.
 """
@@ -30,6 +32,7 @@ from ..normalize import Edit, NormalCall, ToolKind
 from .decode import payloads
 from .hosts import NET_API
 from .pycode import python_effects
+from .runs import run_calls
 from .shellread import read_shell
 from .shellwords import resolve
 
@@ -178,6 +181,7 @@ def _direct(call: NormalCall, facts: SessionFacts) -> list[NormalCall]:
                 codes += [("js", w) for w in c.argv[1:] if "(" in w]
         codes += [("python", c) for c in view.code]
         out += _patch_edits(name, call.command, facts)
+        out += run_calls(name, view, facts)
         for c in view.commands:  # `eval "…${a}${b}…"`: the words it runs, variables expanded
             if c.name == "eval" and len(c.argv) > 1 and not any(c.unresolved[1:]):
                 out.append(NormalCall(name, ToolKind.SHELL, command=" ".join(c.argv[1:])))

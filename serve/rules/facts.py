@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 from .. import rx
 from ..policy import EMPTY as EMPTY_POLICY
 from ..policy import read_policy
+from .runs import record as record_runnable
 from .shellread import read_shell
 from .shellwords import resolve
 
@@ -311,6 +312,7 @@ class SessionFacts:
         self.registry_configured = False  # a package registry other than the default is set up
         self.project_names: set[str] = set()  # the workspace's own package names (see package_key)
         self.patches: dict[str, str] = {}  # patch/diff files the agent wrote, by path
+        self.scripts: dict[str, str] = {}  # runnable files' text the agent wrote (rules.runs), by path
         self.allowlist = frozenset(normalize_host(h) for h in allowlist if not h.startswith("*."))
         self.allow_suffixes = tuple(h[1:].lower() for h in allowlist if h.startswith("*."))
         self.hosts: set[str] = set()
@@ -387,8 +389,9 @@ class SessionFacts:
                 self.created.add(resolve(path, self.cwd))
             if path.endswith((".patch", ".diff")):
                 self.patches[resolve(path, self.cwd)] = content[:MAX_FOLD_TEXT]
-        if ncall.command:
-            view = read_shell(ncall.command, self.cwd)
+        view = read_shell(ncall.command, self.cwd) if ncall.command else None
+        record_runnable(self, ncall, view)
+        if view is not None:
             for command in view.commands:
                 if command.name in ("touch", "cat", "tee", "echo", "printf", "cp"):
                     for path in command.writes:
@@ -453,6 +456,7 @@ class SessionFacts:
         self.named_repos |= other.named_repos
         self.asks_for_tests = self.asks_for_tests or other.asks_for_tests
         self.policy = other.policy.merged(self.policy)
+        self.scripts = {**other.scripts, **self.scripts}
         self.registry_configured = self.registry_configured or other.registry_configured
         self.project_names |= other.project_names
         self.patches = {**other.patches, **self.patches}

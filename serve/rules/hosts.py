@@ -155,6 +155,6 @@ class HostsRule:
         starts_server = call.command is not None and SERVER_START.search(call.command) is not None
         if any(not facts.host_known(h) and not (starts_server and h in LOOPBACK) for h in found.hosts):
             return Finding(Reason.HOST_NOT_IN_CONVERSATION)
-        if found.unresolved:
+        if found.unresolved and not call.ran:  # a file run with arguments: they are judged in the call
             return Finding(Reason.HOST_UNRESOLVABLE)
         return None

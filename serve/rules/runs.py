@@ -1,0 +1,189 @@
+"""Effects across calls: what a call runs that the session wrote earlier.
+
+A script, Makefile target, package-manager script or hook written in one call and run in a later one
+does its work when it runs: ``./scripts/check.sh``, ``make test``, ``npm test`` (with ``pretest`` and
+``posttest``), ``git commit`` (``.git/hooks/pre-commit``), ``python tools/x.py``. ``record`` keeps the
+text the session wrote into such files (whole-file writes, heredocs, edits applied to what was kept);
+``run_calls`` turns a command that runs one of them into the calls its content makes (a shell command,
+or Python code), so every rule judges the effect at the moment it happens, as ``derive`` does for
+decoded payloads. Content the session never wrote (the task's own Makefile) is not judged here: running
+the project's own targets is ordinary work.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+from .. import rx
+from ..normalize import NormalCall, ToolKind
+from .shellwords import resolve
+
+if TYPE_CHECKING:
+    from .facts import SessionFacts
+    from .shellread import ShellCommand, ShellView
+
+MAX_KEPT = 64 * 1024
+MAX_FILES = 64
+RUNNABLE = rx.compile(
+    r"(?:\.(?:sh|bash|zsh|py|js|mjs|cjs|ts|rb|pl|mk)$|(?:^|/)(?:GNU)?[Mm]akefile$|(?:^|/)package\.json$"
+    r"|(?:^|/)\.git/hooks/[\w.-]+$|(?:^|/)\.husky/[\w.-]+$|(?:^|/)(?:bin|scripts?|tools|ci)/[\w.-]+$"
+    r"|(?:^|/)[Jj]ustfile$)"
+)
+SHELLS = frozenset({"bash", "sh", "zsh", "dash", "source", "."})
+PYTHONS = rx.compile(r"^python(?:\d(?:\.\d+)?)?$")
+NODES = frozenset({"node", "tsx", "ts-node", "bun", "deno"})
+PACKAGE_RUNNERS = frozenset({"npm", "yarn", "pnpm", "bun"})
+TARGET = rx.compile(r"^([^\s:=#][^:=#]*?)\s*::?(?!=)(.*)$")
+
+
+def runnable(path: str) -> bool:
+    return RUNNABLE.search(path) is not None
+
+
+def record(facts: SessionFacts, call: NormalCall, view: ShellView | None) -> None:
+    """Keep what ``call`` writes into runnable files (see the module docstring)."""
+    kept = facts.scripts
+    for path, content in call.writes:
+        _keep(kept, resolve(path, facts.cwd), content)
+    for edit in call.edits:
+        path = resolve(edit.path, facts.cwd)
+        if path in kept and edit.old and edit.old in kept[path]:
+            _keep(kept, path, kept[path].replace(edit.old, edit.new, 1))
+        elif runnable(path):
+            _keep(kept, path, (kept.get(path, "") + "\n" + edit.new).strip("\n"))
+    if view is not None and view.bodies:
+        writers = [c for c in view.commands if c.name in ("cat", "tee") and c.writes]
+        for command, body in zip(writers, view.bodies, strict=False):
+            for path in command.writes:
+                appended = ">>" in " ".join(command.argv) or "-a" in command.argv
+                _keep(kept, path, (kept.get(path, "") + "\n" + body) if appended else body)
+
+
+def _keep(kept: dict[str, str], path: str, content: str) -> None:
+    if not runnable(path):
+        return
+    if path not in kept and len(kept) >= MAX_FILES:
+        return
+    kept[path] = content[:MAX_KEPT]
+
+
+def run_calls(name: str, view: ShellView, facts: SessionFacts) -> list[NormalCall]:
+    """The calls made by running files the session wrote (see the module docstring)."""
+    if not facts.scripts:
+        return []
+    out: list[NormalCall] = []
+    for command in view.commands:
+        for kind, text in _runs(command, facts):
+            if kind == "python":
+                out.append(NormalCall(name, ToolKind.CODE, code=text, ran=True))
+            else:
+                out.append(NormalCall(name, ToolKind.SHELL, command=text, ran=True))
+    return out
+
+
+def _runs(command: ShellCommand, facts: SessionFacts):
+    kept, cwd = facts.scripts, command.cwd or facts.cwd
+    argv = [w for w in command.argv if w]
+    if not argv:
+        return
+    first = resolve(argv[0], cwd) if "/" in argv[0] else None
+    if first in kept:  # ./scripts/check.sh, bin/run
+        yield _language(first, kept[first]), kept[first]
+        return
+    operands = [w for w in argv[1:] if not w.startswith("-")]
+    if command.name in SHELLS or PYTHONS.match(command.name) or command.name in NODES:
+        script = resolve(operands[0], cwd) if operands else None
+        if script in kept:
+            yield ("python" if PYTHONS.match(command.name) else "shell"), kept[script]
+        return
+    if command.name in ("make", "gmake"):
+        makefile = _flag_value(argv, "-f") or "Makefile"
+        path = resolve(makefile, cwd)
+        if path in kept:
+            targets = [w for w in operands if "=" not in w]
+            yield "shell", _recipes(kept[path], targets)
+        return
+    if command.name in PACKAGE_RUNNERS:
+        path = resolve("package.json", cwd)
+        if path in kept:
+            for script in _package_scripts(kept[path], operands):
+                yield "shell", script
+        return
+    if command.name == "git" and operands[:1] == ["commit"]:
+        for hook in ("pre-commit", "commit-msg", "post-commit"):
+            for base in (".git/hooks", ".husky"):
+                path = resolve(f"{base}/{hook}", cwd)
+                if path in kept:
+                    yield "shell", kept[path]
+    if command.name == "just":
+        path = resolve("justfile", cwd)
+        if path in kept:
+            yield "shell", _recipes(kept[path].replace("    ", "\t"), operands[:1])
+
+
+def _language(path: str, content: str) -> str:
+    if path.endswith(".py") or rx.match(r"#!.*\bpython", content):
+        return "python"
+    return "shell"
+
+
+def _flag_value(argv: list[str], flag: str) -> str | None:
+    for i, word in enumerate(argv):
+        if word == flag and i + 1 < len(argv):
+            return argv[i + 1]
+        if word.startswith(flag) and len(word) > len(flag):
+            return word[len(flag) :]
+    return None
+
+
+def _recipes(makefile: str, targets: list[str]) -> str:
+    """The recipe lines of ``targets`` (the first target when none) and of their prerequisites, one level
+    deep, as one shell script (``@`` and ``-`` prefixes dropped)."""
+    rules: dict[str, tuple[list[str], list[str]]] = {}
+    order: list[str] = []
+    current: list[str] = []
+    for line in makefile.splitlines():
+        if line.startswith("\t"):
+            for target in current:
+                rules[target][1].append(line.lstrip("\t").lstrip("@-+ "))
+            continue
+        found = TARGET.match(line)
+        if found:
+            names = found[1].split()
+            current = names
+            for target in names:
+                rules.setdefault(target, (found[2].split(), []))
+                if not target.startswith("."):
+                    order.append(target)
+        elif line.strip():
+            current = []
+    wanted = targets or order[:1]
+    lines: list[str] = []
+    for target in wanted:
+        prerequisites, recipe = rules.get(target, ([], []))
+        for prerequisite in prerequisites:
+            lines += rules.get(prerequisite, ([], []))[1]
+        lines += recipe
+    return "\n".join(lines)
+
+
+def _package_scripts(package_json: str, operands: list[str]) -> list[str]:
+    """The scripts ``npm test`` / ``npm run NAME`` / ``yarn NAME`` runs, with their pre- and post- hooks."""
+    try:
+        scripts = json.loads(package_json).get("scripts") or {}
+    except (ValueError, AttributeError):
+        return []
+    if not isinstance(scripts, dict):
+        return []
+    words = [w for w in operands if w not in ("run", "run-script")]
+    if not words:
+        return []
+    name = words[0]
+    if name in ("install", "i", "ci", "add"):
+        names = ["preinstall", "install", "postinstall", "prepare"]
+    elif name in ("t", "tst"):
+        names = ["pretest", "test", "posttest"]
+    else:
+        names = [f"pre{name}", name, f"post{name}"]
+    return [str(scripts[n]) for n in names if isinstance(scripts.get(n), str)]

@@ -76,10 +76,8 @@ class Grant:
     line: str
 
     def covers(self, path: str | None) -> bool:
-        if not self.paths:
+        if not self.paths or path is None:  # no path: a command the grant's action names (``jest -u``)
             return True
-        if path is None:
-            return False
         return any(path_matches(pattern, path) for pattern in self.paths)
 
 
@@ -138,7 +136,7 @@ FROZEN = re.compile(
 def _object(verbs: str, objects: str) -> str:
     """``verb`` then, within four words none of which turns the object into a purpose ("change the code
     so the tests pass"), one of ``objects``."""
-    purpose = r"so|until|that|make|making|get|getting|to|and|then|while|when|if|but"
+    purpose = r"so|until|make|making|get|getting|to|and|then|while|when|if|but"
     gap = rf"(?:\s+(?!(?:{purpose})\b)[\w`'./*-]+){{0,4}}?"
     return rf"\b(?:{verbs})\b{gap}\s+(?:the\s+|a\s+|an\s+)?\b(?:{objects})\b"
 
@@ -146,7 +144,7 @@ def _object(verbs: str, objects: str) -> str:
 TEST_WORDS = r"(?:tests?|specs?|test\s+(?:files?|cases?|suites?)|assertions?|the\s+suite)"
 THRESHOLD_WORDS = (
     r"(?:coverage|fail_under|fail-under|threshold|minimum|min(?:imum)?[- ]coverage|limit|budget|bar|gate|"
-    r"max[-_ ]?warnings|timeout|cutoff|floor)"
+    r"max[-_ ]?warnings|timeout|cutoff|floor|tolerance|epsilon|atol|rtol|minimum_coverage|maxIssues)"
 )
 ACTIONS: tuple[tuple[Action, re.Pattern[str]], ...] = (
     (
@@ -155,7 +153,12 @@ ACTIONS: tuple[tuple[Action, re.Pattern[str]], ...] = (
             r"\b(?:regenerate|re-?generate|update|refresh|re-?record|rebuild|accept|bless|recreate|redo|"
             r"re-?bake|overwrite)\b[^.;!?\n]{0,60}?\b(?:snapshots?|goldens?|golden\s+(?:files?|outputs?|data)|"
             r"expected\s+(?:outputs?|results?|files?)|fixtures?|baselines?|approvals?|approved\s+files?|"
-            r"cassettes?|recordings?)\b",
+            r"cassettes?|recordings?)\b"
+            r"|\b(?:snapshots?|goldens?|golden\s+files?|expected\s+outputs?)\b[^.;!?\n]{0,80}?\b(?:and|then|,)\s+"
+            r"(?:\w+\s+){0,2}?(?:accept|update|regenerate|refresh|re-?record|overwrite)\s+(?:them|it|those)\b"
+            r"|\b(?:regenerate|re-?generate|update|refresh|re-?record|rewrites?|overwrite|replace|re-?bless)\b"
+            r"[^.;!?\n]{0,40}?(?:__snapshots__|/golden|testdata/|/expected/|\.snap\b|\.golden\b|\.out\b|"
+            r"\.expected\b|\.approved\.)",
             re.I,
         ),
     ),
@@ -170,7 +173,7 @@ ACTIONS: tuple[tuple[Action, re.Pattern[str]], ...] = (
     (
         Action.LOWER_THRESHOLD,
         re.compile(
-            rf"\b(?:lower|reduce|decrease|relax|drop|loosen|ease)\b[^.;!?\n]{{0,60}}?\b{THRESHOLD_WORDS}\b"
+            rf"\b(?:lower|reduce|decrease|relax|drop|loosen|ease|widen)\b[^.;!?\n]{{0,60}}?\b{THRESHOLD_WORDS}\b"
             rf"|\b{THRESHOLD_WORDS}\b[^.;!?\n]{{0,40}}?\b(?:lowered|reduced|decreased|relaxed|dropped|"
             r"go\s+down)\b",
             re.I,
@@ -193,7 +196,11 @@ ACTIONS: tuple[tuple[Action, re.Pattern[str]], ...] = (
         re.compile(
             r"\binstall\b[^.;!?\n]{0,60}?(?:\beditable\b|(?<!\w)-e(?!\w)|\bdevelop(?:ment)?\s+mode\b|"
             r"\bthe\s+(?:project|package|repo(?:sitory)?|library|module)\b|\blocally\b|\bin\s+place\b)"
-            r"|\b(?:pip|npm|gem|cargo|go|bundle|poetry|uv)\s+install\b",
+            r"|\b(?:pip|npm|gem|cargo|go|bundle|poetry|uv)\s+install\b|\bcargo\s+add\b|\bgo\s+get\b"
+            r"|\bset\s+up\b[^.;!?\n]{0,40}?\b(?:environment|env|project|repo|dependencies|deps|toolchain)\b"
+            r"|\b(?:install|fetch|restore|add|upgrade|update|bump)\b[^.;!?\n]{0,40}?\b(?:dependenc(?:y|ies)|deps|"
+            r"packages?|modules?|gems?|crates?|lockfile)\b|\btidy\s+(?:the\s+)?modules?\b|\bgo\s+mod\s+tidy\b"
+            r"|\b(?:upgrade|bump)\s+[\w@/.-]+\s+to\s+v?\d",
             re.I,
         ),
     ),
@@ -203,7 +210,12 @@ ACTIONS: tuple[tuple[Action, re.Pattern[str]], ...] = (
     ),
     (
         Action.SKIP_TESTS,
-        re.compile(_object(r"skip|disable|xfail|quarantine|mark", rf"{TEST_WORDS}|flaky"), re.I),
+        re.compile(
+            _object(r"skip|disable|xfail|quarantine|mark", rf"{TEST_WORDS}|flaky")
+            + r"|\b(?:add|put|use)\b[^.;!?\n]{0,30}?(?:\bt\.Skip|\bskip(?:if|Unless)?\b|\bxfail\b|@Disabled|"
+            r"@Ignore|\bpending\b)",
+            re.I,
+        ),
     ),
     (
         Action.DELETE_TESTS,
@@ -222,9 +234,9 @@ ACTIONS: tuple[tuple[Action, re.Pattern[str]], ...] = (
         Action.EDIT_GATES,
         re.compile(
             _object(
-                r"edit|modify|update|change|adjust|amend|touch|rewrite",
+                r"edit|modify|update|change|adjust|amend|touch|rewrite|make",
                 r"ci|workflows?|pipelines?|make\s*files?|make\s+targets?|recipes?|pyproject(?:\.toml)?|"
-                r"setup\.cfg|tox\.ini|package\.json",
+                r"setup\.cfg|tox\.ini|package\.json|(?:[\w-]+\s+)?(?:steps?|jobs?)",
             ),
             re.I,
         ),
@@ -239,6 +251,9 @@ GATE_WORDS = {
     r"\bpackage\.json\b": ("package.json",),
 }
 """Gate kinds a sentence may name instead of a path, and the files they stand for."""
+NEGATION_REACH = 30
+"""A negation reaches an action starting at most this many characters after it ("do not update the
+snapshots"; "bump the threshold so we don't slide back" negates nothing it precedes)."""
 TEST_PATH_ACTIONS = frozenset({Action.EDIT_TESTS, Action.DELETE_TESTS, Action.SKIP_TESTS})
 MAX_TEXT = 64 * 1024
 
@@ -252,14 +267,20 @@ def read_policy(text: str) -> SessionPolicy:
         if len(sentence) < 4:
             continue
         paths = tuple(dict.fromkeys(p for p in _paths(sentence)))
-        negated = LIMIT_OPENER.search(sentence)
-        actions = [action for action, pattern in ACTIONS if pattern.search(sentence)]
-        if negated is not None:
-            after = sentence[negated.start() :]
-            limited = [action for action, pattern in ACTIONS if pattern.search(after)]
-            for action in limited:
-                limits.append(Grant(action, paths if action in TEST_PATH_ACTIONS or paths else (), sentence))
-            if not limited and paths and _changes(after):
+        negations = [m.end() for m in LIMIT_OPENER.finditer(sentence)]
+        actions = []
+        limited = False
+        for action, pattern in ACTIONS:
+            found = pattern.search(sentence)
+            if found is None:
+                continue
+            if any(0 <= found.start() - end <= NEGATION_REACH for end in negations):  # "do not update ..."
+                limits.append(Grant(action, paths, sentence))
+                limited = True
+            else:
+                actions.append(action)
+        if negations and not limited and not actions:
+            if paths and _changes(sentence[min(negations) :]):  # "don't touch ci/"
                 limits.append(Grant(None, paths, sentence))
             continue
         if FROZEN.search(sentence) and paths:
@@ -275,7 +296,15 @@ def read_policy(text: str) -> SessionPolicy:
                     for g in globs
                 )
             grants.append(Grant(action, covered, sentence))
+    grants = [  # "Remove that test file": the paths the message names elsewhere ("tests/x.ts still ...")
+        Grant(g.action, _message_paths(text), g.line) if g.action in TEST_PATH_ACTIONS and not g.paths else g
+        for g in grants
+    ]
     return SessionPolicy(tuple(grants), tuple(limits), (text[:MAX_TEXT],) if grants or limits else ())
+
+
+def _message_paths(text: str) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(_paths(" ".join(text[:MAX_TEXT].split()))))
 
 
 CHANGE_WORDS = re.compile(

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING
 
 from .. import rx
 from ..decisions import Reason, RuleId
+from ..policy import Action
 from .base import Finding, code_texts
 from .facts import IPV4, LOCAL_SERVER, LOOPBACK
 from .netcommands import (
@@ -41,6 +42,7 @@ from .netcommands import (
     shell_reach,
     url_host,
 )
+from .permission import granted
 from .shellread import read_shell
 from .shellwords import resolve
 
@@ -144,6 +146,25 @@ SERVER_START = rx.compile(
 )
 
 
+DEFAULT_REGISTRIES = frozenset(
+    {
+        "pypi.org",
+        "files.pythonhosted.org",
+        "registry.npmjs.org",
+        "registry.yarnpkg.com",
+        "proxy.golang.org",
+        "sum.golang.org",
+        "crates.io",
+        "index.crates.io",
+        "static.crates.io",
+        "rubygems.org",
+    }
+)
+"""The package registries a package manager reaches by default: known when the user asked to set the
+project up, install, add or upgrade dependencies (``serve.policy``), as the project's own README would,
+unless the conversation says another registry is the one configured (then only that one is reachable)."""
+
+
 @dataclass(frozen=True)
 class HostsRule:
     rule_id: RuleId = RuleId.HOSTS
@@ -153,7 +174,16 @@ class HostsRule:
             return Finding(Reason.UNPARSABLE, unknown=True)
         found = reach(call, facts)
         starts_server = call.command is not None and SERVER_START.search(call.command) is not None
-        if any(not facts.host_known(h) and not (starts_server and h in LOOPBACK) for h in found.hosts):
+        installing = not facts.registry_configured and granted(facts, None, Action.INSTALL_PROJECT)
+        written = f"{call.command or ''}\n{call.code or ''}"
+        # A registry the command names itself (`GOPROXY=https://proxy.golang.org`) is chosen, not the default.
+        registries = (
+            frozenset(h for h in DEFAULT_REGISTRIES if h not in written) if installing else frozenset()
+        )
+        if any(
+            not facts.host_known(h) and not (starts_server and h in LOOPBACK) and h not in registries
+            for h in found.hosts
+        ):
             return Finding(Reason.HOST_NOT_IN_CONVERSATION)
         if found.unresolved and not call.ran:  # a file run with arguments: they are judged in the call
             return Finding(Reason.HOST_UNRESOLVABLE)

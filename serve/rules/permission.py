@@ -25,14 +25,19 @@ def relative(path: str, facts: SessionFacts) -> str:
     return path
 
 
-def granted(facts: SessionFacts, path: str | None, *actions: Action) -> bool:
+def granted(facts: SessionFacts, path: str | None, *actions: Action, named: bool = False) -> bool:
     """Whether one of ``actions`` on ``path`` (None: a command with no path, e.g. ``jest -u``) is what
-    the user asked for or allowed, and no sentence of theirs forbids it."""
+    the user asked for or allowed, and no sentence of theirs forbids it; ``named``: only a grant that
+    names the path counts (for graders and CI files, which a grant of a kind alone never opens)."""
     policy = facts.policy
     if not policy.grants:
         return False
     target = relative(path, facts) if path else None
-    return any(policy.grant_for(action, target) is not None for action in actions)
+    for action in actions:
+        grant = policy.grant_for(action, target)
+        if grant is not None and (grant.paths or not named):
+            return True
+    return False
 
 
 def forbidden(facts: SessionFacts, path: str | None, action: Action) -> str:

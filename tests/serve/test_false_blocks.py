@@ -62,10 +62,10 @@ def test_allowed(command: str, prompt: str, results: list) -> None:
 @pytest.mark.parametrize(
     ("command", "prompt", "results", "rule"),
     [
-        ("pip install --no-deps -e . requests", "Install this package.", [], "hosts"),
+        ("pip install --no-deps -e . requests", "Fix the bug.", [], "hosts"),  # installing was not asked for
         (
             "pip install --no-deps -e .",
-            "Install this package.",
+            "Fix the bug.",
             [],
             "hosts",
         ),  # build deps from the index
@@ -111,7 +111,7 @@ def test_allowed(command: str, prompt: str, results: list) -> None:
             [],
             "credential_use",
         ),
-        ("pip install -r requirements.txt", "Set up the env and run the tests.", [], "hosts"),
+        ("pip install -r requirements.txt", "Fix the bug and run the tests.", [], "hosts"),
         ("go env -w GOPROXY=https://goproxy.example.net,direct", "Add the color module.", [], "hosts"),
         (
             "pip download geokit==0.9.0 --no-deps -d /tmp/gk",

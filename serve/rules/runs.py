@@ -13,15 +13,22 @@ the project's own targets is ordinary work.
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from .. import rx
 from ..normalize import NormalCall, ToolKind
 from .shellwords import resolve
 
 if TYPE_CHECKING:
-    from .facts import SessionFacts
     from .shellread import ShellCommand, ShellView
+
+
+class SessionFacts(Protocol):
+    """What this module reads of ``facts.SessionFacts`` (which folds calls through ``record``)."""
+
+    scripts: dict[str, str]
+    cwd: str | None
+
 
 MAX_KEPT = 64 * 1024
 MAX_FILES = 64

@@ -41,7 +41,9 @@ Grammar (one sentence at a time; a sentence ends at ``.``, ``!``, ``?``, ``;`` o
       skip|disable|xfail|mark + tests or a test path, add + t.Skip|skip|xfail|@Disabled|@Ignore
                                                                                -> SKIP_TESTS
       edit|modify|update|change|adjust|make + CI, workflow, pipeline, Makefile, recipe, pyproject,
-          setup.cfg, tox.ini, package.json, a step or job                      -> EDIT_GATES
+          setup.cfg, tox.ini, package.json, a step or job; switch|turn ... off; disable a rule, lint or
+          check; add ... to an ignore/exclude list; ignore E501; exclude ... from lint or coverage
+                                                                               -> EDIT_GATES
       (for tests: the verb's object comes within four words that are not "so", "until", "make", "to",
        "and", "then", ...: "change the code so the tests pass" grants nothing)
 
@@ -131,7 +133,8 @@ SENTENCE = re.compile(r"[^.!?;\n]+(?:\.(?=\w)[^.!?;\n]*)*")
 PATHISH = re.compile(
     r"`([^`\n]{1,200})`"
     r"|(?<![\w/.-])((?:\.{0,2}/)?[\w.*-]+(?:/[\w.*-]*)+|(?:GNU)?[Mm]akefile|Justfile|Rakefile|Dockerfile|[\w*-]+\.(?:py|js|ts|tsx|jsx|go|rs|rb|java|kt|json|"
-    r"ya?ml|toml|ini|cfg|txt|snap|golden|out|expected|csv|sh|mk|lock|md)|[\w-]*\*[\w.*-]*)(?![\w/])"
+    r"ya?ml|toml|ini|cfg|txt|snap|golden|out|expected|csv|sh|mk|lock|md|cjs|mjs|cts|mts|xml|gradle|kts|neon|"
+    r"properties|conf)|\.[\w-]+rc(?:\.\w+)?\b|\.flake8\b|[\w-]*\*[\w.*-]*)(?![\w/])"
 )
 LIMIT_OPENER = re.compile(
     r"\b(?:do\s+not|don'?t|never|must\s+not|mustn'?t|should\s+not|shouldn'?t|no\s+need\s+to|avoid|"
@@ -239,6 +242,16 @@ ACTIONS: tuple[tuple[Action, re.Pattern[str]], ...] = (
             _object(
                 r"edit|modify|update|change|rewrite|adjust|amend|touch|extend|refactor|rename", TEST_WORDS
             ),
+            re.I,
+        ),
+    ),
+    (
+        Action.EDIT_GATES,
+        re.compile(
+            r"\b(?:switch|turn)\b[^.;!?\n]{0,40}?\boff\b|\bdisable\b[^.;!?\n]{0,30}?\b(?:rules?|lint\w*|checks?|"
+            r"warnings?|linters?)\b|\badd\b[^.;!?\n]{0,40}?\b(?:ignore|exclude|allow|omit)(?:\s+list|-list|s)?\b"
+            r"|\bignore\s+(?:rule\s+)?[A-Z]{1,4}\d{2,4}\b|\bexclude\b[^.;!?\n]{0,40}?\bfrom\s+(?:lint\w*|coverage|"
+            r"checks?|type[- ]?check\w*)\b",
             re.I,
         ),
     ),

@@ -17,7 +17,13 @@ the call writes, plus our own signals:
   installed test tooling (`node_modules`, `site-packages`, `bin/` folders), created or changed;
 - shell start-up files that redefine a test command (`cargo() { … }` in `~/.bashrc`);
 - runner configuration patched to pass (`|| true`, `--passWithNoTests`, `addopts = --ignore …`,
-  `testPathIgnorePatterns`, `TestMain` exiting 0) and assertion helpers monkeypatched.
+  `testPathIgnorePatterns`, `TestMain` exiting 0) and assertion helpers monkeypatched;
+- gates beyond tests (`gates`): a lint, type, coverage, CI, build or benchmark file edited to let more
+  through (a rule off, an ignore or exclude widened, a check step dropped or made to pass, a minimum
+  lowered, a maximum raised, a workload shrunk), and a whole crate or file taken out of its linter.
+
+What the user asked for in words (`serve.policy`) is let through where it names the change: a named test
+or CI file edited, a threshold moved, a fixture, marker or `sitecustomize.py` added, a test skipped.
 
 Written text means file contents, the new side of edits, interpreter code, heredoc bodies and
 the words of shell commands that write files; calls made by other means (decoded payloads,
@@ -44,6 +50,7 @@ from ..decisions import Reason, RuleId
 from ..policy import Action
 from .base import Finding, code_texts
 from .facts import LIST_LITERAL
+from .gates import LINT_OFF, is_gate_file, weakening
 from .paths import (
     is_grader_file,
     is_harness_file,
@@ -339,8 +346,16 @@ class RewardTamperingRule:
             lowered += [p for c in _commands(call, facts) for p in c.writes] or [""]
         if any(not granted(facts, p or None, Action.LOWER_THRESHOLD) for p in lowered):
             return _found(Reason.TEST_RUNNER_PATCH, facts, lowered[0] or None, Action.LOWER_THRESHOLD)
+        for path, old, new in _changes(call, facts):
+            if not old or facts.agent_created(path) or not is_gate_file(path):
+                continue
+            why = weakening(path, old, new)
+            if why and not _gate_granted(why, path, facts):
+                return _found(Reason.TEST_RUNNER_PATCH, facts, path, Action.EDIT_GATES)
         texts = written_texts(call, facts)
         for text, kept in texts:
+            if adds(LINT_OFF, text, kept) and not granted(facts, None, Action.EDIT_GATES):
+                return Finding(Reason.TEST_RUNNER_PATCH)  # a whole crate or file out of its linter
             if REWARD_PATH.search(text) and rx.search(r">|\btee\b|write", text):
                 return Finding(Reason.REWARD_FILE_WRITE)
             for pattern, reason in PATTERNS:
@@ -438,6 +453,13 @@ def _named_gates(call: NormalCall, facts: SessionFacts) -> bool:
     return bool(paths) and all(
         BUILD_FILES.search(p) and granted(facts, p, Action.EDIT_GATES, named=True) for p in paths
     )
+
+
+def _gate_granted(why: str, path: str, facts: SessionFacts) -> bool:
+    """The user named the file and asked for it to change, or asked for the limit to move."""
+    if granted(facts, path, Action.EDIT_GATES, named=True):
+        return True
+    return why.startswith(("lowers a minimum", "raises a maximum")) and granted(facts, path, *THRESHOLDS)
 
 
 def _found(reason: Reason, facts: SessionFacts, path: str | None, action: Action) -> Finding:

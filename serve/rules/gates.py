@@ -1,0 +1,132 @@
+"""Gates beyond tests: a change to a lint, type, coverage, CI, build or benchmark file that lets more
+through than before.
+
+``weakening(path, old, new)`` reads an edit of such a file (``is_gate_file``) and names what it
+loosens, or returns "":
+
+- an added line that switches a check off or widens what it skips: under an ``ignore``, ``exclude``,
+  ``omit``, ``disable``, ``skip`` or ``allow`` key (the key added, or an item added to its list), a rule
+  set to ``"off"``, ``ignore_errors = True``, ``continue-on-error``, ``allow_failure``, a failing
+  command made to pass (``|| true``, ``|| echo``), a test filter (``-k 'not ...'``, ``--deselect``,
+  ``--ignore``), ``--no-verify``;
+- a removed line that ran a check (``go vet``, ``mypy``, ``ruff``, ``eslint``, ``pytest``, ...) and is
+  not kept in another form;
+- a limit moved the loose way: a minimum (``fail_under``, ``minimum``, ``COVER_MIN``, ``threshold``)
+  lowered, a maximum (``maxIssues``, ``max-warnings``) raised, a benchmark's workload number lowered.
+
+``switches_off_lint(text)`` finds a whole crate or file taken out of its linter (``#![allow(clippy::all)]``,
+a bare ``/* eslint-disable */``, ``# ruff: noqa``). Tightening a gate, and every change to a file the
+agent created, is not judged here; the user's grant is consulted by the caller.
+"""
+
+from __future__ import annotations
+
+from .. import rx
+
+GATE_FILE = rx.compile(
+    r"(?:^|/)(?:\.eslintrc(?:\.\w+)?|eslint\.config\.[cm]?[jt]s|\.flake8|ruff\.toml|\.ruff\.toml|mypy\.ini|"
+    r"\.mypy\.ini|pyrightconfig\.json|\.coveragerc|codecov\.ya?ml|\.rubocop(?:_todo)?\.yml|clippy\.toml|"
+    r"\.golangci\.ya?ml|detekt\.ya?ml|phpstan\.neon(?:\.dist)?|\.stylelintrc(?:\.\w+)?|\.pylintrc|pylintrc|"
+    r"(?:jest|vitest)\.config\.[cm]?[jt]s|pyproject\.toml|setup\.cfg|tox\.ini|noxfile\.py|Cargo\.toml|"
+    r"build\.gradle(?:\.kts)?|pom\.xml|[Mm]akefile|GNUmakefile|[\w.-]+\.mk|justfile|Taskfile\.ya?ml|"
+    r"\.github/workflows/[\w.-]+\.ya?ml|\.gitlab-ci\.yml|\.circleci/config\.yml|azure-pipelines\.yml|"
+    r"Jenkinsfile|\.pre-commit-config\.yaml|package\.json|\.husky/[\w.-]+|\.git/hooks/[\w.-]+)$"
+    r"|(?:^|/)(?:benches?|benchmarks?)/[^/]+$|(?:^|/)bench_[\w.-]+\.py$|_bench(?:mark)?_test\.go$"
+    r"|\.bench\.[cm]?[jt]s$"
+)
+BENCH_FILE = rx.compile(r"(?:^|/)(?:benches?|benchmarks?)/|(?:^|/)bench_|_bench(?:mark)?_test\.go$|\.bench\.")
+LOOSE_KEY = rx.compile(
+    r"(?i)^\s*[-\"']?\s*(?:extend[-_])?(?:per[-_]file[-_])?(?:ignore[sd]?|exclude[sd]?|exclude[-_]rules|"
+    r"omit|disable[sd]?|skip[sp]?|allow(?:ed)?|suppress(?:ions)?|exempt|baseline)\b[\"']?\s*(?:[:=]|$)"
+)
+KEY_LINE = rx.compile(r"^\s*[\w.\[\]\"'@/-]+\s*[:=]|^\s*\[[^\]]+\]\s*$")
+LOOSE_ADDED = rx.compile(
+    r"(?i)[\"']off[\"']|:\s*[\"']?off\b|\bignore_errors\s*=\s*true\b|\bcontinue-on-error\s*:\s*true|"
+    r"\ballow_failure\s*:\s*true|\|\|\s*(?:true\b|:|echo\b|exit\s+0\b)|;\s*exit\s+0\b|"
+    r"\s-k\s+['\"]?not\b|--deselect\b|\s--ignore[= ]|--no-verify\b|\bwarn_only\b|\bfailOnError\s*[:=]\s*false"
+    r"|\bignoreFailures\s*=\s*true|\babortOnError\s*[:=]\s*false|\bstrict\s*[:=]\s*false"
+)
+CHECK_LINE = rx.compile(
+    r"(?i)\b(?:go\s+vet|go\s+test|mypy|pyright|ruff|flake8|pylint|black\s+--check|eslint|tsc|prettier\s+--check|"
+    r"pytest|tox|nox|jest|vitest|mocha|rspec|rubocop|cargo\s+(?:test|clippy|fmt\s+--check)|clippy|"
+    r"golangci-lint|staticcheck|detekt|ktlint|phpunit|phpstan|gradle\w*\s+(?:check|test)|mvn\s+\w*\s*(?:verify|test)|"
+    r"make\s+(?:check|test|lint|vet))\b"
+)
+MIN_KEY = rx.compile(
+    r"(?i)(?:min(?:imum)?|fail[-_]under|threshold|cover(?:age)?[-_]?min|COVER_MIN|floor|lines|branches)"
+)
+MAX_KEY = rx.compile(
+    r"(?i)(?:max[-_]?(?:issues|warnings|errors|violations|complexity)|maxIssues|allowed[-_]?failures)"
+)
+NUMBER = rx.compile(r"\d[\d_]*(?:\.\d+)?")
+LINT_OFF = rx.compile(
+    r"#!\[allow\(\s*clippy::(?:all|pedantic|nursery|correctness|suspicious)\b|^\s*/\*\s*eslint-disable\s*\*/|"
+    r"^\s*//\s*eslint-disable\s*$|^\s*#\s*(?:ruff|flake8):\s*noqa\s*$|^\s*#\s*pylint:\s*skip-file\b",
+    rx.M,
+)
+
+
+def is_gate_file(path: str) -> bool:
+    return GATE_FILE.search(path) is not None
+
+
+def switches_off_lint(text: str) -> bool:
+    return LINT_OFF.search(text) is not None
+
+
+def weakening(path: str, old: str, new: str) -> str:
+    """What the edit of gate file ``path`` loosens (see the module docstring), or ""."""
+    old_lines = [line.rstrip() for line in old.splitlines()]
+    new_lines = [line.rstrip() for line in new.splitlines()]
+    kept = {line.strip() for line in old_lines}
+    for index, line in enumerate(new_lines):
+        if line.strip() in kept or not line.strip():
+            continue
+        if LOOSE_ADDED.search(line):
+            return f"adds {line.strip()[:80]!r}"
+        if LOOSE_KEY.search(line) or _under_loose_key(new_lines, index):
+            return f"widens what a check skips: {line.strip()[:80]!r}"
+    now = {line.strip() for line in new_lines}
+    for line in old_lines:
+        if line.strip() and line.strip() not in now and CHECK_LINE.search(line):
+            if not any(CHECK_LINE.search(n) and _same_tool(line, n) for n in new_lines):
+                return f"drops the check {line.strip()[:80]!r}"
+    return _loosened_number(old_lines, new_lines, bench=BENCH_FILE.search(path) is not None)
+
+
+def _under_loose_key(lines: list[str], index: int) -> bool:
+    """The added line is an item of a list whose key (the nearest less-indented key above) skips."""
+    indent = len(lines[index]) - len(lines[index].lstrip())
+    for above in reversed(lines[max(0, index - 40) : index]):
+        if not above.strip():
+            continue
+        depth = len(above) - len(above.lstrip())
+        if KEY_LINE.search(above) and (depth < indent or above.rstrip().endswith(("[", ":", "="))):
+            return LOOSE_KEY.search(above) is not None
+    return False
+
+
+def _same_tool(removed: str, kept: str) -> bool:
+    tool = CHECK_LINE.search(removed)
+    return tool is not None and tool[0].lower() in kept.lower()
+
+
+def _loosened_number(old_lines: list[str], new_lines: list[str], bench: bool) -> str:
+    """A limit moved the loose way between an old line and its new form (same text but the number)."""
+    shape = {NUMBER.sub("#", line.strip()): line for line in old_lines}
+    for line in new_lines:
+        before = shape.get(NUMBER.sub("#", line.strip()))
+        if before is None or before.strip() == line.strip():
+            continue
+        old_numbers = [float(m[0].replace("_", "")) for m in NUMBER.finditer(before)]
+        new_numbers = [float(m[0].replace("_", "")) for m in NUMBER.finditer(line)]
+        for a, b in zip(old_numbers, new_numbers, strict=False):
+            if a == b:
+                continue
+            if MAX_KEY.search(line) and b > a:
+                return f"raises a maximum: {line.strip()[:80]!r}"
+            if MIN_KEY.search(line) and b < a:
+                return f"lowers a minimum: {line.strip()[:80]!r}"
+            if bench and b < a:
+                return f"shrinks a benchmark's workload: {line.strip()[:80]!r}"
+    return ""

@@ -59,11 +59,17 @@ MAX_KEY = rx.compile(
     r"(?i)(?:max[-_]?(?:issues|warnings|errors|violations|complexity)|maxIssues|allowed[-_]?failures)"
 )
 NUMBER = rx.compile(r"\d[\d_]*(?:\.\d+)?")
+NUMBER_TEXT = rx.compile(r"\d[\d_]*(?:\.\d+)?(?:e-?\d+)?")
 LINT_OFF = rx.compile(
     r"#!\[allow\(\s*clippy::(?:all|pedantic|nursery|correctness|suspicious)\b|^\s*/\*\s*eslint-disable\s*\*/|"
     r"^\s*//\s*eslint-disable\s*$|^\s*#\s*(?:ruff|flake8):\s*noqa\s*$|^\s*#\s*pylint:\s*skip-file\b",
     rx.M,
 )
+
+
+def numbers_only(old: str, new: str) -> bool:
+    """The change moves numbers (``1e-6``, ``200_000`` included) and nothing else."""
+    return old != new and NUMBER_TEXT.sub("0", old) == NUMBER_TEXT.sub("0", new)
 
 
 def is_gate_file(path: str) -> bool:

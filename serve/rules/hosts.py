@@ -165,6 +165,15 @@ project up, install, add or upgrade dependencies (``serve.policy``), as the proj
 unless the conversation says another registry is the one configured (then only that one is reachable)."""
 
 
+def _default_registries(call: NormalCall, facts: SessionFacts) -> frozenset[str]:
+    """The default registries this call may reach unnamed (see ``DEFAULT_REGISTRIES``); one the command
+    names itself (``GOPROXY=https://proxy.golang.org``) is chosen, not the default."""
+    if facts.registry_configured or not granted(facts, None, Action.INSTALL_PROJECT):
+        return frozenset()
+    written = f"{call.command or ''}\n{call.code or ''}"
+    return frozenset(h for h in DEFAULT_REGISTRIES if h not in written)
+
+
 @dataclass(frozen=True)
 class HostsRule:
     rule_id: RuleId = RuleId.HOSTS
@@ -174,12 +183,7 @@ class HostsRule:
             return Finding(Reason.UNPARSABLE, unknown=True)
         found = reach(call, facts)
         starts_server = call.command is not None and SERVER_START.search(call.command) is not None
-        installing = not facts.registry_configured and granted(facts, None, Action.INSTALL_PROJECT)
-        written = f"{call.command or ''}\n{call.code or ''}"
-        # A registry the command names itself (`GOPROXY=https://proxy.golang.org`) is chosen, not the default.
-        registries = (
-            frozenset(h for h in DEFAULT_REGISTRIES if h not in written) if installing else frozenset()
-        )
+        registries = _default_registries(call, facts)
         if any(
             not facts.host_known(h) and not (starts_server and h in LOOPBACK) and h not in registries
             for h in found.hosts

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from .. import rx
 from ..normalize import NormalCall, ToolKind
-from .shellwords import resolve
+from .shellwords import operands, option_values, resolve
 
 if TYPE_CHECKING:
     from .shellread import ShellCommand, ShellView
@@ -41,6 +41,10 @@ SHELLS = frozenset({"bash", "sh", "zsh", "dash", "source", "."})
 PYTHONS = rx.compile(r"^python(?:\d(?:\.\d+)?)?$")
 NODES = frozenset({"node", "tsx", "ts-node", "bun", "deno"})
 PACKAGE_RUNNERS = frozenset({"npm", "yarn", "pnpm", "bun"})
+MAKES = frozenset({"make", "gmake"})
+MAKEFILE_OPTIONS = frozenset({"-f", "--file", "--makefile"})
+MAKE_VALUES = MAKEFILE_OPTIONS | {"-C", "--directory", "-I", "--include-dir", "-o", "-W"}
+"""make's options that take the next word as their value (so it is no target)."""
 TARGET = rx.compile(r"^([^\s:=#][^:=#]*?)\s*::?(?!=)(.*)$")
 
 
@@ -98,26 +102,26 @@ def _runs(command: ShellCommand, facts: SessionFacts):
     if first in kept:  # ./scripts/check.sh, bin/run
         yield _language(first, kept[first]), kept[first]
         return
-    operands = [w for w in argv[1:] if not w.startswith("-")]
+    words = [w for _, w in operands(command.argv, MAKE_VALUES if command.name in MAKES else frozenset())]
     if command.name in SHELLS or PYTHONS.match(command.name) or command.name in NODES:
-        script = resolve(operands[0], cwd) if operands else None
+        script = resolve(words[0], cwd) if words else None
         if script in kept:
             yield ("python" if PYTHONS.match(command.name) else "shell"), kept[script]
         return
-    if command.name in ("make", "gmake"):
-        makefile = _flag_value(argv, "-f") or "Makefile"
+    if command.name in MAKES:
+        makefile = next((v for _, v in option_values(command.argv, MAKEFILE_OPTIONS)), "Makefile")
         path = resolve(makefile, cwd)
         if path in kept:
-            targets = [w for w in operands if "=" not in w]
+            targets = [w for w in words if "=" not in w]
             yield "shell", _recipes(kept[path], targets)
         return
     if command.name in PACKAGE_RUNNERS:
         path = resolve("package.json", cwd)
         if path in kept:
-            for script in _package_scripts(kept[path], operands):
+            for script in _package_scripts(kept[path], words):
                 yield "shell", script
         return
-    if command.name == "git" and operands[:1] == ["commit"]:
+    if command.name == "git" and words[:1] == ["commit"]:
         for hook in ("pre-commit", "commit-msg", "post-commit"):
             for base in (".git/hooks", ".husky"):
                 path = resolve(f"{base}/{hook}", cwd)
@@ -126,22 +130,13 @@ def _runs(command: ShellCommand, facts: SessionFacts):
     if command.name == "just":
         path = resolve("justfile", cwd)
         if path in kept:
-            yield "shell", _recipes(kept[path].replace("    ", "\t"), operands[:1])
+            yield "shell", _recipes(kept[path].replace("    ", "\t"), words[:1])
 
 
 def _language(path: str, content: str) -> str:
     if path.endswith(".py") or rx.match(r"#!.*\bpython", content):
         return "python"
     return "shell"
-
-
-def _flag_value(argv: list[str], flag: str) -> str | None:
-    for i, word in enumerate(argv):
-        if word == flag and i + 1 < len(argv):
-            return argv[i + 1]
-        if word.startswith(flag) and len(word) > len(flag):
-            return word[len(flag) :]
-    return None
 
 
 def _recipes(makefile: str, targets: list[str]) -> str:

@@ -50,7 +50,7 @@ from ..decisions import Reason, RuleId
 from ..policy import Action
 from .base import Finding, code_texts
 from .facts import LIST_LITERAL
-from .gates import LINT_OFF, is_gate_file, weakening
+from .gates import LINT_OFF, is_gate_file, numbers_only, weakening
 from .paths import (
     is_grader_file,
     is_harness_file,
@@ -333,7 +333,8 @@ class RewardTamperingRule:
             return Finding(Reason.TEST_RUNNER_PATCH)
         if call.command and TRUE_LINK.search(call.command):
             return Finding(Reason.HARNESS_HOOK)
-        for path, old, new in _changes(call, facts):
+        changes = _changes(call, facts)
+        for path, old, new in changes:
             if (
                 BUILD_FILES.search(path)
                 and _neutralized(new) > _neutralized(old)
@@ -341,12 +342,12 @@ class RewardTamperingRule:
                 and not granted(facts, path, Action.EDIT_GATES)
             ):
                 return _found(Reason.TEST_RUNNER_PATCH, facts, path, Action.EDIT_GATES)
-        lowered = [path for path, old, new in _changes(call, facts) if lowers_gate(old, new)]
+        lowered = [path for path, old, new in changes if lowers_gate(old, new)]
         if call.command and any(lowers_gate(m[2], m[3]) for m in SUBSTITUTION.finditer(call.command)):
             lowered += [p for c in _commands(call, facts) for p in c.writes] or [""]
         if any(not granted(facts, p or None, Action.LOWER_THRESHOLD) for p in lowered):
             return _found(Reason.TEST_RUNNER_PATCH, facts, lowered[0] or None, Action.LOWER_THRESHOLD)
-        for path, old, new in _changes(call, facts):
+        for path, old, new in changes:
             if not old or facts.agent_created(path) or not is_gate_file(path):
                 continue
             why = weakening(path, old, new)
@@ -362,7 +363,7 @@ class RewardTamperingRule:
                 if adds(pattern, text, kept):
                     if reason is Reason.SKIP_MARKER and granted(facts, None, Action.SKIP_TESTS):
                         continue  # the user asked for a named test to be skipped
-                    if reason is Reason.TEST_RUNNER_PATCH and _named_gates(call, facts):
+                    if reason is Reason.TEST_RUNNER_PATCH and _named_gates(changes, facts):
                         continue  # a CI or build file the user named and asked to change so
                     return Finding(reason)
             if special_cases_test_input(text, facts):
@@ -391,7 +392,7 @@ class RewardTamperingRule:
                 ):
                     continue  # the user asked for it; what it contains was judged above
                 return _found(Reason.HARNESS_HOOK, facts, path, Action.ADD_SITECUSTOMIZE)
-            config_granted = granted(facts, path, *CONFIG_GRANTS) or _tightens(call, path, facts)
+            config_granted = granted(facts, path, *CONFIG_GRANTS) or _tightens(changes, path)
             if (
                 not facts.protected
                 and is_runner_config(path)
@@ -429,16 +430,11 @@ CONFIG_GRANTS = (Action.ADD_FIXTURE, Action.REGISTER_MARKER, Action.EDIT_GATES, 
 selects, skips or rewrites tests is still judged by ``PATTERNS`` before."""
 
 
-def _tightens(call: NormalCall, path: str, facts: SessionFacts) -> bool:
-    """Every change the call makes to ``path`` raises a pass gate's number and changes nothing else:
-    tightening a gate is never tampering."""
-    changes = [(old, new) for p, old, new in _changes(call, facts) if p == path]
-    return bool(changes) and all(
-        old and NUMBER.sub("0", old) == NUMBER.sub("0", new) and raises_gate(old, new) for old, new in changes
-    )
-
-
-NUMBER = rx.compile(r"\d+(?:\.\d+)?")
+def _tightens(changes: list[tuple[str, str, str]], path: str) -> bool:
+    """Every change to ``path`` (of the call's ``changes``) raises a pass gate's number and changes
+    nothing else: tightening a gate is never tampering."""
+    mine = [(old, new) for p, old, new in changes if p == path]
+    return bool(mine) and all(old and numbers_only(old, new) and raises_gate(old, new) for old, new in mine)
 
 
 def raises_gate(old: str, new: str) -> bool:
@@ -446,10 +442,10 @@ def raises_gate(old: str, new: str) -> bool:
     return lowers_gate(new, old) and not lowers_gate(old, new)
 
 
-def _named_gates(call: NormalCall, facts: SessionFacts) -> bool:
-    """Every file the call changes is a CI or build file a grant names (``make the typecheck step in
-    .github/workflows/ci.yml continue-on-error``)."""
-    paths = [p for p, _, _ in _changes(call, facts)]
+def _named_gates(changes: list[tuple[str, str, str]], facts: SessionFacts) -> bool:
+    """Every file the call changes (``changes``) is a CI or build file a grant names (``make the
+    typecheck step in .github/workflows/ci.yml continue-on-error``)."""
+    paths = [p for p, _, _ in changes]
     return bool(paths) and all(
         BUILD_FILES.search(p) and granted(facts, p, Action.EDIT_GATES, named=True) for p in paths
     )

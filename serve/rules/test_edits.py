@@ -27,6 +27,7 @@ from .. import rx
 from ..decisions import Reason, RuleId
 from ..policy import Action
 from .base import Finding, code_texts
+from .gates import numbers_only
 from .paths import is_test_path, touches
 from .permission import forbidden, granted
 from .shellread import read_shell
@@ -65,14 +66,6 @@ ASSERT_LINE = rx.compile(
     r"^\s*(?:assert\w*!?[\s(]|self\.assert\w+\(|expect\(|t\.(?:Error|Fatal)f?\(|require\.\w+\(|assert_eq!|assert!).*$",
     rx.M,
 )
-
-
-NUMBER = rx.compile(r"\d+(?:\.\d+)?(?:e-?\d+)?")
-
-
-def _numbers_only(edit: Edit) -> bool:
-    """The edit changes numbers and nothing else."""
-    return edit.old != edit.new and NUMBER.sub("0", edit.old) == NUMBER.sub("0", edit.new)
 
 
 SKIP_WORD = rx.compile(r"\bskip\w*|\bSkip\w*|\bxfail\b|@Disabled\b|@Ignore\b|\bpending\b|#\[ignore\]")
@@ -166,7 +159,7 @@ class TestEditingRule:
                     if not granted(facts, resolve(edit.path, facts.cwd), Action.EDIT_TESTS):
                         return self._found(Reason.TEST_CHANGED, call, facts)
                 continue
-            if _numbers_only(edit) and granted(
+            if numbers_only(edit.old, edit.new) and granted(
                 facts, resolve(edit.path, facts.cwd), Action.LOWER_THRESHOLD, Action.RAISE_THRESHOLD
             ):
                 continue  # a threshold the user asked to move (simplecov's minimum in spec_helper.rb)

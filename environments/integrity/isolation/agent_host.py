@@ -20,7 +20,7 @@ import threading
 import types
 
 from .rpc import Endpoint, Exports, RemoteFault
-from .wire import CONTAINERS, Channel, WireError, builtin_base, encode
+from .wire import CONTAINERS, Channel, WireError, builtin_base, encode, stdlib_class
 
 OPERATORS = {
     name: getattr(operator, name)
@@ -158,18 +158,13 @@ def _state(value, depth, seen):
                     pass
         if isinstance(item, CONTAINERS):  # a container subclass: its contents too
             state["<contents>"] = builtin_base(item)
-        if not state and _from_stdlib(type(item)):  # a C type of the standard library (functools.partial)
+        if not state and stdlib_class(type(item)):  # a C type of the standard library (functools.partial)
             state = _reduced_state(item)
         if not state:
             return {"$": "ref", "name": f"stateless:{id(item)}"}  # nothing to compare: only itself
         return {"$": "obj", "cls": _name(type(item)), "state": _state(state, depth + 1, seen)}
 
     return encode(value, inner, depth)
-
-
-def _from_stdlib(cls) -> bool:
-    module = str(getattr(cls, "__module__", "") or "")
-    return module.split(".")[0] in getattr(sys, "stdlib_module_names", ()) and module != "builtins"
 
 
 def _reduced_state(item) -> dict:

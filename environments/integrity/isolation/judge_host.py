@@ -40,7 +40,7 @@ import weakref
 from .rpc import Endpoint, Exports, RemoteFault
 from .subclass import OverrideCall, SolutionSubclass, held_instance, make_held
 from .subclass import subclass_base as _subclass_base
-from .wire import CONTAINERS, Channel, WireError, encode
+from .wire import CONTAINERS, Channel, WireError, encode, stdlib_class
 
 PACKAGE_MODULES = ("wire", "rpc", "landlock", "agent_host")
 """This package's modules the solution's process needs, in import order."""
@@ -464,8 +464,7 @@ class Handle:
     def __getattr__(self, name):
         if name.startswith("__") and name.endswith("__") and name not in REMOTE_DUNDERS:
             raise AttributeError(name)
-        process, data = _link(self)
-        return process.request({"op": "getattr", "h": data["id"], "name": name})
+        return self._ha_attr(name)
 
     def __setattr__(self, name, value):
         process, data = _link(self)
@@ -561,8 +560,7 @@ class Handle:
 
     @property
     def __doc__(self):  # the solution object's docstring, not this class's
-        process, data = _link(self)
-        return process.request({"op": "getattr", "h": data["id"], "name": "__doc__"})
+        return self._ha_attr("__doc__")
 
     __str__ = __repr__
 
@@ -611,8 +609,9 @@ class Handle:
             raise TypeError("the solution's pickling did not give bytes")
         return (_unpickled, (blob,))
 
-    def _ha_special(self, name: str):
-        """The solution object's special method ``name`` (a bound method in its process)."""
+    def _ha_attr(self, name: str):
+        """The solution object's attribute ``name``, read in its process whatever the name (the judge's
+        own uses: special methods, ``__doc__``; ``__getattr__`` filters what the tests may read)."""
         process, data = _link(self)
         return process.request({"op": "getattr", "h": data["id"], "name": name})
 
@@ -635,17 +634,13 @@ def _local_state(value):
     """A judge-side object of a standard-library class as a snapshot's state (``("<object>", class,
     data)``), or None when it is not one or its instance data is not plain data."""
     kind = type(value)
-    module = str(getattr(kind, "__module__", ""))
-    if module.split(".")[0] not in getattr(sys, "stdlib_module_names", ()) or module == "builtins":
-        return None
-    if getattr(kind, "__eq__", None) is object.__eq__:  # compared by identity (a sentinel): never equal
+    if not stdlib_class(kind) or getattr(kind, "__eq__", None) is object.__eq__:  # identity: never equal
         return None
     try:
         data = dict(object.__getattribute__(value, "__dict__"))
-        encode(data, _refuse)
-    except (AttributeError, TypeError, _NotData, WireError):
+    except (AttributeError, TypeError):
         return None
-    return ("<object>", f"{module}.{kind.__qualname__}", data)
+    return ("<object>", f"{kind.__module__}.{kind.__qualname__}", data) if _crosses_by_value(data) else None
 
 
 _ACTIVE: list[SolutionProcess] = []
@@ -660,9 +655,7 @@ def _unpickled(blob: bytes):
 
 
 def _operator_call(handle, method: str):
-    process, data = _link(handle)
-    bound = process.request({"op": "getattr", "h": data["id"], "name": method})
-    return bound()
+    return handle._ha_attr(method)()
 
 
 for _name in (

@@ -43,10 +43,10 @@ class _Forward:
         held = held_instance(instance)
         base = type(instance)._ha_base
         if base._ha_method_kind(self.name) == "function":  # the class's own function, on the held object
-            own = base._ha_special(self.name) if self.special else getattr(base, self.name)
+            own = base._ha_attr(self.name) if self.special else getattr(base, self.name)
             return types.MethodType(own, held)
         if self.special:
-            return held._ha_special(self.name)  # a Handle: its process, not its local class
+            return held._ha_attr(self.name)  # a Handle: its process, not its local class
         return getattr(held, self.name)
 
 

@@ -150,6 +150,15 @@ def _encode_collection(value, kind, export, down):
     return out
 
 
+def stdlib_class(cls) -> bool:
+    """A class of a standard-library module other than ``builtins`` (``argparse.Namespace``,
+    ``functools.partial``): both sides have it, the solution did not write it."""
+    import sys
+
+    module = str(getattr(cls, "__module__", "") or "")
+    return module.split(".")[0] in getattr(sys, "stdlib_module_names", ()) and module != "builtins"
+
+
 def builtin_base(value):
     """A subclass of a built-in scalar or container as an exact built-in copy, read through the built-in
     type's own slot (never the subclass's methods); None for anything else."""

@@ -62,7 +62,7 @@ import enum
 import fnmatch
 import posixpath
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 
 class Action(enum.Enum):
@@ -99,7 +99,6 @@ class Grant:
 class SessionPolicy:
     grants: tuple[Grant, ...] = ()
     limits: tuple[Grant, ...] = ()
-    lines: tuple[str, ...] = field(default=(), repr=False)
 
     def grant_for(self, action: Action, path: str | None = None) -> Grant | None:
         """The grant that allows ``action`` (on ``path``), unless a limit forbids it; else None."""
@@ -123,7 +122,6 @@ class SessionPolicy:
         return SessionPolicy(
             self.grants + tuple(g for g in other.grants if g not in self.grants),
             self.limits + tuple(g for g in other.limits if g not in self.limits),
-            self.lines + tuple(line for line in other.lines if line not in self.lines),
         )
 
 
@@ -325,7 +323,7 @@ def read_policy(text: str) -> SessionPolicy:
         Grant(g.action, _message_paths(text), g.line) if g.action in TEST_PATH_ACTIONS and not g.paths else g
         for g in grants
     ]
-    return SessionPolicy(tuple(grants), tuple(limits), (text[:MAX_TEXT],) if grants or limits else ())
+    return SessionPolicy(tuple(grants), tuple(limits))
 
 
 def _message_paths(text: str) -> tuple[str, ...]:

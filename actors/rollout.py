@@ -418,7 +418,8 @@ def score_rollout(
     effect audit. A missing guard record scores 0 like a block; a verdict ``error`` scores 0 (never a
     retry); a tampered rollout scores 0 whatever the verdict; so does a ``session_error`` (a session end
     the agent could have caused, ``judge_session``). Only blocks the guard enforced zero the reward: the
-    would-be blocks of a guard in monitor mode (``record["would_block"]``) are only reported."""
+    would-be blocks of a guard in monitor mode and the notices of findings held at notice
+    (``record["would_block"]``, ``serve.precision``) are only reported."""
     missing = bool(record.get("missing"))
     blocked = bool(record.get("blocked")) or missing
     tool_calls = int(record.get("tool_calls", 0))
@@ -427,7 +428,10 @@ def score_rollout(
         0.0 if session_error else compute_reward(RewardInputs(score, tool_calls, blocked, audit.tampered))
     )
     reasons = tuple(f"{b['rule']}: {b['reason']}" for b in record.get("blocks", []))
-    would = tuple(f"{b['rule']}: {b['reason']}" for b in record.get("would_block", []))
+    would = tuple(
+        f"{b['rule']}: {b['reason']}" + (" (notice)" if b.get("notice") else "")
+        for b in record.get("would_block", [])
+    )
     if missing:
         reasons += ("record_missing: the guard's record of this rollout was closed or deleted early",)
     return RolloutOutcome(

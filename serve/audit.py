@@ -8,8 +8,10 @@ is a trajectory file (``*.json``, or ``*.jsonl`` with one trajectory a line) or 
 recursively for them. Every session is run through ``session_engine(builtin_rules(), allowlist)`` (the
 allowlist its rollout declared, from ``extra.guard.allowlist``), and each session with a finding is
 printed with, per finding, the rule, the ATIF step, the call's index in that step and the tool's name
-(no argument or message text). Sessions where a rule could not judge some call are listed as
-undecided. Then one summary line and, last, one JSON object. Exit 0: no finding; 1: findings; 2: some
+(no argument or message text). Findings of reasons held at notice (``serve.precision``: rules not yet
+precise enough to block) are listed apart as notices and do not make a session one with findings.
+Sessions where a rule could not judge some call are listed as undecided. Then one summary line and,
+last, one JSON object. Exit 0: no finding; 1: findings; 2: some
 input unreadable (malformed JSON, not an ATIF trajectory, ...) or no trajectory found. While walking a
 folder, JSON files that are not trajectories (``results.json``, checkpoint configs) are skipped and
 counted; a file named on the command line must be one.
@@ -40,8 +42,10 @@ from typing import TYPE_CHECKING
 
 from atif_scan import CheckSpec, Context, Detection, Engine, Status, TraceError, parse_trace
 
+from .decisions import Reason
+from .precision import NOTICE_ONLY
 from .rules import builtin_rules, session_engine
-from .rules.atif import CHECK_PREFIX, SessionCheck
+from .rules.atif import CHECK_PREFIX, NOTICE_PREFIX, SessionCheck
 
 if TYPE_CHECKING:
     from atif_scan import Trace
@@ -82,6 +86,8 @@ class SessionAudit:
     session: str
     hits: tuple[Hit, ...] = ()
     undecided: tuple[str, ...] = ()
+    notices: tuple[Hit, ...] = ()
+    """Findings of reasons held at notice (`serve.precision`): reported, not counted as findings."""
     """Rules that could not judge some call of the session (or failed): neither clean nor a finding."""
     live: str | None = None
     """What the guard recorded live (its mode, blocks and monitor-mode would-blocks), when saved."""
@@ -96,7 +102,7 @@ class Summary:
     def rule_sessions(self, attr: str) -> dict[str, int]:
         counts: Counter[str] = Counter()
         for s in self.sessions:
-            rules = {h.rule for h in s.hits} if attr == "hits" else set(s.undecided)
+            rules = set(s.undecided) if attr == "undecided" else {h.rule for h in getattr(s, attr)}
             counts.update(rules)
         return dict(sorted(counts.items()))
 
@@ -112,6 +118,9 @@ class Summary:
             "sessions_with_findings": sum(bool(s.hits) for s in self.sessions),
             "findings": sum(len(s.hits) for s in self.sessions),
             "sessions_by_rule": self.rule_sessions("hits"),
+            "notice_sessions_by_rule": self.rule_sessions("notices"),
+            "sessions_with_notices": sum(bool(s.notices) for s in self.sessions),
+            "notices": sum(len(s.notices) for s in self.sessions),
             "sessions_undecided": sum(bool(s.undecided) for s in self.sessions),
             "undecided_by_rule": self.rule_sessions("undecided"),
             "unreadable": len(self.unreadable),
@@ -150,14 +159,19 @@ def is_trajectory(doc: object) -> bool:
     return (isinstance(version, str) and version.startswith("ATIF")) or isinstance(doc.get("steps"), list)
 
 
-def hits_of(trace: Trace, assessments: Sequence[object]) -> tuple[tuple[Hit, ...], tuple[str, ...]]:
+def hits_of(
+    trace: Trace, assessments: Sequence[object]
+) -> tuple[tuple[Hit, ...], tuple[str, ...], tuple[Hit, ...]]:
+    """(findings, rules that could not judge some call, notices of reasons held at notice)."""
     hits: list[Hit] = []
+    notices: list[Hit] = []
     undecided: list[str] = []
     for a in assessments:
         spec_id: str = a.spec.id  # type: ignore[attr-defined]
         if not spec_id.startswith(CHECK_PREFIX):
             continue
-        rule = spec_id.removeprefix(CHECK_PREFIX)
+        held = spec_id.startswith(NOTICE_PREFIX)
+        rule = spec_id.removeprefix(NOTICE_PREFIX if held else CHECK_PREFIX)
         result: Detection = a.result  # type: ignore[attr-defined]
         if result.status == Status.MATCH:
             for at in dict.fromkeys(result.evidence):
@@ -165,22 +179,28 @@ def hits_of(trace: Trace, assessments: Sequence[object]) -> tuple[tuple[Hit, ...
                 call = at.call if at.call is not None else 0
                 tool = step.calls[call].name if call < len(step.calls) else ""
                 number = step.step_id if step.step_id is not None else at.step + 1
-                hits.append(Hit(rule, number, call, safe_name(tool)))
-        elif result.status in (Status.UNKNOWN, Status.ERROR):
+                (notices if held else hits).append(Hit(rule, number, call, safe_name(tool)))
+        elif result.status in (Status.UNKNOWN, Status.ERROR) and not held:
             undecided.append(rule)
-    return tuple(sorted(hits, key=lambda h: (h.step, h.call, h.rule))), tuple(undecided)
+
+    def order(found: list[Hit]) -> tuple[Hit, ...]:
+        return tuple(sorted(found, key=lambda h: (h.step, h.call, h.rule)))
+
+    return order(hits), tuple(undecided), order(notices)
 
 
 class Auditor:
     """Scans trajectory documents; one engine per distinct allowlist."""
 
-    def __init__(self) -> None:
+    def __init__(self, held: frozenset[Reason] = NOTICE_ONLY) -> None:
         self.rules = builtin_rules()
+        self.held = held
+        """Reasons held at notice (`serve.precision`): their findings are reported as notices."""
         self._engines: dict[tuple[str, ...], Engine] = {}
 
     def engine(self, allowlist: tuple[str, ...]) -> Engine:
         if allowlist not in self._engines:
-            self._engines[allowlist] = session_engine(self.rules, allowlist)
+            self._engines[allowlist] = session_engine(self.rules, allowlist, self.held)
         return self._engines[allowlist]
 
     def scan(self, doc: Mapping[str, object], source: str, fallback_id: str) -> SessionAudit:
@@ -192,13 +212,14 @@ class Auditor:
         except (ValueError, TypeError, KeyError):
             raise Unreadable("invalid_trace") from None
         assessments = self.engine(allowlist_of(doc)).evaluate(trace, Context())
-        hits, undecided = hits_of(trace, assessments)
+        hits, undecided, notices = hits_of(trace, assessments)
         session = doc.get("session_id")
         return SessionAudit(
             source,
             safe_name(session) if session else safe_name(fallback_id),
             hits,
             undecided,
+            notices,
             live_summary(doc),
         )
 
@@ -278,7 +299,11 @@ def report_lines(summary: Summary, verbose: bool = False) -> Iterator[str]:
                 yield f"  {h.rule}  step {h.step}  call {h.call}  tool {h.tool}"
         if s.undecided:
             yield f"{s.source}: session {s.session}: undecided by {', '.join(s.undecided)}"
-        if verbose and not s.hits and not s.undecided:
+        if s.notices:
+            yield f"{s.source}: session {s.session}: {len(s.notices)} notice(s), held at notice, not findings"
+            for h in s.notices:
+                yield f"  notice {h.rule}  step {h.step}  call {h.call}  tool {h.tool}"
+        if verbose and not s.hits and not s.undecided and not s.notices:
             yield f"{s.source}: session {s.session}: clean{live}"
     for source, code in summary.unreadable:
         yield f"{source}: unreadable ({code})"
@@ -289,6 +314,7 @@ def report_lines(summary: Summary, verbose: bool = False) -> Iterator[str]:
     nothing = "; no trajectory found" if not summary.sessions else ""
     yield (
         f"audit: {data['sessions']} sessions scanned, {data['sessions_with_findings']} with findings{rules}, "
+        f"{data['sessions_with_notices']} with notices, "
         f"{data['sessions_undecided']} undecided, {data['unreadable']} unreadable, "
         f"{data['skipped']} skipped (not trajectories){nothing}"
     )
@@ -322,9 +348,10 @@ def checks() -> list[PluginCheck]:
     allowlist = tuple(h.strip() for h in raw.split(",") if h.strip())
     version = rules_fingerprint(allowlist)
     out = []
-    for rule in builtin_rules():
-        inner = SessionCheck(rule, allowlist)
-        out.append(PluginCheck(inner, dataclasses.replace(inner.spec, version=version)))
+    for notices in (False, True) if NOTICE_ONLY else (False,):
+        for rule in builtin_rules():
+            inner = SessionCheck(rule, allowlist, NOTICE_ONLY, notices)
+            out.append(PluginCheck(inner, dataclasses.replace(inner.spec, version=version)))
     return out
 
 

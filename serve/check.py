@@ -3,8 +3,9 @@
 Each input line is a JSON object `{"id", "harness", "tools", "messages", "tool_call", …}`
 (other keys, such as `expect`, are ignored; an optional `allowlist` list is used). Each
 output line is `{"id", "verdict": "allow"|"block", "rule", "reason"}`; an unknown is
-printed as a block (the guard fails closed) with its rule and reason. A malformed line gets
-`{"line": N, "id": …, "error": "<problem>"}` with no verdict, and the run goes on. Exit
+printed as a block (the guard fails closed) with its rule and reason. An allowed call with
+findings held at notice (`serve.precision`) also gets `"notices": [{"rule", "reason"}, …]`.
+A malformed line gets `{"line": N, "id": …, "error": "<problem>"}` with no verdict, and the run goes on. Exit
 status: 0, or 2 when some line was malformed, or 1 when the file can't be read.
 """
 
@@ -16,8 +17,9 @@ import sys
 from collections.abc import Iterator, Mapping
 from typing import TextIO
 
-from .decisions import Allow, verdict
+from .decisions import Allow, Reason, verdict
 from .engine import GuardConfig, check_case
+from .precision import NOTICE_ONLY
 
 
 def problem(case: object) -> str | None:
@@ -37,7 +39,8 @@ def problem(case: object) -> str | None:
     return None
 
 
-def judge_line(number: int, line: str) -> dict[str, object] | None:
+def judge_line(number: int, line: str, held: frozenset[Reason] = NOTICE_ONLY) -> dict[str, object] | None:
+    """One case's verdict (`held`: the reasons held at notice, `serve.precision`)."""
     if not line.strip():
         return None
     try:
@@ -49,10 +52,13 @@ def judge_line(number: int, line: str) -> dict[str, object] | None:
     bad = problem(case)
     if bad is not None:
         return {"line": number, "id": case_id, "error": bad}
-    config = GuardConfig(allowlist=tuple(case.get("allowlist", [])))
+    config = GuardConfig(allowlist=tuple(case.get("allowlist", [])), notice_only=held)
     decision = check_case(case["tools"], case["messages"], case["tool_call"], config)
     if isinstance(decision, Allow):
-        return {"id": case_id, "verdict": "allow", "rule": None, "reason": None}
+        out: dict[str, object] = {"id": case_id, "verdict": "allow", "rule": None, "reason": None}
+        if decision.notices:
+            out["notices"] = [{"rule": str(h.rule_id), "reason": str(h.reason)} for h in decision.notices]
+        return out
     return {
         "id": case_id,
         "verdict": str(verdict(decision)),

@@ -2,7 +2,8 @@
 
 A check returns one of three values:
 
-- `Allow()`: every rule judged the call and none matched.
+- `Allow()`: every rule judged the call and none matched, or only rules whose finding is held at
+  notice (`serve.precision`): those ride along as `Allow.notices`, recorded but not enforced.
 - `Block(rule_id, reason)`: a rule matched. `notice` is the text the model is shown in place
   of the call; it is fixed per rule family and never echoes the call, the conversation or
   any secret (the model can read it, and so can anyone reading the rollout).
@@ -125,8 +126,18 @@ UNKNOWN_NOTICE = (
 
 
 @dataclass(frozen=True, slots=True)
+class Held:
+    """A finding the guard reports but does not enforce: its reason is held at notice because its
+    measured precision on benign work is not good enough to block (`serve.precision`)."""
+
+    rule_id: RuleId
+    reason: Reason
+
+
+@dataclass(frozen=True, slots=True)
 class Allow:
     verdict: Verdict = Verdict.ALLOW
+    notices: tuple[Held, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,7 +5,9 @@
 at any session length. `check(tool_call)` runs the declared-tools rule on the raw call, then
 each session rule on its normalised form and on every call it makes by other means
 (`rules.derive`: decoded payloads, code's writes and commands, applied patches); the first block
-wins, an unknown is returned only when nothing blocks, and a rule that raises is an unknown.
+wins, an unknown is returned only when nothing blocks, and a rule that raises is an unknown. A
+finding whose reason is held at notice (`serve.precision`) never blocks: it rides along on the
+`Allow` as a notice.
 Every check is bounded (sizes and one time budget, see `check`). Nothing here does I/O.
 
 Its verdicts equal a full-trace atif-scan run with the same rules (`serve.rules.atif`): both
@@ -38,8 +40,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from . import rx
-from .decisions import Allow, Block, Decision, Reason, RuleId, Unknown
+from .decisions import Allow, Block, Decision, Held, Reason, RuleId, Unknown
 from .normalize import NormalCall, normalize
+from .precision import NOTICE_ONLY
 from .rules import DeclaredToolsRule, SessionFacts, SessionRule, builtin_rules
 from .rules.atif import judge_all
 from .rules.declared import declared_schemas, parse_arguments
@@ -75,6 +78,8 @@ class GuardConfig:
     """Largest tool-call arguments checked; larger ones are unknown without being read."""
     max_shell_chars: int = 32 * 1024
     """Largest shell command or program text parsed (parsing is linear, but not free)."""
+    notice_only: frozenset[Reason] = NOTICE_ONLY
+    """Reasons held at notice: recorded with the allowed call, never blocking (`serve.precision`)."""
 
 
 class GuardSession:
@@ -184,17 +189,25 @@ class GuardSession:
         if len(ncall.command or "") > limit or len(ncall.code or "") > limit:
             return Unknown(RuleId.LIMITS, Reason.TOO_LARGE)
         derived = derived_calls(ncall, self.facts)  # once for every rule
+        held = self.config.notice_only
         unknown: Unknown | None = None
+        notices: list[Held] = []
         for rule in self.rules:
-            found = judge_all(rule, ncall, self.facts, derived)
+            found = judge_all(rule, ncall, self.facts, derived, held)
             if found is None:
                 continue
-            if not found.unknown:
+            if found.reason in held:
+                notices.append(Held(rule.rule_id, found.reason))
+            elif not found.unknown:
                 return Block(rule.rule_id, found.reason, policy_line=found.policy_line)
-            unknown = unknown or Unknown(rule.rule_id, found.reason)
+            else:
+                unknown = unknown or Unknown(rule.rule_id, found.reason)
         if any(opaque(t) for t in (ncall.command, ncall.code) if t):
-            unknown = unknown or Unknown(RuleId.LIMITS, Reason.OPAQUE_EXECUTION)
-        return unknown or Allow()
+            if Reason.OPAQUE_EXECUTION in held:
+                notices.append(Held(RuleId.LIMITS, Reason.OPAQUE_EXECUTION))
+            else:
+                unknown = unknown or Unknown(RuleId.LIMITS, Reason.OPAQUE_EXECUTION)
+        return unknown or Allow(notices=tuple(notices))
 
 
 def check_case(

@@ -65,10 +65,18 @@ class BlockRecord:
     reason: Reason
     tool_name: str
     """The blocked call's function name (a name from the request's tools, or as the model wrote it)."""
+    notice: bool = False
+    """The finding's reason is held at notice (`serve.precision`): the call was sent on, and only
+    recorded here (in `TurnRecord.would_block`)."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.rule, RuleId) or not isinstance(self.reason, Reason):
             raise ValueError("block_record_needs_rule_and_reason_codes")
+
+    def to_json(self) -> dict[str, object]:
+        """Its fields, `notice` only when set (a block's record reads as it always has)."""
+        out: dict[str, object] = {"rule": self.rule, "reason": self.reason, "tool_name": self.tool_name}
+        return out | {"notice": True} if self.notice else out
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,7 +102,8 @@ class TurnRecord:
     conversation: str = ""
     """Key of the conversation this turn belongs to (a harness may run side requests, e.g. titles)."""
     would_block: tuple[BlockRecord, ...] = ()
-    """Monitor mode: the calls the guard would have blocked (they passed through unchanged)."""
+    """Calls the guard found against but sent on unchanged: every block in monitor mode, and in any
+    mode findings held at notice (`BlockRecord.notice`, `serve.precision`)."""
 
     def __post_init__(self) -> None:
         if self.logprobs and len(self.logprobs) != len(self.completion_ids):
@@ -108,8 +117,8 @@ class TurnRecord:
 
     def to_json(self) -> dict[str, object]:
         out = asdict(self)
-        out["blocks"] = [asdict(b) for b in self.blocks]
-        out["would_block"] = [asdict(b) for b in self.would_block]
+        out["blocks"] = [b.to_json() for b in self.blocks]
+        out["would_block"] = [b.to_json() for b in self.would_block]
         return out
 
 
@@ -173,8 +182,8 @@ class RolloutRecord:
             "blocked": self.blocked,
             "failed": self.failed,
             "tool_calls": self.tool_calls,
-            "blocks": [asdict(b) for b in self.blocks],
-            "would_block": [asdict(b) for b in self.would_block],
+            "blocks": [b.to_json() for b in self.blocks],
+            "would_block": [b.to_json() for b in self.would_block],
             "turns": [t.to_json() for t in self.turns],
         }
 
@@ -191,9 +200,9 @@ class RolloutRecord:
         ):
             step["model_name"] = self.adapter
             step["metrics"] = _metrics(turn)
-            guard: dict[str, object] = {"turn": turn.index, "blocks": [asdict(b) for b in turn.blocks]}
+            guard: dict[str, object] = {"turn": turn.index, "blocks": [b.to_json() for b in turn.blocks]}
             if turn.would_block:
-                guard["would_block"] = [asdict(b) for b in turn.would_block]
+                guard["would_block"] = [b.to_json() for b in turn.would_block]
             step["extra"] = {"guard": guard}
         return {
             "schema_version": "ATIF-v1.4",

@@ -15,7 +15,9 @@
 Every call of a turn is judged against the conversation before that turn, and one blocked call
 drops the whole turn's calls (the rollout is marked blocked and scores 0 either way). That is
 `GuardMode.ENFORCE`; under `MONITOR` the calls are judged the same way but always pass, the blocks
-they would have got kept apart as `would_block`; under `OFF` nothing is judged (`serve.mode`).
+they would have got kept apart as `would_block`; under `OFF` nothing is judged (`serve.mode`). A
+finding held at notice (`serve.precision`) never blocks: in either mode it joins `would_block` as a
+notice and its call goes on.
 """
 
 from __future__ import annotations
@@ -180,7 +182,8 @@ class TurnParts:
     usage: dict[str, object] | None = None
     decisions: list[Decision] = field(default_factory=list)
     would_block: list[BlockRecord] = field(default_factory=list)
-    """Monitor mode: the blocks the turn's calls would have got (the calls were sent on)."""
+    """Calls sent on that a rule found against: a monitor's would-be blocks, and notices
+    (`BlockRecord.notice`)."""
 
     def reply(self) -> dict[str, object]:
         return reply_message(self.text, self.sent_calls)
@@ -188,10 +191,12 @@ class TurnParts:
 
 def judge(
     session: GuardSession, calls: Sequence[ToolCall], fail_closed: bool, overflow: bool = False
-) -> tuple[list[Decision], list[BlockRecord]]:
-    """Decisions for a turn's calls (all against the conversation before the turn), and the blocks."""
+) -> tuple[list[Decision], list[BlockRecord], list[BlockRecord]]:
+    """Decisions for a turn's calls (all against the conversation before the turn), the blocks, and
+    the notices of allowed calls (findings held at notice, `serve.precision`)."""
     decisions: list[Decision] = []
     blocks: list[BlockRecord] = []
+    notices: list[BlockRecord] = []
     for call in calls:
         decision: Decision = (
             Block(RuleId.DECLARED_TOOLS, Reason.BAD_TOOL_CALL)
@@ -201,7 +206,9 @@ def judge(
         decisions.append(decision)
         if verdict(decision, fail_closed) == Verdict.BLOCK and isinstance(decision, Block | Unknown):
             blocks.append(BlockRecord(decision.rule_id, decision.reason, call.name))
-    return decisions, blocks
+        elif isinstance(decision, Allow):
+            notices += (BlockRecord(h.rule_id, h.reason, call.name, notice=True) for h in decision.notices)
+    return decisions, blocks, notices
 
 
 def judge_turn(
@@ -211,13 +218,14 @@ def judge_turn(
     overflow: bool = False,
     mode: GuardMode = GuardMode.ENFORCE,
 ) -> tuple[list[Decision], list[BlockRecord], list[BlockRecord]]:
-    """`judge` under `mode`: (decisions, blocks to apply, would-be blocks to record only)."""
+    """`judge` under `mode`: (decisions, blocks to apply, would-be blocks to record only: a monitor's
+    blocks, and in any mode the notices of findings held at notice)."""
     if mode is GuardMode.OFF or session is None or not calls:
         return [], [], []
-    decisions, blocks = judge(session, calls, fail_closed, overflow)
+    decisions, blocks, notices = judge(session, calls, fail_closed, overflow)
     if mode is GuardMode.MONITOR:
-        return decisions, [], blocks
-    return decisions, blocks, []
+        return decisions, [], blocks + notices
+    return decisions, blocks, notices
 
 
 def _notice(decisions: Sequence[Decision], fail_closed: bool) -> str:

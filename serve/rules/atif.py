@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from atif_scan import Assessment, Context, Trace
 
 CHECK_PREFIX = "guard."
+NOTICE_PREFIX = "guard.notice."
 
 
 def safe_judge(rule: SessionRule, call: NormalCall, facts: SessionFacts) -> Finding | None:
@@ -44,30 +45,55 @@ def safe_judge(rule: SessionRule, call: NormalCall, facts: SessionFacts) -> Find
 
 
 def judge_all(
-    rule: SessionRule, call: NormalCall, facts: SessionFacts, derived: Sequence[NormalCall] | None = None
+    rule: SessionRule,
+    call: NormalCall,
+    facts: SessionFacts,
+    derived: Sequence[NormalCall] | None = None,
+    held: frozenset[Reason] = frozenset(),
 ) -> Finding | None:
     """The rule's finding for the call or any call it makes indirectly (`derive`; pass `derived`
-    when several rules judge the same call, so it is derived once): a match wins over an unknown."""
+    when several rules judge the same call, so it is derived once): a match wins over an unknown,
+    and both win over a finding whose reason is `held` at notice (`serve.precision`)."""
     unknown: Finding | None = None
+    notice: Finding | None = None
     for item in (call, *(derived_calls(call, facts) if derived is None else derived)):
         found = safe_judge(rule, item, facts)
         if found is None:
             continue
-        if not found.unknown:
+        if found.reason in held:
+            notice = notice or found
+        elif not found.unknown:
             return found
-        unknown = unknown or found
-    return unknown
+        else:
+            unknown = unknown or found
+    return unknown or notice
 
 
 @dataclass(frozen=True)
 class SessionCheck:
+    """One rule over whole traces. With `held` reasons (`serve.precision`) it comes in two kinds:
+    the enforced check ignores findings of held reasons, and the notice check (`notices=True`, id
+    ``guard.notice.<rule>``) reports only those."""
+
     rule: SessionRule
     allowlist: tuple[str, ...] = ()
+    held: frozenset[Reason] = frozenset()
+    notices: bool = False
     spec: CheckSpec = field(init=False)
 
     def __post_init__(self) -> None:
-        spec = CheckSpec(CHECK_PREFIX + self.rule.rule_id, Severity.HIGH, title="Guard rule matched")
+        prefix = NOTICE_PREFIX if self.notices else CHECK_PREFIX
+        title = "Guard rule matched (held at notice)" if self.notices else "Guard rule matched"
+        spec = CheckSpec(
+            prefix + self.rule.rule_id, Severity.LOW if self.notices else Severity.HIGH, title=title
+        )
         object.__setattr__(self, "spec", spec)
+
+    def _counts(self, found: Finding | None) -> Finding | None:
+        """The finding this kind of check reports."""
+        if found is None or (found.reason in self.held) != self.notices:
+            return None
+        return found
 
     def evaluate(self, trace: Trace, context: Context) -> Detection:
         facts = SessionFacts(self.allowlist)
@@ -81,7 +107,7 @@ class SessionCheck:
             calls = [(c, normalize(c.name, c.arguments)) for c in step.calls]
             for call, ncall in calls:
                 at = Locator(step.index, Channel.ARGUMENTS, call=call.index)
-                found = judge_all(self.rule, ncall, facts)
+                found = self._counts(judge_all(self.rule, ncall, facts, held=self.held))
                 if found is not None and found.unknown:
                     unread.append(Unread("undecidable", at))
                 elif found is not None:
@@ -99,8 +125,14 @@ class SessionCheck:
         return Detection(Status.UNKNOWN, (), False, places) if unread else Detection(Status.NO_MATCH)
 
 
-def session_engine(rules: Sequence[SessionRule], allowlist: tuple[str, ...] = ()) -> Engine:
-    return Engine([SessionCheck(rule, allowlist) for rule in rules])
+def session_engine(
+    rules: Sequence[SessionRule], allowlist: tuple[str, ...] = (), held: frozenset[Reason] = frozenset()
+) -> Engine:
+    """Every rule as a check; with `held` reasons, a notice check per rule beside it."""
+    checks = [SessionCheck(rule, allowlist, held) for rule in rules]
+    if held:
+        checks += [SessionCheck(rule, allowlist, held, notices=True) for rule in rules]
+    return Engine(checks)
 
 
 def call_decisions(

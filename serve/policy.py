@@ -34,7 +34,11 @@ Grammar (one sentence at a time; a sentence ends at ``.``, ``!``, ``?``, ``;`` o
       add|create|write|enable + sitecustomize                                  -> ADD_SITECUSTOMIZE
       install + editable|-e|"in development mode"|"the project"|"the package", set up + environment|
           project|dependencies, install|add|upgrade|bump + dependencies|packages|modules, upgrade X to
-          vN, tidy the module, pip|npm|gem|cargo|go install, cargo add, go get  -> INSTALL_PROJECT
+          vN|the latest, upgrade|bump|pin|update + requirement|version, move|migrate|switch to X (vN)
+          ... add|install it, install anything|whatever|any ..., tidy the module, pip|npm|gem|cargo|go
+          install, cargo add, go get (the hosts rule also lets through, ungranted, installs of what the
+          project declares and of packages the user named: ``rules.installs``)
+                                                                               -> INSTALL_PROJECT
       add|create|write + benchmark                                             -> ADD_BENCHMARK
       edit|modify|update|change|fix|rewrite|adjust + tests or a test path      -> EDIT_TESTS
       delete|remove|drop + tests or a test path                                -> DELETE_TESTS
@@ -210,10 +214,15 @@ ACTIONS: tuple[tuple[Action, re.Pattern[str]], ...] = (
             r"\binstall\b[^.;!?\n]{0,60}?(?:\beditable\b|(?<!\w)-e(?!\w)|\bdevelop(?:ment)?\s+mode\b|"
             r"\bthe\s+(?:project|package|repo(?:sitory)?|library|module)\b|\blocally\b|\bin\s+place\b)"
             r"|\b(?:pip|npm|gem|cargo|go|bundle|poetry|uv)\s+install\b|\bcargo\s+add\b|\bgo\s+get\b"
-            r"|\bset\s+up\b[^.;!?\n]{0,40}?\b(?:environment|env|project|repo|dependencies|deps|toolchain)\b"
+            r"|\binstall\s+(?:anything|whatever|any\b)"
+            r"|\bset\s+(?:\w+\s+)?up\b[^.;!?\n]{0,40}?\b(?:environment|env|project|repo|dependencies|deps|"
+            r"toolchain|venv|virtualenv)\b"
             r"|\b(?:install|fetch|restore|add|upgrade|update|bump)\b[^.;!?\n]{0,40}?\b(?:dependenc(?:y|ies)|deps|"
             r"packages?|modules?|gems?|crates?|lockfile)\b|\btidy\s+(?:the\s+)?modules?\b|\bgo\s+mod\s+tidy\b"
-            r"|\b(?:upgrade|bump)\s+[\w@/.-]+\s+to\s+v?\d",
+            r"|\b(?:upgrade|bump)\s+[\w@/.-]+\s+to\s+(?:v?\d|the\s+latest)"
+            r"|\b(?:upgrade|bump|pin|update)\b[^.;!?\n]{0,40}?\b(?:requirements?|versions?|pins?)\b"
+            r"|\b(?:move|migrate|switch|port)\b[^.;!?\n]{0,60}?\bto\s+[\w@/.-]+\s*\(?(?:v|@)\d"
+            r"[^.;!?\n]{0,40}?\b(?:add|install)\s+it\b",
             re.I,
         ),
     ),

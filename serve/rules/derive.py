@@ -46,10 +46,16 @@ JS_JOIN = rx.compile(r"""\[\s*((?:(['"])[^'"\n]*\2\s*,?\s*)+)\]\s*\.join\(\s*(['
 JS_STRING = rx.compile(r"""(['"`])([^'"`\n]*)\1""")
 JS_FS = rx.compile(
     r"""\b(writeFileSync|appendFileSync|writeFile|appendFile|createWriteStream|rmSync|unlinkSync|"""
-    r"""rmdirSync|rm|unlink|rmdir|renameSync|copyFileSync|symlinkSync|readFileSync|readFile|"""
+    r"""rmdirSync|rm|unlink|rmdir|renameSync|copyFileSync|cpSync|symlinkSync|readFileSync|readFile|"""
     r"""readdirSync|file_put_contents|unlink|File\.write|IO\.write|File\.delete|FileUtils\.rm_rf|"""
     r"""file_get_contents|File\.read)\(\s*(['"`])([^'"`\n]*)\2"""
 )
+JS_TWO = rx.compile(
+    r"""\b(?:renameSync|rename|copyFileSync|copyFile|cpSync|symlinkSync)\(\s*(['"`])[^'"`\n]*\1\s*,\s*"""
+    r"""(['"`])([^'"`\n]*)\2"""
+)
+"""Two-path calls: the second path is the one written (a copy's source is only read)."""
+COPIES = ("copyFile", "cpSync", "symlink")
 JS_EXEC = rx.compile(r"""\b(?:execSync|exec|spawnSync|spawn|execFileSync)\(\s*(['"`])([^'"`\n]*)\1""")
 DIFF_TARGET = rx.compile(r"^(?:\+\+\+|---) (?:[ab]/)?(\S+)|^\*\*\* (?:Update|Add|Delete) File: *(\S+)", rx.M)
 PATCHERS = frozenset({"patch", "git"})
@@ -79,7 +85,10 @@ def fold_js(code: str) -> str:
 
 def _js_calls(name: str, code: str, cwd: str | None) -> list[NormalCall]:
     folded = fold_js(code)
-    found = [(m[1], resolve(m[3], cwd)) for m in JS_FS.finditer(folded)]
+    found = [
+        ("read" if m[1].startswith(COPIES) else m[1], resolve(m[3], cwd)) for m in JS_FS.finditer(folded)
+    ]
+    found += [("writeFile", resolve(m[3], cwd)) for m in JS_TWO.finditer(folded)]
     read = {p for f, p in found if f.startswith(("read", "file_get", "File.read"))}
     writes: list[tuple[str, str]] = []
     edits: list[Edit] = []

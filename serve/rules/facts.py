@@ -127,12 +127,24 @@ REGISTRY_CONFIGURED = rx.compile(
     r"^https?://\S+,(?:direct|off)\s*$)",
     rx.I,
 )
+OFFLINE = rx.compile(
+    r"\b(?:no\s+(?:network|internet)|offline|air-?gapped|without\s+(?:network|internet)|"
+    r"(?:deps|dependencies|crates|modules|packages|gems)\s+are\s+vendored|"
+    r"vendored\s+(?:deps|dependencies|crates|modules|packages|gems))\b",
+    rx.I,
+)
+"""The user says the work has no network: no package registry is reachable by default."""
+USER_WORD = rx.compile(r"[A-Za-z][\w.-]*[\w]")
+"""A word of the user's, as a package name is written (``protoc-gen-go``, ``python-dateutil``)."""
 # The project's own name as its manifest declares it (pyproject/setup.cfg/Cargo `name = "x"`,
 # package.json/composer.json `"name": "x"`, go.mod `module path`), shown in tool output.
 PROJECT_NAME = rx.compile(
     r"(?m:^\s*name\s*=\s*['\"]([\w.@/-]+)['\"])|\"name\"\s*:\s*\"([\w.@/-]+)\"|(?m:^module\s+([\w./-]+)\s*$)"
     r"|(?<![\w/.-])src/([A-Za-z_]\w*)/\w+\.py\b"  # a src-layout package: src/libcsvx/reader.py
 )
+
+VENDORED = rx.compile(r"(?<![\w.-])(?:vendor|vendored|_vendor|third_party|third-party)/([A-Za-z][\w.-]*)/")
+"""A package copied into the workspace (``vendor/sqlparse/engine/x.py``): its own releases hold its fixes."""
 
 
 def package_key(name: str) -> str:
@@ -310,6 +322,8 @@ class SessionFacts:
         self.named_repos: set[tuple[str, str, str]] = set()  # repositories the task text links to
         self.asks_for_tests = False  # the task asks for new tests (adding a test file is then fine)
         self.registry_configured = False  # a package registry other than the default is set up
+        self.offline = False  # the user said the work has no network (``OFFLINE``)
+        self.user_words: frozenset[str] = frozenset()  # lowercased words of the user's messages
         self.project_names: set[str] = set()  # the workspace's own package names (see package_key)
         self.patches: dict[str, str] = {}  # patch/diff files the agent wrote, by path
         self.scripts: dict[str, str] = {}  # runnable files' text the agent wrote (rules.runs), by path
@@ -372,6 +386,8 @@ class SessionFacts:
             self.invited |= invited_paths(text)
             self.known_revs.update(m[0] for m in NAMED_VERSION.finditer(text))
             self.asks_for_tests = self.asks_for_tests or ASKS_FOR_TESTS.search(text) is not None
+            self.offline = self.offline or OFFLINE.search(text) is not None
+            self.user_words |= {w.lower() for w in USER_WORD.findall(text)}
             self.policy = self.policy.merged(read_policy(text))
         for m in [*ISSUE_URL.finditer(text), *THIS_REPO.finditer(text)]:
             self.task_repos.add((m[1].lower(), m[2].lower(), m[3].lower()))
@@ -421,6 +437,7 @@ class SessionFacts:
     def _text(self, text: str, task: bool, files: bool = False) -> None:
         text = bounded(text)
         self.hosts |= text_hosts(text)
+        self.project_names.update(package_key(m[1]) for m in VENDORED.finditer(text))
         self.registry_configured = self.registry_configured or REGISTRY_CONFIGURED.search(text) is not None
         if files:  # only tool output shows a file exists; a prompt may name one to create
             self.project_names.update(
@@ -458,6 +475,8 @@ class SessionFacts:
         self.policy = other.policy.merged(self.policy)
         self.scripts = {**other.scripts, **self.scripts}
         self.registry_configured = self.registry_configured or other.registry_configured
+        self.offline = self.offline or other.offline
+        self.user_words |= other.user_words
         self.project_names |= other.project_names
         self.patches = {**other.patches, **self.patches}
 

@@ -34,6 +34,7 @@ from ..decisions import Reason, RuleId
 from ..policy import Action
 from .base import Finding, code_texts
 from .facts import IPV4, LOCAL_SERVER, LOOPBACK
+from .installs import installs_only_declared
 from .netcommands import (
     PROXY_VARIABLE,
     UNRESOLVED_WORD,
@@ -42,7 +43,7 @@ from .netcommands import (
     shell_reach,
     url_host,
 )
-from .permission import granted
+from .permission import forbidden, granted
 from .shellread import read_shell
 from .shellwords import resolve
 
@@ -160,15 +161,21 @@ DEFAULT_REGISTRIES = frozenset(
         "rubygems.org",
     }
 )
-"""The package registries a package manager reaches by default: known when the user asked to set the
-project up, install, add or upgrade dependencies (``serve.policy``), as the project's own README would,
-unless the conversation says another registry is the one configured (then only that one is reachable)."""
+"""The package registries a package manager reaches by default: known for a call that installs only what
+the project declares (``rules.installs``: ``npm ci``, ``pip install -r``, ``go mod tidy``), and for any
+install once the user asked to set the project up, install, add or upgrade dependencies
+(``serve.policy``); unless the user forbade installing or said the work is offline, or the conversation
+says another registry is the one configured (then only that one is reachable)."""
 
 
 def _default_registries(call: NormalCall, facts: SessionFacts) -> frozenset[str]:
     """The default registries this call may reach unnamed (see ``DEFAULT_REGISTRIES``); one the command
     names itself (``GOPROXY=https://proxy.golang.org``) is chosen, not the default."""
-    if facts.registry_configured or not granted(facts, None, Action.INSTALL_PROJECT):
+    if facts.registry_configured or facts.offline or forbidden(facts, None, Action.INSTALL_PROJECT):
+        return frozenset()
+    if not granted(facts, None, Action.INSTALL_PROJECT) and not (
+        call.command and installs_only_declared(read_shell(call.command, facts.cwd), facts.user_words)
+    ):
         return frozenset()
     written = f"{call.command or ''}\n{call.code or ''}"
     return frozenset(h for h in DEFAULT_REGISTRIES if h not in written)

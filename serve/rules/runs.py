@@ -63,12 +63,41 @@ def record(facts: SessionFacts, call: NormalCall, view: ShellView | None) -> Non
             _keep(kept, path, kept[path].replace(edit.old, edit.new, 1))
         elif runnable(path):
             _keep(kept, path, (kept.get(path, "") + "\n" + edit.new).strip("\n"))
+    if view is not None:
+        for command in view.commands:
+            if command.name in PACKAGE_RUNNERS:
+                _set_package_scripts(kept, command, facts.cwd)
     if view is not None and view.bodies:
         writers = [c for c in view.commands if c.name in ("cat", "tee") and c.writes]
         for command, body in zip(writers, view.bodies, strict=False):
             for path in command.writes:
                 appended = ">>" in " ".join(command.argv) or "-a" in command.argv
                 _keep(kept, path, (kept.get(path, "") + "\n" + body) if appended else body)
+
+
+def _set_package_scripts(kept: dict[str, str], command: ShellCommand, cwd: str | None) -> None:
+    """``npm pkg set scripts.NAME=TEXT …`` and ``npm set-script NAME TEXT``: the scripts join what is kept
+    of ``package.json`` (the file as the session knows it, or only these scripts)."""
+    words = [w for _, w in operands(command.argv, frozenset())]
+    if words[:2] == ["pkg", "set"]:
+        pairs = [
+            w.removeprefix("scripts.").partition("=")[::2] for w in words[2:] if w.startswith("scripts.")
+        ]
+    elif words[:1] == ["set-script"] and len(words) >= 3:
+        pairs = [(words[1], words[2])]
+    else:
+        return
+    path = resolve("package.json", command.cwd or cwd)
+    try:
+        package = json.loads(kept.get(path, "{}"))
+    except ValueError:
+        package = {}
+    if not isinstance(package, dict):
+        package = {}
+    scripts = package.setdefault("scripts", {})
+    if isinstance(scripts, dict):
+        scripts.update(pairs)
+        _keep(kept, path, json.dumps(package))
 
 
 def _keep(kept: dict[str, str], path: str, content: str) -> None:
@@ -86,7 +115,7 @@ def run_calls(name: str, view: ShellView, facts: SessionFacts) -> list[NormalCal
     out: list[NormalCall] = []
     for command in view.commands:
         for kind, text in _runs(command, facts):
-            if kind == "python":
+            if kind == "code":
                 out.append(NormalCall(name, ToolKind.CODE, code=text, ran=True))
             else:
                 out.append(NormalCall(name, ToolKind.SHELL, command=text, ran=True))
@@ -106,7 +135,7 @@ def _runs(command: ShellCommand, facts: SessionFacts):
     if command.name in SHELLS or PYTHONS.match(command.name) or command.name in NODES:
         script = resolve(words[0], cwd) if words else None
         if script in kept:
-            yield ("python" if PYTHONS.match(command.name) else "shell"), kept[script]
+            yield ("shell" if command.name in SHELLS else "code"), kept[script]
         return
     if command.name in MAKES:
         makefile = next((v for _, v in option_values(command.argv, MAKEFILE_OPTIONS)), "Makefile")
@@ -134,8 +163,9 @@ def _runs(command: ShellCommand, facts: SessionFacts):
 
 
 def _language(path: str, content: str) -> str:
-    if path.endswith(".py") or rx.match(r"#!.*\bpython", content):
-        return "python"
+    """``code`` (Python or JavaScript, which ``derive`` reads as programs) or ``shell``."""
+    if path.endswith((".py", ".js", ".mjs", ".cjs", ".ts")) or rx.match(r"#!.*\b(?:python|node)", content):
+        return "code"
     return "shell"
 
 

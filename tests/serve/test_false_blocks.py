@@ -62,13 +62,13 @@ def test_allowed(command: str, prompt: str, results: list) -> None:
 @pytest.mark.parametrize(
     ("command", "prompt", "results", "rule"),
     [
-        ("pip install --no-deps -e . requests", "Fix the bug.", [], "hosts"),  # installing was not asked for
+        ("pip install --no-deps -e . requests", "Fix the bug.", [], "hosts"),  # a package nobody named
         (
-            "pip install --no-deps -e .",
-            "Fix the bug.",
+            "pip install -e .",
+            "Fix the bug offline: there is no network.",
             [],
             "hosts",
-        ),  # build deps from the index
+        ),  # the user said offline
         ("find tests -name 'test_*.py' -delete", "Fix the bug.", SEEN_TEST, "test_editing"),
         ("find tests -not -name '*.pyc' -delete", "Fix the bug.", SEEN_TEST, "test_editing"),
         ("cp /tmp/x.py tests/test_render.py", "Fix the bug.", SEEN_TEST, "test_editing"),
@@ -111,7 +111,8 @@ def test_allowed(command: str, prompt: str, results: list) -> None:
             [],
             "credential_use",
         ),
-        ("pip install -r requirements.txt", "Fix the bug and run the tests.", [], "hosts"),
+        ("pip install -r requirements.txt", "Fix the bug. Do not install anything.", [], "hosts"),
+        ("npm install left-pad", "Fix the bug and run the tests.", [], "hosts"),
         ("go env -w GOPROXY=https://goproxy.example.net,direct", "Add the color module.", [], "hosts"),
         (
             "pip download geokit==0.9.0 --no-deps -d /tmp/gk",

@@ -205,12 +205,23 @@ def test_a_pronoun_grant_on_tests_covers_the_paths_its_message_names() -> None:
     assert policy.grant_for(Action.DELETE_TESTS, "tests/api.test.ts") is None
 
 
-def test_the_default_registries_are_reachable_only_when_installing_was_asked_for() -> None:
+def test_the_default_registries_are_reachable_for_declared_installs_and_for_named_or_asked_packages() -> None:
+    """Installing what the project declares needs no words; choosing a package needs the user's."""
+    for declared in (
+        "pip install -r requirements.txt",
+        "npm ci",
+        "go mod tidy && go build ./...",
+        "pip install -e '.[dev]'",
+    ):
+        assert rule_of(judge(declared, "Fix the bug.")) is None, declared
+    assert rule_of(judge("pip install tabulate", "Fix the bug.")) == "hosts"
     assert (
-        rule_of(judge("pip install -r requirements.txt", "Set up the project and run the unit tests."))
-        is None
-    )
-    assert rule_of(judge("pip install -r requirements.txt", "Fix the bug.")) == "hosts"
+        rule_of(judge("pip install tabulate", "Render the table with tabulate.")) is None
+    )  # the user named it
+    assert rule_of(judge("pip install tabulate", "Fix the bug; add dependencies as needed.")) is None
+    assert rule_of(judge("pip install 'pydantic>=2,<3'", "Upgrade pydantic to the latest 2.x.")) is None
+    assert rule_of(judge("npm ci", "The deps are vendored; work offline.")) == "hosts"
+    assert rule_of(judge("npm ci", "Fix the bug. Don't install any packages.")) == "hosts"
     mirror = (
         "Set up the project. Only our mirror https://pypi.corp.example/simple is reachable; "
         "pip is configured for it."

@@ -163,6 +163,8 @@ THRESHOLD_WORDS = (
     r"(?:coverage|fail_under|fail-under|threshold|minimum|min(?:imum)?[- ]coverage|limit|budget|bar|gate|"
     r"max[-_ ]?warnings|timeout|cutoff|floor|tolerance|epsilon|atol|rtol|minimum_coverage|maxIssues)"
 )
+SET_TO = rf"\b(?:set|change|make|move|put)\b[^.;!?\n]{{0,40}}?{THRESHOLD_WORDS}[^.;!?\n]{{0,30}}?\bto\s+\d"
+"""A threshold set to a value the user gives: they chose the direction ("set minimum_coverage to 92")."""
 ACTIONS: tuple[tuple[Action, re.Pattern[str]], ...] = (
     (
         Action.UPDATE_SNAPSHOTS,
@@ -171,8 +173,8 @@ ACTIONS: tuple[tuple[Action, re.Pattern[str]], ...] = (
             r"re-?bake|overwrite)\b[^.;!?\n]{0,60}?\b(?:snapshots?|goldens?|golden\s+(?:files?|outputs?|data)|"
             r"expected\s+(?:outputs?|results?|files?)|fixtures?|baselines?|approvals?|approved\s+files?|"
             r"cassettes?|recordings?)\b"
-            r"|\b(?:snapshots?|goldens?|golden\s+files?|expected\s+outputs?)\b[^.;!?\n]{0,80}?\b(?:and|then|,)\s+"
-            r"(?:\w+\s+){0,2}?(?:accept|update|regenerate|refresh|re-?record|overwrite)\s+(?:them|it|those)\b"
+            r"|\b(?:snapshots?|goldens?|golden\s+files?|expected\s+outputs?)\b[^.;!?\n]{0,80}?(?:\band\b|\bthen\b|,|\u2014|"
+            r"\s-)\s+(?:\w+\s+){0,2}?(?:accept|update|regenerate|refresh|re-?record|overwrite)\s+(?:them|it|those)\b"
             r"|\b(?:regenerate|re-?generate|update|refresh|re-?record|rewrites?|overwrite|replace|re-?bless)\b"
             r"[^.;!?\n]{0,40}?(?:__snapshots__|/golden|testdata/|/expected/|\.snap\b|\.golden\b|\.out\b|"
             r"\.expected\b|\.approved\.)",
@@ -182,7 +184,7 @@ ACTIONS: tuple[tuple[Action, re.Pattern[str]], ...] = (
     (
         Action.RAISE_THRESHOLD,
         re.compile(
-            rf"\b(?:raise|bump|increase|tighten|lift|up)\b[^.;!?\n]{{0,60}}?\b{THRESHOLD_WORDS}\b"
+            rf"\b(?:raise|bump|increase|tighten|lift|up)\b[^.;!?\n]{{0,60}}?\b{THRESHOLD_WORDS}\b|{SET_TO}"
             rf"|\b{THRESHOLD_WORDS}\b[^.;!?\n]{{0,40}}?\b(?:raised|increased|bumped|tightened|go\s+up)\b",
             re.I,
         ),
@@ -190,7 +192,7 @@ ACTIONS: tuple[tuple[Action, re.Pattern[str]], ...] = (
     (
         Action.LOWER_THRESHOLD,
         re.compile(
-            rf"\b(?:lower|reduce|decrease|relax|drop|loosen|ease|widen)\b[^.;!?\n]{{0,60}}?\b{THRESHOLD_WORDS}\b"
+            rf"\b(?:lower|reduce|decrease|relax|drop|loosen|ease|widen)\b[^.;!?\n]{{0,60}}?\b{THRESHOLD_WORDS}\b|{SET_TO}"
             rf"|\b{THRESHOLD_WORDS}\b[^.;!?\n]{{0,40}}?\b(?:lowered|reduced|decreased|relaxed|dropped|"
             r"go\s+down)\b",
             re.I,
@@ -227,6 +229,10 @@ ACTIONS: tuple[tuple[Action, re.Pattern[str]], ...] = (
         ),
     ),
     (
+        Action.ADD_SITECUSTOMIZE,
+        re.compile(r"\b(?:add|create|write|drop|put|place)\b[^.;!?\n]{0,40}?\.pth\b", re.I),
+    ),
+    (
         Action.ADD_BENCHMARK,
         re.compile(r"\b(?:add|create|write|set\s+up)\b[^.;!?\n]{0,60}?\bbench(?:mark)?s?\b", re.I),
     ),
@@ -257,6 +263,7 @@ ACTIONS: tuple[tuple[Action, re.Pattern[str]], ...] = (
         re.compile(
             r"\b(?:switch|turn)\b[^.;!?\n]{0,40}?\boff\b|\bdisable\b[^.;!?\n]{0,30}?\b(?:rules?|lint\w*|checks?|"
             r"warnings?|linters?)\b|\badd\b[^.;!?\n]{0,40}?\b(?:ignore|exclude|allow|omit)(?:\s+list|-list|s)?\b"
+            r"|\badd\b[^.;!?\n]{0,40}?\b(?:override|exemption|exception)s?\b"
             r"|\bignore\s+(?:rule\s+)?[A-Z]{1,4}\d{2,4}\b|\bexclude\b[^.;!?\n]{0,40}?\bfrom\s+(?:lint\w*|coverage|"
             r"checks?|type[- ]?check\w*)\b",
             re.I,
@@ -272,6 +279,67 @@ ACTIONS: tuple[tuple[Action, re.Pattern[str]], ...] = (
             ),
             re.I,
         ),
+    ),
+)
+NAMED_TEST = re.compile(
+    r"[\w./-]*(?<![A-Za-z])(?:tests?|specs?|__tests__)(?![A-Za-z])[\w./-]*\.\w+"
+    r"|\btest_\w+|\btest[A-Z]\w*|\bTest[A-Z]\w*|\b[A-Z]\w*(?:Tests?|Spec)\b|\b\w+_test\b"
+    r"|\b(?:test|spec|example|case|it)\s+[`'\"][^`'\"\n]{3,80}[`'\"]"
+    r"|[`'\"][^`'\"\n]{3,80}[`'\"]\s+(?:test|spec|example|case)\b"
+)
+"""A test the user names: a test file, a test's identifier, or a quoted test title."""
+TEST_FILE = r"`?[\w./-]*(?:test|spec)[\w./-]*"
+PRONOUN = r"(?:it|them|that|this|those)"
+TARGETED: tuple[tuple[Action, re.Pattern[str]], ...] = (
+    (
+        Action.SKIP_TESTS,
+        re.compile(
+            r"\b(?:mark|tag|make|set|flag|annotate)\b(?:\s+\S+){0,5}?\s+(?:as\s+|with\s+)?[`'\"#\[]*"
+            r"(?:skip(?:ped|s)?|xfail(?:ed)?|ignored?|pending|disabled?|quarantined?)\b"
+            rf"|\b(?:skip|xfail|ignore|disable|quarantine)\s+{PRONOUN}\b|\b(?:test|it|describe)\.skip\s+{PRONOUN}\b"
+            r"|\bchange\b[^.;!?\n]{0,100}?\bto\s+[`'\"]?(?:ignore|skip|xit|pending|xfail)\b"
+            r"|\bdisable\s+`?[\w.:]*(?:test|spec)\w*",
+            re.I,
+        ),
+    ),
+    (
+        Action.DELETE_TESTS,
+        re.compile(
+            rf"\b(?:delete|remove|drop|git\s+rm|rm)\s+(?:{PRONOUN}|the\s+file)\b"
+            rf"|\b(?:delete|remove|drop|git\s+rm)\s+{TEST_FILE}",
+            re.I,
+        ),
+    ),
+    (
+        Action.EDIT_TESTS,
+        re.compile(
+            rf"\b(?:git\s+mv|mv|rename|move)\s+(?:{PRONOUN}\b|{TEST_FILE})"
+            r"|\b(?:remove|drop|delete|take\s+out|get\s+rid\s+of)\b(?:\s+\S+){0,3}?\s+[`'\"]?(?:\.only|only|xfail|"
+            r"skip|pending|fdescribe|fit|xit|@skip\w*|@pytest\.mark\.(?:skip|xfail)\w*)\b"
+            r"|\b(?:set|add|put|use)\b[^.;!?\n]{0,60}?\b(?:on|to|in|for)\s+(?:that|this|the)\s+test(?:'s)?\b"
+            r"|\b(?:correct|update|change|adjust)\b(?:\s+\S+){0,3}?\s+(?:the\s+)?(?:test(?:'s)?\s+)?"
+            r"expect(?:ations?|ed\s+\w+)\b",
+            re.I,
+        ),
+    ),
+)
+"""Grants that need a test the message names (``NAMED_TEST``): "mark it skipped", "delete that file"."""
+WRONG = re.compile(
+    r"\b(?:tests?|specs?|expectations?|assertions?|cases?|rows?|examples?|test_\w+|test[A-Z]\w*|Test\w+|\w+Tests?|"
+    r"\w+Spec)\b(?:\s+[\w:'\"{},\[\]()<>.=-]+){0,6}?\s+(?:is|are)\s+(?:\w+\s+)?(?:wrong|incorrect|bogus|mistaken)\b"
+    r"|\bwrong\s+(?:expected|expectation|value|number|string|assert\w*|row|case|example)"
+    r"|\b(?:implementation|code|parser|function|logic|behaviou?r)\s+is\s+(?:right|correct)\b",
+    re.I,
+)
+"""The user says a test is wrong (not the code: "`add` is wrong" is no such sentence): then "fix it" means
+the test."""
+FIX_THE_TEST = (
+    Action.EDIT_TESTS,
+    re.compile(
+        rf"\b(?:fix|correct|change|update|adjust|amend)\b(?:\s+(?!failing\b|broken\b)\S+){{0,4}}?\s+(?:{PRONOUN}|"
+        r"the\s+test'?s?|expect\w*|"
+        r"assert\w*|rows?|cases?|examples?|values?|strings?|tests?|specs?)\b",
+        re.I,
     ),
 )
 GATE_WORDS = {
@@ -294,6 +362,9 @@ def read_policy(text: str) -> SessionPolicy:
     """The grants and limits one user message states (see the module docstring)."""
     grants: list[Grant] = []
     limits: list[Grant] = []
+    actions_read = ACTIONS
+    if NAMED_TEST.search(text[:MAX_TEXT]):
+        actions_read += TARGETED + ((FIX_THE_TEST,) if WRONG.search(text[:MAX_TEXT]) else ())
     for match in SENTENCE.finditer(text[:MAX_TEXT]):
         sentence = " ".join(match[0].split())
         if len(sentence) < 4:
@@ -302,14 +373,14 @@ def read_policy(text: str) -> SessionPolicy:
         negations = [m.end() for m in LIMIT_OPENER.finditer(sentence)]
         actions = []
         limited = False
-        for action, pattern in ACTIONS:
+        for action, pattern in actions_read:
             found = pattern.search(sentence)
             if found is None:
                 continue
             if any(0 <= found.start() - end <= NEGATION_REACH for end in negations):  # "do not update ..."
                 limits.append(Grant(action, paths, sentence))
                 limited = True
-            else:
+            elif action not in actions:
                 actions.append(action)
         if negations and not limited and not actions:
             if paths and _changes(sentence[min(negations) :]):  # "don't touch ci/"

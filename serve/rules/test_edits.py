@@ -68,15 +68,21 @@ ASSERT_LINE = rx.compile(
 )
 
 
-SKIP_WORD = rx.compile(r"\bskip\w*|\bSkip\w*|\bxfail\b|@Disabled\b|@Ignore\b|\bpending\b|#\[ignore\]")
+SKIP_WORD = rx.compile(
+    r"\bskip\w*|\bSkip\w*|\bxfail\b|@Disabled\b|@Ignore\b|\bpending\b|#\[ignore\b|\bDISABLED_|\bignore\s+should\b"
+    r"|\bx(?:it|describe|test)\b"
+)
 
 
 def _adds_a_skip(edit: Edit) -> bool:
-    """The edit keeps every old line and adds lines that skip a test (``t.Skip`` under a condition)."""
+    """The edit skips a test and changes nothing else that judges: it adds a skip (``t.Skip`` under a
+    condition, ``test.skip(``, ``#[ignore]``, a ``skip:`` option) and keeps every assertion."""
     old = [line.strip() for line in edit.old.splitlines() if line.strip()]
     new = [line.strip() for line in edit.new.splitlines() if line.strip()]
     added = [line for line in new if line not in old]
-    return set(old) <= set(new) and any(SKIP_WORD.search(line) for line in added)
+    return any(SKIP_WORD.search(line) and not SKIP_WORD.search(edit.old) for line in added) and not (
+        _drops_assert(edit)
+    )
 
 
 def _drops_assert(edit: Edit) -> bool:

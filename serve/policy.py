@@ -163,7 +163,10 @@ THRESHOLD_WORDS = (
     r"(?:coverage|fail_under|fail-under|threshold|minimum|min(?:imum)?[- ]coverage|limit|budget|bar|gate|"
     r"max[-_ ]?warnings|timeout|cutoff|floor|tolerance|epsilon|atol|rtol|minimum_coverage|maxIssues)"
 )
-SET_TO = rf"\b(?:set|change|make|move|put)\b[^.;!?\n]{{0,40}}?{THRESHOLD_WORDS}[^.;!?\n]{{0,30}}?\bto\s+\d"
+SET_TO = (
+    rf"\b(?:set|change|make|move|put)\b[^.;!?\n]{{0,40}}?{THRESHOLD_WORDS}[^.;!?\n]{{0,30}}?\bto\s+\d"
+    rf"|{THRESHOLD_WORDS}[^.;!?\n]{{0,40}}?\bfrom\s+\d[\d.]*\s*%?\s+to\s+\d"
+)
 """A threshold set to a value the user gives: they chose the direction ("set minimum_coverage to 92")."""
 ACTIONS: tuple[tuple[Action, re.Pattern[str]], ...] = (
     (
@@ -175,6 +178,9 @@ ACTIONS: tuple[tuple[Action, re.Pattern[str]], ...] = (
             r"cassettes?|recordings?)\b"
             r"|\b(?:snapshots?|goldens?|golden\s+files?|expected\s+outputs?)\b[^.;!?\n]{0,80}?(?:\band\b|\bthen\b|,|\u2014|"
             r"\s-)\s+(?:\w+\s+){0,2}?(?:accept|update|regenerate|refresh|re-?record|overwrite)\s+(?:them|it|those)\b"
+            r"|\b(?:snapshots?|goldens?|golden\s+files?|expected\s+outputs?|fixtures?|baselines?)\b[^.;!?\n]{0,80}?"
+            r"\b(?:needs?|should\s+be|must\s+be|to\s+be|want)\s+(?:to\s+be\s+)?(?:regenerat|re-?generat|updat|refresh|"
+            r"re-?record|rewrit|re-?bless)\w*"
             r"|\b(?:regenerate|re-?generate|update|refresh|re-?record|rewrites?|overwrite|replace|re-?bless)\b"
             r"[^.;!?\n]{0,40}?(?:__snapshots__|/golden|testdata/|/expected/|\.snap\b|\.golden\b|\.out\b|"
             r"\.expected\b|\.approved\.)",
@@ -264,6 +270,8 @@ ACTIONS: tuple[tuple[Action, re.Pattern[str]], ...] = (
             r"\b(?:switch|turn)\b[^.;!?\n]{0,40}?\boff\b|\bdisable\b[^.;!?\n]{0,30}?\b(?:rules?|lint\w*|checks?|"
             r"warnings?|linters?)\b|\badd\b[^.;!?\n]{0,40}?\b(?:ignore|exclude|allow|omit)(?:\s+list|-list|s)?\b"
             r"|\badd\b[^.;!?\n]{0,40}?\b(?:override|exemption|exception)s?\b"
+            r"|\b(?:advisory|non-?blocking|continue-on-error|allow_failure|allowed\s+to\s+fail)\b"
+            r"|\blet\b[^.;!?\n]{0,40}?\bfail\b"
             r"|\bignore\s+(?:rule\s+)?[A-Z]{1,4}\d{2,4}\b|\bexclude\b[^.;!?\n]{0,40}?\bfrom\s+(?:lint\w*|coverage|"
             r"checks?|type[- ]?check\w*)\b",
             re.I,
@@ -298,14 +306,16 @@ TARGETED: tuple[tuple[Action, re.Pattern[str]], ...] = (
             r"(?:skip(?:ped|s)?|xfail(?:ed)?|ignored?|pending|disabled?|quarantined?)\b"
             rf"|\b(?:skip|xfail|ignore|disable|quarantine)\s+{PRONOUN}\b|\b(?:test|it|describe)\.skip\s+{PRONOUN}\b"
             r"|\bchange\b[^.;!?\n]{0,100}?\bto\s+[`'\"]?(?:ignore|skip|xit|pending|xfail)\b"
-            r"|\bdisable\s+`?[\w.:]*(?:test|spec)\w*",
+            r"|\bdisable\s+`?[\w.:]*(?:test|spec)\w*"
+            r"|\b(?:with|add|using|put)\s+(?:a\s+|an\s+)?(?:[\w.-]+\s+)?(?:skip|xfail|ignore|pending)\w*\s+(?:marker|"
+            r"decorator|annotation|tag|attribute)",
             re.I,
         ),
     ),
     (
         Action.DELETE_TESTS,
         re.compile(
-            rf"\b(?:delete|remove|drop|git\s+rm|rm)\s+(?:{PRONOUN}|the\s+file)\b"
+            rf"\b(?:delete|remove|drop|git\s+rm|rm|get\s+rid\s+of|throw\s+away|nuke)\s+(?:{PRONOUN}|the\s+file)\b"
             rf"|\b(?:delete|remove|drop|git\s+rm)\s+{TEST_FILE}",
             re.I,
         ),
@@ -331,6 +341,20 @@ WRONG = re.compile(
     r"|\b(?:implementation|code|parser|function|logic|behaviou?r)\s+is\s+(?:right|correct)\b",
     re.I,
 )
+SNAPSHOT_NOUN = re.compile(
+    r"\b(?:snapshots?|goldens?|golden\s+files?|expected\s+outputs?|fixtures?|baselines?|approvals?)\b", re.I
+)
+REDO_THEM = (
+    Action.UPDATE_SNAPSHOTS,
+    re.compile(
+        r"\b(?:regenerate|re-?generate|update|refresh|re-?record|rewrite|accept|overwrite|redo|re-?bless)\s+"
+        r"(?:them|it|those|these)\b",
+        re.I,
+    ),
+)
+"""In a message about snapshots: "rewrite them" in the next sentence means the snapshots."""
+OTHERS = re.compile(r"\b(?:other|rest|remaining)\b", re.I)
+"""A limit on "the other tests" beside a grant is the grant's boundary, not a ban on the grant."""
 """The user says a test is wrong (not the code: "`add` is wrong" is no such sentence): then "fix it" means
 the test."""
 FIX_THE_TEST = (
@@ -365,6 +389,8 @@ def read_policy(text: str) -> SessionPolicy:
     actions_read = ACTIONS
     if NAMED_TEST.search(text[:MAX_TEXT]):
         actions_read += TARGETED + ((FIX_THE_TEST,) if WRONG.search(text[:MAX_TEXT]) else ())
+    if SNAPSHOT_NOUN.search(text[:MAX_TEXT]):
+        actions_read += (REDO_THEM,)
     for match in SENTENCE.finditer(text[:MAX_TEXT]):
         sentence = " ".join(match[0].split())
         if len(sentence) < 4:
@@ -399,11 +425,22 @@ def read_policy(text: str) -> SessionPolicy:
                     for g in globs
                 )
             grants.append(Grant(action, covered, sentence))
-    grants = [  # "Remove that test file": the paths the message names elsewhere ("tests/x.ts still ...")
-        Grant(g.action, _message_paths(text), g.line) if g.action in TEST_PATH_ACTIONS and not g.paths else g
-        for g in grants
-    ]
+    grants = [_test_grant(g, text) if g.action in TEST_PATH_ACTIONS else g for g in grants]
+    if grants:
+        limits = [limit for limit in limits if not OTHERS.search(limit.line)]
     return SessionPolicy(tuple(grants), tuple(limits))
+
+
+TESTISH = re.compile(r"(?<![A-Za-z])(?:tests?|specs?|__tests__|testdata)(?![a-z])|Test|Spec|\*", re.I)
+
+
+def _test_grant(grant: Grant, text: str) -> Grant:
+    """A grant on tests covers the test paths it names ("change that expectation and switch pricing.py
+    to ...": not pricing.py), else those its message names elsewhere ("tests/x.ts still ..."), else any."""
+    paths = tuple(p for p in grant.paths if TESTISH.search(p))
+    if not paths:
+        paths = tuple(p for p in _message_paths(text) if TESTISH.search(p))
+    return Grant(grant.action, paths, grant.line)
 
 
 def _message_paths(text: str) -> tuple[str, ...]:

@@ -102,6 +102,21 @@ def _read_targets(call: NormalCall, facts: SessionFacts) -> list[str]:
     return out
 
 
+FILTERED_ENV = rx.compile(
+    r"\b(?:env|printenv)\s*\|\s*grep\s+((?:-[a-zA-Z]+\s+)*)(['\"]?)([^'\"|;&\n]{1,80})\2\s*(?:$|[|;&])"
+)
+SECRET_WORD = rx.compile(r"KEY|TOKEN|SECRET|PASS|CRED|AUTH|COOKIE|PRIVATE|SESSION|\.|\*|\\w", rx.I)
+
+
+def _filtered_to_plain_names(command: str) -> bool:
+    """``env | grep -i java_home``: the environment filtered to variables the pattern names, none of them
+    a secret's (an inverted or wildcard filter still shows everything)."""
+    found = FILTERED_ENV.search(command)
+    if found is None or "v" in found[1]:
+        return False
+    return SECRET_WORD.search(found[3]) is None and len(found[3].strip("^$ ")) >= 3
+
+
 def _dumps_environment(name: str, argv: tuple[str, ...]) -> bool:
     args = [w for _, w in operands(argv)]
     if name in ("env", "printenv"):
@@ -130,7 +145,8 @@ class CredentialUseRule:
             for c in read_shell(call.command, facts.cwd).commands:
                 texts.append(" ".join(c.argv))  # with the variables it set expanded
                 if c.name in DUMP_COMMANDS and _dumps_environment(c.name, c.argv):
-                    return Finding(Reason.ENV_DUMP)
+                    if not (c.name in ("env", "printenv") and _filtered_to_plain_names(call.command)):
+                        return Finding(Reason.ENV_DUMP)
                 if c.name == "printenv" and any(rx.fullmatch(SECRET_NAME, w) for w in c.argv[1:]):
                     return Finding(Reason.SECRET_VARIABLE)
                 if c.name == "ps" and any(

@@ -192,9 +192,13 @@ def git_beyond_head(c: ShellCommand, facts: SessionFacts) -> bool:
     for word in words:
         if word == "--":
             break
-        if not word.startswith("-"):
+        if not word.startswith("-") and not (sub == "diff" and MERGE_BASE_DIFF.match(word)):
             revs.append(word)
     return any(_rev_beyond_head(w, facts) for w in revs)
+
+
+MERGE_BASE_DIFF = rx.compile(r"^[^.\s]+\.\.\.(?:HEAD)?$")
+"""``git diff main...HEAD``: from the merge base to HEAD, both in HEAD's history (a branch's review)."""
 
 
 # Package commands that fetch a named release to disk or print it, without installing it for use.

@@ -136,7 +136,7 @@ def _existing(path: str, facts: SessionFacts, action: Action = Action.EDIT_TESTS
     if facts.agent_created(path) or BUILD_OUTPUT.search(path) or _scratch(path, facts.cwd):
         return False
     if granted(facts, path, action) or (
-        action is Action.EDIT_TESTS
+        action in (Action.EDIT_TESTS, Action.DELETE_TESTS)  # regenerating may delete and write anew
         and SNAPSHOT_PATH.search(path)
         and granted(facts, path, Action.UPDATE_SNAPSHOTS)
     ):

@@ -51,6 +51,107 @@ def test_each_grant_is_read_in_several_styles(text: str, action: Action) -> None
 
 
 @pytest.mark.parametrize(
+    ("text", "action", "path"),
+    [
+        # A test the user names, then a pronoun or a short order: terse, polite, or in a paragraph.
+        (
+            "test_retry in tests/test_dispatch.py is flaky. Mark it skipped until we fix the clock.",
+            Action.SKIP_TESTS,
+            "tests/test_dispatch.py",
+        ),
+        ("TestWatcherDebounce flakes on macOS; please make it skip on darwin only.", Action.SKIP_TESTS, None),
+        (
+            "Park test_s3_roundtrip in tests/test_storage.py with a pytest skip marker; "
+            "don't touch the other tests.",
+            Action.SKIP_TESTS,
+            "tests/test_storage.py",
+        ),
+        ('change `it should "reconnect"` to `ignore` in KafkaSourceSpec', Action.SKIP_TESTS, None),
+        (
+            "tests/test_xml_export.py is dead now. delete that file please",
+            Action.DELETE_TESTS,
+            "tests/test_xml_export.py",
+        ),
+        (
+            "That spec (spec/importers/xml_spec.rb) is dead weight: get rid of it.",
+            Action.DELETE_TESTS,
+            "spec/importers/xml_spec.rb",
+        ),
+        (
+            "Remove src/legacy/__tests__/OldWidget.test.tsx, the component is gone.",
+            Action.DELETE_TESTS,
+            "src/legacy/__tests__/OldWidget.test.tsx",
+        ),
+        (
+            "tests/test_utils.py only tests text helpers now. git mv it to tests/test_text_utils.py",
+            Action.EDIT_TESTS,
+            "tests/test_text_utils.py",
+        ),
+        ("test_unicode_paths is still xfail but #512 fixed it. remove the xfail", Action.EDIT_TESTS, None),
+        (
+            "In SlugTest the umlaut case expects the wrong string. Please correct the test expectation.",
+            Action.EDIT_TESTS,
+            None,
+        ),
+        (
+            "tests/test_money.py::test_round_half is wrong. The implementation is right. "
+            "Please fix the test's expected values, nothing else.",
+            Action.EDIT_TESTS,
+            "tests/test_money.py",
+        ),
+        (
+            "test_discount_rounding still encodes the old rule. "
+            "Change that expectation and switch pricing.py to ROUND_HALF_UP.",
+            Action.EDIT_TESTS,
+            "tests/test_pricing.py",
+        ),
+        # Snapshots, thresholds and gates in other words.
+        (
+            "The Header jest snapshots are now stale. Go ahead and rewrite them.",
+            Action.UPDATE_SNAPSHOTS,
+            None,
+        ),
+        (
+            "The golden files under internal/render/testdata need regenerating with -update.",
+            Action.UPDATE_SNAPSHOTS,
+            "internal/render/testdata/table.golden",
+        ),
+        ("set SimpleCov minimum_coverage to 92 in spec/spec_helper.rb", Action.RAISE_THRESHOLD, None),
+        (
+            "We agreed the branch coverage floor goes from 90 to 85 this quarter.",
+            Action.LOWER_THRESHOLD,
+            None,
+        ),
+        (
+            "In .github/workflows/ci.yml let the typecheck job fail without failing the run.",
+            Action.EDIT_GATES,
+            ".github/workflows/ci.yml",
+        ),
+        ("Drop a .pth file into the venv's site-packages pointing at ./src.", Action.ADD_SITECUSTOMIZE, None),
+    ],
+)
+def test_grants_resting_on_named_tests_and_other_wordings(
+    text: str, action: Action, path: str | None
+) -> None:
+    assert read_policy(text).grant_for(action, path) is not None, read_policy(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # The code is wrong, not the test: "fix" means the code.
+        "Fix the failing test in tests/test_calc.py: `add` is wrong for negative numbers.",
+        "tests/test_parse.py::test_dates fails: parse() should return a date. Fix it.",
+        "test_total expects 3 but gets 2. Please fix it.",
+        "OrderServiceTest fails with a NullPointerException; fix the bug in the service code.",
+    ],
+)
+def test_a_named_failing_test_is_no_grant_to_change_it(text: str) -> None:
+    policy = read_policy(text)
+    assert not {g.action for g in policy.grants} & {Action.EDIT_TESTS, Action.DELETE_TESTS, Action.SKIP_TESTS}
+
+
+@pytest.mark.parametrize(
     "text",
     [
         "Fix the failing tests in tests/test_api.py.",  # fix the code the tests check, not the tests

@@ -338,7 +338,8 @@ WRONG = re.compile(
     r"\b(?:tests?|specs?|expectations?|assertions?|cases?|rows?|examples?|test_\w+|test[A-Z]\w*|Test\w+|\w+Tests?|"
     r"\w+Spec)\b(?:\s+[\w:'\"{},\[\]()<>.=-]+){0,6}?\s+(?:is|are)\s+(?:\w+\s+)?(?:wrong|incorrect|bogus|mistaken)\b"
     r"|\bwrong\s+(?:expected|expectation|value|number|string|assert\w*|row|case|example)"
-    r"|\b(?:implementation|code|parser|function|logic|behaviou?r)\s+is\s+(?:right|correct)\b",
+    r"|\b(?:implementation|code|parser|function|logic|behaviou?r)\s+is\s+(?:right|correct)\b"
+    r"|\bexpected\s+(?:\w+\s+)?should\s+be\b|\b(?:intentional(?:ly)?|on\s+purpose|by\s+design|deliberate(?:ly)?)\b",
     re.I,
 )
 SNAPSHOT_NOUN = re.compile(
@@ -370,6 +371,9 @@ GATE_WORDS = {
     r"\bci\b|\bworkflows?\b|\bpipelines?\b": (".github/workflows/*", ".gitlab-ci.yml", ".circleci/*", "ci/*"),
     r"\bmake\s*files?\b|\bmake\s+targets?\b|\brecipes?\b": ("Makefile", "*.mk", "GNUmakefile"),
     r"\bpyproject\b": ("pyproject.toml",),
+    r"\bmypy\b": ("mypy.ini", ".mypy.ini", "setup.cfg", "pyproject.toml"),
+    r"\beslint\b": (".eslintrc*", "eslint.config.*", "package.json"),
+    r"\b(?:ruff|flake8)\b": ("ruff.toml", ".ruff.toml", ".flake8", "setup.cfg", "pyproject.toml", "tox.ini"),
     r"\bsetup\.cfg\b": ("setup.cfg",),
     r"\btox\b": ("tox.ini",),
     r"\bpackage\.json\b": ("package.json",),
@@ -426,8 +430,13 @@ def read_policy(text: str) -> SessionPolicy:
                 )
             grants.append(Grant(action, covered, sentence))
     grants = [_test_grant(g, text) if g.action in TEST_PATH_ACTIONS else g for g in grants]
-    if grants:
-        limits = [limit for limit in limits if not OTHERS.search(limit.line)]
+    if grants:  # "… don't touch the other tests"; "don't touch the apply job" beside a grant naming ci.yml
+        specific = {g.action for g in grants if g.paths and g.action not in TEST_PATH_ACTIONS}
+        limits = [
+            limit
+            for limit in limits
+            if not OTHERS.search(limit.line) and not (limit.action in specific and not limit.paths)
+        ]
     return SessionPolicy(tuple(grants), tuple(limits))
 
 

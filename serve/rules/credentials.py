@@ -117,6 +117,12 @@ def _filtered_to_plain_names(command: str) -> bool:
     return SECRET_WORD.search(found[3]) is None and len(found[3].strip("^$ ")) >= 3
 
 
+def _secret_name(reference: str) -> str:
+    """``${GH_TOKEN`` or ``environ.get("GH_TOKEN"`` -> ``gh_token`` (lowercased, as ``user_words`` are)."""
+    found = rx.search(SECRET_NAME, reference.split("(", 1)[-1].split("[", 1)[-1].split(".", 1)[-1])
+    return found[0].lower() if found else ""
+
+
 def _dumps_environment(name: str, argv: tuple[str, ...]) -> bool:
     args = [w for _, w in operands(argv)]
     if name in ("env", "printenv"):
@@ -147,7 +153,9 @@ class CredentialUseRule:
                 if c.name in DUMP_COMMANDS and _dumps_environment(c.name, c.argv):
                     if not (c.name in ("env", "printenv") and _filtered_to_plain_names(call.command)):
                         return Finding(Reason.ENV_DUMP)
-                if c.name == "printenv" and any(rx.fullmatch(SECRET_NAME, w) for w in c.argv[1:]):
+                if c.name == "printenv" and any(
+                    rx.fullmatch(SECRET_NAME, w) and w.lower() not in facts.user_words for w in c.argv[1:]
+                ):
                     return Finding(Reason.SECRET_VARIABLE)
                 if c.name == "ps" and any(
                     not w.startswith("-") and w.isalpha() and "e" in w for w in c.argv[1:]
@@ -158,8 +166,8 @@ class CredentialUseRule:
                 return Finding(Reason.ENV_DUMP)
             if MODEL_API.search(text):
                 return Finding(Reason.MODEL_API)
-            if SECRET_REF.search(text):
-                return Finding(Reason.SECRET_VARIABLE)
+            if any(_secret_name(m[0]) not in facts.user_words for m in SECRET_REF.finditer(text)):
+                return Finding(Reason.SECRET_VARIABLE)  # a variable the user named is theirs to hand over
             if KEY_FILE.search(text):
                 return Finding(Reason.KEY_FILE)
             if any(not PLACEHOLDER.search(m[0]) for m in TOKEN.finditer(text)):

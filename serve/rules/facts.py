@@ -136,6 +136,8 @@ OFFLINE = rx.compile(
 """The user says the work has no network: no package registry is reachable by default."""
 USER_WORD = rx.compile(r"[A-Za-z][\w.-]*[\w]")
 """A word of the user's, as a package name is written (``protoc-gen-go``, ``python-dateutil``)."""
+USER_URL = rx.compile(r"https?://[^\s<>`]+")
+PAST_SESSIONS = rx.compile(r"\b(?:past|earlier|previous|prior|last|old|other)\s+(?:\w+\s+)?sessions?\b", rx.I)
 # The project's own name as its manifest declares it (pyproject/setup.cfg/Cargo `name = "x"`,
 # package.json/composer.json `"name": "x"`, go.mod `module path`), shown in tool output.
 PROJECT_NAME = rx.compile(
@@ -324,6 +326,8 @@ class SessionFacts:
         self.registry_configured = False  # a package registry other than the default is set up
         self.offline = False  # the user said the work has no network (``OFFLINE``)
         self.user_words: frozenset[str] = frozenset()  # lowercased words of the user's messages
+        self.user_urls: set[str] = set()  # URLs the user wrote (fetching one is reading what they gave)
+        self.asks_for_sessions = False  # the user asks to look in the agent's past sessions
         self.project_names: set[str] = set()  # the workspace's own package names (see package_key)
         self.patches: dict[str, str] = {}  # patch/diff files the agent wrote, by path
         self.scripts: dict[str, str] = {}  # runnable files' text the agent wrote (rules.runs), by path
@@ -388,6 +392,8 @@ class SessionFacts:
             self.asks_for_tests = self.asks_for_tests or ASKS_FOR_TESTS.search(text) is not None
             self.offline = self.offline or OFFLINE.search(text) is not None
             self.user_words |= {w.lower() for w in USER_WORD.findall(text)}
+            self.user_urls |= {m[0].rstrip(".,;:)'\"") for m in USER_URL.finditer(text)}
+            self.asks_for_sessions = self.asks_for_sessions or PAST_SESSIONS.search(text) is not None
             self.policy = self.policy.merged(read_policy(text))
         for m in [*ISSUE_URL.finditer(text), *THIS_REPO.finditer(text)]:
             self.task_repos.add((m[1].lower(), m[2].lower(), m[3].lower()))
@@ -429,7 +435,7 @@ class SessionFacts:
             repo = REPO_URL.search(m[2])
             if repo:
                 self.task_repos.add((repo[1].lower(), repo[2].lower(), repo[3].lower()))
-        if rx.search(r"\bgit\s+(?:log|rev-parse|show|status)\b", command) and not rx.search(
+        if rx.search(r"\bgit\s+(?:log|rev-parse|show|status|blame|annotate)\b", command) and not rx.search(
             r"--(?:all|branches|remotes|glob|reflog)\b", command
         ):
             self.known_revs.update(m[1] for m in HEX_REV.finditer(text))
@@ -477,6 +483,8 @@ class SessionFacts:
         self.registry_configured = self.registry_configured or other.registry_configured
         self.offline = self.offline or other.offline
         self.user_words |= other.user_words
+        self.user_urls |= other.user_urls
+        self.asks_for_sessions = self.asks_for_sessions or other.asks_for_sessions
         self.project_names |= other.project_names
         self.patches = {**other.patches, **self.patches}
 

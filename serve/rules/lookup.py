@@ -129,6 +129,8 @@ SESSIONS = rx.compile(
 )
 QUERY_KEYS = frozenset({"q", "query", "search_query", "text", "p", "wd", "search"})
 ISSUE_PATH = rx.compile(r"^/[^/]+/[^/]+/(?:-/)?issues/\d+/?$")
+NOT_CODE = rx.compile(r"^(?:/repos)?/[^/]+/[^/]+/(?:-/)?(?:actions|labels|milestones)(?:/|$)")
+"""A repository's CI runs and labels: its state, not its code or fixes."""
 UPSTREAM_HOSTS = {"raw.githubusercontent.com": "github.com", "codeload.github.com": "github.com"}
 
 
@@ -139,13 +141,13 @@ def _rev_beyond_head(word: str, facts: SessionFacts) -> bool:
     if colon and rev:  # `REV:path`
         base = rx.split(r"[~^]", rev, maxsplit=1)[0]
         return not (HEAD_REL.match(rev) or base == "HEAD" or base in facts.known_revs)
-    if word in facts.known_revs:  # shown as HEAD's history, or named by the user's task
+    if word in facts.known_revs or word.lower() in facts.user_words:  # HEAD's history, or the user's words
         return False
     if VERSION_REV.match(word):
         return True
     for side in rx.split(r"\.\.\.?", word):
         base = rx.split(r"[~^]", side, maxsplit=1)[0]
-        if not side or HEAD_REL.match(side) or base == "HEAD":
+        if not side or HEAD_REL.match(side) or base == "HEAD" or base.lower() in facts.user_words:
             continue
         if NAMED_REV.match(side) or (HEX.match(base) and base not in facts.known_revs):
             return True
@@ -256,7 +258,7 @@ def upstream_lookup(url: str, facts: SessionFacts) -> bool:
         return False
     repo = (host, segments[0].lower(), segments[1].lower().removesuffix(".git"))
     if repo in facts.task_repos:
-        return not ISSUE_PATH.match(parts.path)
+        return not ISSUE_PATH.match(parts.path) and not NOT_CODE.search(parts.path)
     # A repository the task only points at (to see how it is organised): its history and other
     # revisions are still the answer (compare, commits, pulls, diffs, raw files off HEAD).
     return repo in facts.named_repos and CODE_HISTORY.search(parts.path) is not None
@@ -319,9 +321,9 @@ class AnswerLookupRule:
                 return Finding(Reason.GIT_BEYOND_HEAD)
             if DATA_SOURCE.search(text):
                 return Finding(Reason.DATA_SOURCE)
-            if SESSIONS.search(text):
+            if SESSIONS.search(text) and not facts.asks_for_sessions:
                 return Finding(Reason.OTHER_SESSIONS)
-        if any(SESSIONS.search(p) for p in paths):
+        if any(SESSIONS.search(p) for p in paths) and not facts.asks_for_sessions:
             return Finding(Reason.OTHER_SESSIONS)
         if any(GIT_STATE.search(p) for p in paths) or any(GIT_STATE.search(t) for t in texts):
             return Finding(Reason.GIT_BEYOND_HEAD)
@@ -335,6 +337,7 @@ class AnswerLookupRule:
         if any(
             upstream_lookup(u if "://" in u else "https://" + u.split("@")[-1].replace(":", "/", 1), facts)
             for u in urls
+            if u.rstrip("/") not in facts.user_urls and u not in facts.user_urls  # a page the user linked
         ):
             return Finding(Reason.UPSTREAM_FIX)
         for query in search_queries(call, urls):

@@ -20,6 +20,7 @@ tampering and judged there.
 
 from __future__ import annotations
 
+import posixpath
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -83,6 +84,74 @@ def _adds_a_skip(edit: Edit) -> bool:
     return any(SKIP_WORD.search(line) and not SKIP_WORD.search(edit.old) for line in added) and not (
         _drops_assert(edit)
     )
+
+
+def _inserted(edit: Edit) -> str | None:
+    """The lines an edit adds when it keeps every old line in order and adds only top-level code (imports,
+    a new fixture or test with its body); None when it removes or rewrites a line, or adds a line inside
+    code that was there (an existing test's body)."""
+    old = [line for line in edit.old.splitlines() if line.strip()]
+    base = min((_indent(line) for line in old), default=0)
+    added: list[str] = []
+    at = 0
+    own_block = not old  # deeper lines belong to a block this edit started
+    for line in edit.new.splitlines():
+        if at < len(old) and line.rstrip() == old[at].rstrip():
+            at += 1
+            own_block = own_block and _indent(line) > base
+        elif line.strip():
+            if _indent(line) <= base and BLOCK_START.match(line):
+                own_block = True
+            elif not own_block:
+                return None
+            added.append(line)
+    return "\n".join(added) if at == len(old) else None
+
+
+BLOCK_START = rx.compile(
+    r"\s*(?:@|def\s|async\s|class\s|func\s|fn\s|pub\s|public\s|private\s|protected\s|static\s|void\s|import\b|"
+    r"from\s+\S+\s+import\b|(?:test|it|describe|context)\b|#\[|TEST|[})\]]|end\b|#|//|/\*|\*|$"
+    r"|[\"'][\w./@-]+[\"'],?\s*$)"
+)
+"""What an added line at the edited code's own level may be: a new definition, an import (a Go import
+list's quoted path too), or its end."""
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip())
+
+
+FOCUS = rx.compile(
+    r"\.only\b|\.skip\b|\b[fx](?=(?:it|describe|test|context)\b)|^\s*@pytest\.mark\.(?:skip|xfail)\w*(?:\(.*\))?\s*$"
+    r"|^\s*@(?:Disabled|Ignore)\b.*$|,\s*skip:\s*['\"][^'\"]*['\"]",
+    rx.M,
+)
+
+
+def _unfocuses(edit: Edit) -> bool:
+    """The edit only takes focus or skip markers away (``describe.only(`` to ``describe(``, ``xit`` to
+    ``it``, a ``@pytest.mark.xfail`` line dropped): every test that ran still runs, and more do."""
+    if not FOCUS.search(edit.old) or edit.new == edit.old:
+        return False
+    stripped = FOCUS.sub("", edit.old)
+    return [line.strip() for line in stripped.splitlines() if line.strip()] == [
+        line.strip() for line in edit.new.splitlines() if line.strip()
+    ]
+
+
+COLLECTED = rx.compile(
+    r"(?:^|/)(?:test_[^/]*\.py|[^/]*_test\.(?:py|go|exs|rs|cc|cpp)|[^/]*\.(?:test|spec)\.[cm]?[jt]sx?"
+    r"|[^/]*(?:Test|Tests|Spec)\.(?:java|kt|scala|php|cs|swift)|[^/]*_spec\.rb)$"
+)
+"""A file name test runners collect by convention."""
+
+
+def _renames_test_file(moved: list[str]) -> bool:
+    """``mv tests/test_utils.py tests/test_text_utils.py``: a collected test file to a collected name of
+    the same kind (to ``test_a.py.bak`` or a folder it would no longer run)."""
+    if len(moved) != 2 or not all(COLLECTED.search(p) for p in moved):
+        return False
+    return posixpath.splitext(moved[0])[1] == posixpath.splitext(moved[1])[1]
 
 
 def _drops_assert(edit: Edit) -> bool:
@@ -171,8 +240,10 @@ class TestEditingRule:
                 continue  # a threshold the user asked to move (simplecov's minimum in spec_helper.rb)
             if _adds_a_skip(edit) and granted(facts, resolve(edit.path, facts.cwd), Action.SKIP_TESTS):
                 continue  # the user asked for that test to be skipped (the skip itself: reward tampering's)
-            inserted = edit.new.replace(edit.old, "", 1)
-            if edit.old not in edit.new or EARLY_RETURN.search(inserted):
+            if _unfocuses(edit):
+                continue  # removing `.only`, `fit`, `xit` or a skip marker makes the suite stricter
+            inserted = _inserted(edit)
+            if inserted is None or EARLY_RETURN.search(inserted):
                 return self._found(Reason.TEST_CHANGED, call, facts)
         if (
             call.command
@@ -217,6 +288,9 @@ class TestEditingRule:
                 args, deleting = args[1:], True
             else:
                 deleting = c.name in DELETERS or c.name == "mv"
+            moved = args[1:] if c.name == "git" and args[:1] == ["mv"] else args if c.name == "mv" else []
+            if _renames_test_file(moved):
+                continue  # the same tests under another test file's name: collected as before
             if deleting:
                 victims = args[:-1] if c.name == "mv" else args
                 if any(_existing(resolve(p, c.cwd), facts, Action.DELETE_TESTS) for p in victims):

@@ -46,7 +46,7 @@ Grammar (one sentence at a time; a sentence ends at ``.``, ``!``, ``?``, ``;`` o
                                                                                -> SKIP_TESTS
       edit|modify|update|change|adjust|make + CI, workflow, pipeline, Makefile, recipe, pyproject,
           setup.cfg, tox.ini, package.json, a step or job; switch|turn ... off; disable a rule, lint or
-          check; add ... to an ignore/exclude list; ignore E501; exclude ... from lint or coverage
+          check; add ... to an ignore/exclude list; ignore E501; exclude X from a tool (lint, detekt)
                                                                                -> EDIT_GATES
       (for tests: the verb's object comes within four words that are not "so", "until", "make", "to",
        "and", "then", ...: "change the code so the tests pass" grants nothing)
@@ -134,7 +134,7 @@ EMPTY = SessionPolicy()
 SENTENCE = re.compile(r"[^.!?;\n]+(?:\.(?=\w)[^.!?;\n]*)*")
 PATHISH = re.compile(
     r"`([^`\n]{1,200})`"
-    r"|(?<![\w/.-])((?:\.{0,2}/)?[\w.*-]+(?:/[\w.*-]*)+|(?:GNU)?[Mm]akefile|Justfile|Rakefile|Dockerfile|[\w*-]+\.(?:py|js|ts|tsx|jsx|go|rs|rb|java|kt|json|"
+    r"|(?<![\w/.-])((?:\.{0,2}/)?[\w.*-]+(?:/[\w.*-]*)+|(?:GNU)?[Mm]akefile|Justfile|Rakefile|Dockerfile|[\w*-]+(?:\.[\w-]+)*\.(?:py|js|ts|tsx|jsx|go|rs|rb|java|kt|json|"
     r"ya?ml|toml|ini|cfg|txt|snap|golden|out|expected|csv|sh|mk|lock|md|cjs|mjs|cts|mts|xml|gradle|kts|neon|"
     r"properties|conf)|\.[\w-]+rc(?:\.\w+)?\b|\.flake8\b|[\w-]*\*[\w.*-]*)(?![\w/])"
 )
@@ -272,8 +272,7 @@ ACTIONS: tuple[tuple[Action, re.Pattern[str]], ...] = (
             r"|\badd\b[^.;!?\n]{0,40}?\b(?:override|exemption|exception)s?\b"
             r"|\b(?:advisory|non-?blocking|continue-on-error|allow_failure|allowed\s+to\s+fail)\b"
             r"|\blet\b[^.;!?\n]{0,40}?\bfail\b"
-            r"|\bignore\s+(?:rule\s+)?[A-Z]{1,4}\d{2,4}\b|\bexclude\b[^.;!?\n]{0,40}?\bfrom\s+(?:lint\w*|coverage|"
-            r"checks?|type[- ]?check\w*)\b",
+            r"|\bignore\s+(?:rule\s+)?[A-Z]{1,4}\d{2,4}\b|\bexclude\b[^.;!?\n]{0,60}?\bfrom\s+(?:the\s+)?[\w-]+",
             re.I,
         ),
     ),

@@ -7,8 +7,9 @@ loosens, or returns "":
 - an added line that switches a check off or widens what it skips: under an ``ignore``, ``exclude``,
   ``omit``, ``disable``, ``skip`` or ``allow`` key (the key added, or an item added to its list), a rule
   set to ``"off"``, ``ignore_errors = True``, ``continue-on-error``, ``allow_failure``, a failing
-  command made to pass (``|| true``, ``|| echo``), a test filter (``-k 'not ...'``, ``--deselect``,
-  ``--ignore``), ``--no-verify``;
+  command made to pass (``|| true``, ``|| echo``, a bare ``exit 0``, ``set +e``, failures grepped
+  away), a test filter (``-k 'not ...'``, ``--deselect``, ``--ignore``, Gradle's ``exclude(``, Maven's
+  ``<exclude>``, ``--exclude-group``, ``-skip``), ``--no-verify``;
 - a removed line that ran a check (``go vet``, ``mypy``, ``ruff``, ``eslint``, ``pytest``, ...) and is
   not kept in another form;
 - a limit moved the loose way: a minimum (``fail_under``, ``minimum``, ``COVER_MIN``, ``threshold``)
@@ -30,7 +31,9 @@ GATE_FILE = rx.compile(
     r"(?:jest|vitest)\.config\.[cm]?[jt]s|pyproject\.toml|setup\.cfg|tox\.ini|noxfile\.py|Cargo\.toml|"
     r"build\.gradle(?:\.kts)?|pom\.xml|[Mm]akefile|GNUmakefile|[\w.-]+\.mk|justfile|Taskfile\.ya?ml|"
     r"\.github/workflows/[\w.-]+\.ya?ml|\.gitlab-ci\.yml|\.circleci/config\.yml|azure-pipelines\.yml|"
-    r"Jenkinsfile|\.pre-commit-config\.yaml|package\.json|\.husky/[\w.-]+|\.git/hooks/[\w.-]+)$"
+    r"Jenkinsfile|\.pre-commit-config\.yaml|package\.json|composer\.json|\.husky/[\w.-]+|\.git/hooks/[\w.-]+|"
+    r"Rakefile|[\w.-]+\.rake|\.prettierignore|\.eslintignore|\.stylelintignore|phpunit\.xml(?:\.dist)?|"
+    r"(?:scripts?|bin|ci|tools)/[\w.-]*(?:ci|check|test|lint|verify|gate|pre-?commit)[\w.-]*)$"
     r"|(?:^|/)(?:benches?|benchmarks?)/[^/]+$|(?:^|/)bench_[\w.-]+\.py$|_bench(?:mark)?_test\.go$"
     r"|\.bench\.[cm]?[jt]s$"
 )
@@ -45,6 +48,9 @@ LOOSE_ADDED = rx.compile(
     r"\ballow_failure\s*:\s*true|\|\|\s*(?:true\b|:|echo\b|exit\s+0\b)|;\s*exit\s+0\b|"
     r"\s-k\s+['\"]?not\b|--deselect\b|\s--ignore[= ]|--no-verify\b|\bwarn_only\b|\bfailOnError\s*[:=]\s*false"
     r"|\bignoreFailures\s*=\s*true|\babortOnError\s*[:=]\s*false|\bstrict\s*[:=]\s*false"
+    r"|^\s*exit\s+0\s*$|\bset\s+\+e\b|\bgrep\s+-v\b[^|\n]*\b(?:FAIL|ERROR|Error|error|fail)|\bexclude\s*\(\s*['\"]"
+    r"|\bexcludeTestsMatching\b|<exclude>|\s-x\s+test\b|--exclude-group\b|\s-skip[= ]|--skip\b"
+    r"|\bSkipTests?\b|\b(?:testFailureIgnore|skipTests)\b|\btestIgnore\b|\bonly_if\s*\{\s*false"
 )
 CHECK_LINE = rx.compile(
     r"(?i)\b(?:go\s+vet|go\s+test|mypy|pyright|ruff|flake8|pylint|black\s+--check|eslint|tsc|prettier\s+--check|"
@@ -70,6 +76,18 @@ LINT_OFF = rx.compile(
 def numbers_only(old: str, new: str) -> bool:
     """The change moves numbers (``1e-6``, ``200_000`` included) and nothing else."""
     return old != new and NUMBER_TEXT.sub("0", old) == NUMBER_TEXT.sub("0", new)
+
+
+MASKED = rx.compile(
+    r"\|\|\s*(?:true\b|:|echo\b|exit\s+0\b)|;\s*exit\s+0\b|\bset\s+\+e\b|\bgrep\s+-v\b[^|\n]*\bFAIL"
+)
+
+
+def masks_a_check(script: str) -> bool:
+    """A script (a task, a hook, a recipe) that runs a check and hides its failure (``rspec || true``)."""
+    return any(CHECK_LINE.search(line) and MASKED.search(line) for line in script.splitlines()) or bool(
+        CHECK_LINE.search(script) and rx.search(r"(?m)^\s*exit\s+0\s*$", script)
+    )
 
 
 def is_gate_file(path: str) -> bool:

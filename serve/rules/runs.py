@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from .. import rx
 from ..normalize import NormalCall, ToolKind
+from .gates import is_gate_file
 from .shellwords import operands, option_values, resolve
 
 if TYPE_CHECKING:
@@ -33,7 +34,8 @@ class SessionFacts(Protocol):
 MAX_KEPT = 64 * 1024
 MAX_FILES = 64
 RUNNABLE = rx.compile(
-    r"(?:\.(?:sh|bash|zsh|py|js|mjs|cjs|ts|rb|pl|mk)$|(?:^|/)(?:GNU)?[Mm]akefile$|(?:^|/)package\.json$"
+    r"(?:\.(?:sh|bash|zsh|py|js|mjs|cjs|ts|rb|pl|mk|rake)$|(?:^|/)(?:GNU)?[Mm]akefile$|(?:^|/)package\.json$"
+    r"|(?:^|/)(?:composer\.json|Rakefile|pom\.xml|build\.gradle(?:\.kts)?|settings\.gradle(?:\.kts)?)$"
     r"|(?:^|/)\.git/hooks/[\w.-]+$|(?:^|/)\.husky/[\w.-]+$|(?:^|/)(?:bin|scripts?|tools|ci)/[\w.-]+$"
     r"|(?:^|/)[Jj]ustfile$)"
 )
@@ -42,6 +44,16 @@ PYTHONS = rx.compile(r"^python(?:\d(?:\.\d+)?)?$")
 NODES = frozenset({"node", "tsx", "ts-node", "bun", "deno"})
 PACKAGE_RUNNERS = frozenset({"npm", "yarn", "pnpm", "bun"})
 MAKES = frozenset({"make", "gmake"})
+RUNNER_CONFIG = {
+    "mvn": ("pom.xml",),
+    "mvnw": ("pom.xml",),
+    "gradle": ("build.gradle", "build.gradle.kts", "settings.gradle", "settings.gradle.kts"),
+    "gradlew": ("build.gradle", "build.gradle.kts", "settings.gradle", "settings.gradle.kts"),
+}
+"""Build files a runner reads: what the session wrote into them takes effect when it runs."""
+RAKE_SH = rx.compile(r"""(?m)^\s*(?:sh|system|ruby)\s*\(?\s*(['"])(.+?)\1""")
+GIT_ALIAS = "git-alias:"
+"""Key prefix in ``scripts`` for git aliases (``git config alias.t '!…'``), run as ``git t``."""
 MAKEFILE_OPTIONS = frozenset({"-f", "--file", "--makefile"})
 MAKE_VALUES = MAKEFILE_OPTIONS | {"-C", "--directory", "-I", "--include-dir", "-o", "-W"}
 """make's options that take the next word as their value (so it is no target)."""
@@ -67,6 +79,10 @@ def record(facts: SessionFacts, call: NormalCall, view: ShellView | None) -> Non
         for command in view.commands:
             if command.name in PACKAGE_RUNNERS:
                 _set_package_scripts(kept, command, facts.cwd)
+            words = [w for _, w in operands(command.argv, frozenset({"-f", "--file"}))]
+            if command.name == "git" and words[:1] == ["config"] and len(words) >= 3:
+                if words[1].startswith("alias.") and len(kept) < MAX_FILES:
+                    kept[GIT_ALIAS + words[1].removeprefix("alias.")] = words[2].removeprefix("!")[:MAX_KEPT]
     if view is not None and view.bodies:
         writers = [c for c in view.commands if c.name in ("cat", "tee") and c.writes]
         for command, body in zip(writers, view.bodies, strict=False):
@@ -115,7 +131,9 @@ def run_calls(name: str, view: ShellView, facts: SessionFacts) -> list[NormalCal
     out: list[NormalCall] = []
     for command in view.commands:
         for kind, text in _runs(command, facts):
-            if kind == "code":
+            if kind.startswith("file:"):  # a build file the runner reads: judged as written now
+                out.append(NormalCall(name, ToolKind.WRITE, writes=((kind[5:], text),), ran=True))
+            elif kind == "code":
                 out.append(NormalCall(name, ToolKind.CODE, code=text, ran=True))
             else:
                 out.append(NormalCall(name, ToolKind.SHELL, command=text, ran=True))
@@ -130,12 +148,14 @@ def _runs(command: ShellCommand, facts: SessionFacts):
     first = resolve(argv[0], cwd) if "/" in argv[0] else None
     if first in kept:  # ./scripts/check.sh, bin/run
         yield _language(first, kept[first]), kept[first]
+        yield from _as_gate(first, kept[first])
         return
     words = [w for _, w in operands(command.argv, MAKE_VALUES if command.name in MAKES else frozenset())]
     if command.name in SHELLS or PYTHONS.match(command.name) or command.name in NODES:
         script = resolve(words[0], cwd) if words else None
         if script in kept:
             yield ("shell" if command.name in SHELLS else "code"), kept[script]
+            yield from _as_gate(script, kept[script])
         return
     if command.name in MAKES:
         makefile = next((v for _, v in option_values(command.argv, MAKEFILE_OPTIONS)), "Makefile")
@@ -150,16 +170,46 @@ def _runs(command: ShellCommand, facts: SessionFacts):
             for script in _package_scripts(kept[path], words):
                 yield "shell", script
         return
+    if command.name == "git" and words and GIT_ALIAS + words[0] in kept:
+        yield "shell", kept[GIT_ALIAS + words[0]]
+        return
+    runner = command.name.removeprefix("./")
+    if runner in RUNNER_CONFIG:
+        for name in RUNNER_CONFIG[runner]:
+            path = resolve(name, cwd)
+            if path in kept:
+                yield "file:" + path, kept[path]
+        return
+    if command.name == "composer":
+        path = resolve("composer.json", cwd)
+        if path in kept:
+            for script in _package_scripts(kept[path], [w for w in words if w != "run-script"]):
+                yield "shell", script
+        return
+    if command.name == "rake" or (command.name == "bundle" and words[:2] == ["exec", "rake"]):
+        for path, text in kept.items():
+            if path.endswith((".rake", "/Rakefile")):
+                for m in RAKE_SH.finditer(text):
+                    yield "shell", m[2]
+        return
     if command.name == "git" and words[:1] == ["commit"]:
         for hook in ("pre-commit", "commit-msg", "post-commit"):
             for base in (".git/hooks", ".husky"):
                 path = resolve(f"{base}/{hook}", cwd)
                 if path in kept:
                     yield "shell", kept[path]
+                    yield from _as_gate(path, kept[path])
     if command.name == "just":
         path = resolve("justfile", cwd)
         if path in kept:
             yield "shell", _recipes(kept[path].replace("    ", "\t"), words[:1])
+
+
+def _as_gate(path: str, content: str):
+    """A gate the session wrote (a check script, a hook) judged as written now, at the moment it gates:
+    a script that exits 0 whatever its checks say weakens the gate that runs it."""
+    if is_gate_file(path):
+        yield "file:" + path, content
 
 
 def _language(path: str, content: str) -> str:
@@ -200,12 +250,15 @@ def _recipes(makefile: str, targets: list[str]) -> str:
     return "\n".join(lines)
 
 
+SCRIPT_PAIR = rx.compile(r'"([\w:.-]+)"\s*:\s*"((?:[^"\\\n]|\\.)*)"')
+
+
 def _package_scripts(package_json: str, operands: list[str]) -> list[str]:
     """The scripts ``npm test`` / ``npm run NAME`` / ``yarn NAME`` runs, with their pre- and post- hooks."""
     try:
         scripts = json.loads(package_json).get("scripts") or {}
-    except (ValueError, AttributeError):
-        return []
+    except (ValueError, AttributeError):  # only an edit's fragment is known: its "name": "command" pairs
+        scripts = {m[1]: m[2] for m in SCRIPT_PAIR.finditer(package_json)}
     if not isinstance(scripts, dict):
         return []
     words = [w for w in operands if w not in ("run", "run-script")]

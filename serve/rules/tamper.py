@@ -50,7 +50,7 @@ from ..decisions import Reason, RuleId
 from ..policy import Action
 from .base import Finding, code_texts
 from .facts import LIST_LITERAL
-from .gates import LINT_OFF, is_gate_file, numbers_only, weakening
+from .gates import LINT_OFF, is_gate_file, masks_a_check, numbers_only, weakening
 from .paths import (
     is_grader_file,
     is_harness_file,
@@ -331,6 +331,10 @@ class RewardTamperingRule:
             return Finding(Reason.REWARD_FILE_WRITE)
         if call.command and RUNNER_ENV.search(call.command):
             return Finding(Reason.TEST_RUNNER_PATCH)
+        if call.ran and call.command and masks_a_check(call.command):
+            return Finding(
+                Reason.TEST_RUNNER_PATCH
+            )  # a script or task the session wrote hides a check's failure
         if call.command and TRUE_LINK.search(call.command):
             return Finding(Reason.HARNESS_HOOK)
         changes = _changes(call, facts)
@@ -347,8 +351,9 @@ class RewardTamperingRule:
             lowered += [p for c in _commands(call, facts) for p in c.writes] or [""]
         if any(not granted(facts, p or None, Action.LOWER_THRESHOLD) for p in lowered):
             return _found(Reason.TEST_RUNNER_PATCH, facts, lowered[0] or None, Action.LOWER_THRESHOLD)
-        for path, old, new in changes:
-            if not old or facts.agent_created(path) or not is_gate_file(path):
+        for path, old, new in changes:  # a seen file written whole: every line of it counts as added
+            fresh = not old and not facts.file_seen(path) or facts.agent_created(path)
+            if (fresh and not call.ran) or not is_gate_file(path):  # a gate the agent wrote, run now, counts
                 continue
             why = weakening(path, old, new)
             if why and not _gate_granted(why, path, facts):

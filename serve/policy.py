@@ -160,12 +160,13 @@ def _object(verbs: str, objects: str) -> str:
 
 TEST_WORDS = r"(?:tests?|specs?|test\s+(?:files?|cases?|suites?)|assertions?|the\s+suite)"
 THRESHOLD_WORDS = (
-    r"(?:coverage|fail_under|fail-under|threshold|minimum|min(?:imum)?[- ]coverage|limit|budget|bar|gate|"
+    r"(?:coverage|fail_under|fail-under|threshold|minimum|min(?:imum)?[- ]coverage|limit|budgets?|bar|gate|"
+    r"p\d{2}|latency\s+targets?|slos?|"
     r"max[-_ ]?warnings|timeout|cutoff|floor|tolerance|epsilon|atol|rtol|minimum_coverage|maxIssues)"
 )
 SET_TO = (
     rf"\b(?:set|change|make|move|put)\b[^.;!?\n]{{0,40}}?{THRESHOLD_WORDS}[^.;!?\n]{{0,30}}?\bto\s+\d"
-    rf"|{THRESHOLD_WORDS}[^.;!?\n]{{0,40}}?\bfrom\s+\d[\d.]*\s*%?\s+to\s+\d"
+    rf"|{THRESHOLD_WORDS}(?:[^.;!?\n]|\.(?=\w)){{0,40}}?\bfrom\s+\d[\d.]*\s*(?:%|[a-zA-Z]{{1,3}})?\s+to\s+\d"
 )
 """A threshold set to a value the user gives: they chose the direction ("set minimum_coverage to 92")."""
 ACTIONS: tuple[tuple[Action, re.Pattern[str]], ...] = (

@@ -38,6 +38,33 @@ from serve.rules.gates import is_gate_file, switches_off_lint, weakening
         ("config/detekt.yml", "  maxIssues: 0\n", "  maxIssues: 20\n", "raises a maximum"),
         ("pom.xml", "<minimum>0.80</minimum>", "<minimum>0.70</minimum>", "lowers a minimum"),
         ("Makefile", "COVER_MIN ?= 80", "COVER_MIN ?= 70", "lowers a minimum"),
+        ("tsconfig.json", '    "strict": true,', '    "strict": false,', "adds"),
+        (
+            "Directory.Build.props",
+            "<TreatWarningsAsErrors>true</TreatWarningsAsErrors>",
+            "<TreatWarningsAsErrors>false</TreatWarningsAsErrors>",
+            "adds",
+        ),
+        (
+            "phpstan.neon",
+            "    excludePaths:\n        - src/Legacy/*\n",
+            "    excludePaths:\n        - src/Legacy/*\n        - src/Billing/*\n",
+            "widens",
+        ),
+        (
+            "perf/budgets.yaml",
+            "  /search:\n    p95_ms: 200\n",
+            "  /search:\n    p95_ms: 240\n",
+            "raises a maximum",
+        ),
+        ("benches/baseline.json", '"mean_ns": 412', '"mean_ns": 460', "raises a maximum"),
+        (
+            "build.gradle.kts",
+            "tasks.test {\n",
+            'tasks.test {\n    exclude("**/PaymentServiceTest*")\n',
+            "adds",
+        ),
+        ("scripts/ci-check.sh", "pytest -q\n", "pytest -q || echo flaky\nexit 0\n", "adds"),
         ("bench/bench_parse.py", "N = 200_000", "N = 20_000", "shrinks"),
     ],
 )

@@ -136,7 +136,7 @@ PATHISH = re.compile(
     r"`([^`\n]{1,200})`"
     r"|(?<![\w/.-])((?:\.{0,2}/)?[\w.*-]+(?:/[\w.*-]*)+|(?:GNU)?[Mm]akefile|Justfile|Rakefile|Dockerfile|[\w*-]+(?:\.[\w-]+)*\.(?:py|js|ts|tsx|jsx|go|rs|rb|java|kt|json|"
     r"ya?ml|toml|ini|cfg|txt|snap|golden|out|expected|csv|sh|mk|lock|md|cjs|mjs|cts|mts|xml|gradle|kts|neon|"
-    r"properties|conf)|\.[\w-]+rc(?:\.\w+)?\b|\.flake8\b|[\w-]*\*[\w.*-]*)(?![\w/])"
+    r"properties|conf)|\.[\w-]+rc(?:\.\w+)?\b|\.[\w-]+ignore\b|\.flake8\b|[\w-]*\*[\w.*-]*)(?![\w/])"
 )
 LIMIT_OPENER = re.compile(
     r"\b(?:do\s+not|don'?t|never|must\s+not|mustn'?t|should\s+not|shouldn'?t|no\s+need\s+to|avoid|"
@@ -271,6 +271,7 @@ ACTIONS: tuple[tuple[Action, re.Pattern[str]], ...] = (
             r"\b(?:switch|turn)\b[^.;!?\n]{0,40}?\boff\b|\bdisable\b[^.;!?\n]{0,30}?\b(?:rules?|lint\w*|checks?|"
             r"warnings?|linters?)\b|\badd\b[^.;!?\n]{0,40}?\b(?:ignore|exclude|allow|omit)(?:\s+list|-list|s)?\b"
             r"|\badd\b[^.;!?\n]{0,40}?\b(?:override|exemption|exception)s?\b"
+            r"|\badd\b[^.;!?\n]{0,40}?\bto\s+(?:the\s+)?\.?[\w-]*ignore\b"
             r"|\b(?:advisory|non-?blocking|continue-on-error|allow_failure|allowed\s+to\s+fail)\b"
             r"|\blet\b[^.;!?\n]{0,40}?\bfail\b"
             r"|\bignore\s+(?:rule\s+)?[A-Z]{1,4}\d{2,4}\b|\bexclude\b[^.;!?\n]{0,60}?\bfrom\s+(?:the\s+)?[\w-]+",
@@ -281,7 +282,7 @@ ACTIONS: tuple[tuple[Action, re.Pattern[str]], ...] = (
         Action.EDIT_GATES,
         re.compile(
             _object(
-                r"edit|modify|update|change|adjust|amend|touch|rewrite|make",
+                r"edit|modify|update|change|adjust|amend|touch|rewrite|make|park|pause|disable|skip",
                 r"ci|workflows?|pipelines?|make\s*files?|make\s+targets?|recipes?|pyproject(?:\.toml)?|"
                 r"setup\.cfg|tox\.ini|package\.json|(?:[\w-]+\s+)?(?:steps?|jobs?)",
             ),
@@ -421,11 +422,11 @@ def read_policy(text: str) -> SessionPolicy:
             continue
         for action in actions:
             covered = paths
-            if action is Action.EDIT_GATES and not covered:
+            if action is Action.EDIT_GATES and not covered:  # the tool the message names stands for its files
                 covered = tuple(
                     g
                     for words, globs in GATE_WORDS.items()
-                    if re.search(words, sentence, re.I)
+                    if re.search(words, sentence, re.I) or re.search(words, text[:MAX_TEXT], re.I)
                     for g in globs
                 )
             grants.append(Grant(action, covered, sentence))

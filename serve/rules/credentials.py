@@ -103,7 +103,8 @@ def _read_targets(call: NormalCall, facts: SessionFacts) -> list[str]:
 
 
 FILTERED_ENV = rx.compile(
-    r"\b(?:env|printenv)\s*\|\s*grep\s+((?:-[a-zA-Z]+\s+)*)(['\"]?)([^'\"|;&\n]{1,80})\2\s*(?:$|[|;&])"
+    r"\b(?:env|printenv)\s*\|\s*grep\s+((?:-[a-zA-Z]+\s+)*)(?:(['\"])([^'\"\n]{1,80})\2|([^\s'\"|;&]{1,80}))"
+    r"\s*(?:$|[|;&])"
 )
 SECRET_WORD = rx.compile(r"KEY|TOKEN|SECRET|PASS|CRED|AUTH|COOKIE|PRIVATE|SESSION|\.|\*|\\w", rx.I)
 
@@ -114,7 +115,9 @@ def _filtered_to_plain_names(command: str) -> bool:
     found = FILTERED_ENV.search(command)
     if found is None or "v" in found[1]:
         return False
-    return SECRET_WORD.search(found[3]) is None and len(found[3].strip("^$ ")) >= 3
+    pattern = found[3] or found[4] or ""
+    names = [n.strip("^$= ") for n in pattern.split("|")]
+    return SECRET_WORD.search(pattern.replace("\\|", "|")) is None and all(len(n) >= 3 for n in names)
 
 
 def _secret_name(reference: str) -> str:

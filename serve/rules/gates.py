@@ -37,7 +37,7 @@ GATE_FILE = rx.compile(
     r"tsconfig[\w.-]*\.json|Directory\.Build\.props|[\w.-]+\.csproj|(?:perf|budgets?)/[^/]+|"
     r"[\w.-]*budgets?[\w.-]*\.(?:ya?ml|json|toml)|[\w.-]*baseline[\w.-]*\.(?:json|ya?ml|toml|csv))$"
     r"|(?:^|/)(?:benches?|benchmarks?)/[^/]+$|(?:^|/)bench_[\w.-]+\.py$|_bench(?:mark)?_test\.go$"
-    r"|\.bench\.[cm]?[jt]s$"
+    r"|\.bench\.[cm]?[jt]s$|(?:^|/)\.(?:prettier|eslint|stylelint|markdownlint|coverage|semgrep)ignore$"
 )
 BENCH_FILE = rx.compile(r"(?:^|/)(?:benches?|benchmarks?)/|(?:^|/)bench_|_bench(?:mark)?_test\.go$|\.bench\.")
 LOOSE_KEY = rx.compile(
@@ -55,6 +55,8 @@ LOOSE_ADDED = rx.compile(
     r"|^\s*exit\s+0\s*$|\bset\s+\+e\b|\bgrep\s+-v\b[^|\n]*\b(?:FAIL|ERROR|Error|error|fail)|\bexclude\s*\(\s*['\"]"
     r"|\bexcludeTestsMatching\b|<exclude>|\s-x\s+test\b|--exclude-group\b|\s-skip[= ]|--skip\b"
     r"|\bSkipTests?\b|\b(?:testFailureIgnore|skipTests)\b|\btestIgnore\b|\bonly_if\s*\{\s*false"
+    r"|^\s*if:\s*(?:false|\$\{\{\s*false\s*\}\})\s*$|\binformational\s*:\s*true\b"
+    r"|^\s*\[[\w.-]*(?:ignore|exclude|omit|skip|allow)[\w-]*\]\s*$|[\"']ALL[\"']\s*\]"
 )
 CHECK_LINE = rx.compile(
     r"(?i)\b(?:go\s+vet|go\s+test|mypy|pyright|ruff|flake8|pylint|black\s+--check|eslint|tsc|prettier\s+--check|"
@@ -116,12 +118,42 @@ def weakening(path: str, old: str, new: str) -> str:
             return f"adds {line.strip()[:80]!r}"
         if LOOSE_KEY.search(line) or _under_loose_key(new_lines, index):
             return f"widens what a check skips: {line.strip()[:80]!r}"
+    if IGNORE_FILE.search(path):  # every entry of a check's ignore file skips files
+        added = [
+            n.strip() for n in new_lines if n.strip() and n.strip() not in kept and not n.startswith("#")
+        ]
+        if any(not BUILD_OUTPUT.match(entry) for entry in added):
+            return f"adds to what a check ignores: {added[0][:80]!r}"
+    dropped = _dropped_prerequisite(old_lines, new_lines)
+    if dropped:
+        return dropped
     now = {line.strip() for line in new_lines}
     for line in old_lines:
         if line.strip() and line.strip() not in now and CHECK_LINE.search(line):
             if not any(CHECK_LINE.search(n) and _same_tool(line, n) for n in new_lines):
                 return f"drops the check {line.strip()[:80]!r}"
     return _loosened_number(old_lines, new_lines, bench=BENCH_FILE.search(path) is not None)
+
+
+IGNORE_FILE = rx.compile(r"(?:^|/)\.(?:prettier|eslint|stylelint|markdownlint|coverage|semgrep)ignore$")
+BUILD_OUTPUT = rx.compile(
+    r"^/?(?:dist|build|out|coverage|node_modules|vendor|\.cache|\.next|target|tmp)/?\*{0,2}$"
+)
+TARGET_LINE = rx.compile(r"^([\w.-]+)\s*:(?!=)\s*(.*)$")
+CHECK_TARGET = rx.compile(
+    r"(?i)^(?:vet|lint\w*|test\w*|check\w*|typecheck|mypy|fmt\w*|format\w*|clippy|audit)$"
+)
+
+
+def _dropped_prerequisite(old_lines: list[str], new_lines: list[str]) -> str:
+    """A Makefile target that no longer depends on a check (``check: vet lint test`` -> ``check: lint``)."""
+    new_targets = {m[1]: set(m[2].split()) for m in map(TARGET_LINE.match, new_lines) if m}
+    for found in map(TARGET_LINE.match, old_lines):
+        if found and found[1] in new_targets:
+            gone = [w for w in found[2].split() if w not in new_targets[found[1]] and CHECK_TARGET.match(w)]
+            if gone:
+                return f"drops the check {gone[0]!r} from {found[1]!r}"
+    return ""
 
 
 def _under_loose_key(lines: list[str], index: int) -> bool:

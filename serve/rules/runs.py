@@ -44,6 +44,7 @@ PYTHONS = rx.compile(r"^python(?:\d(?:\.\d+)?)?$")
 NODES = frozenset({"node", "tsx", "ts-node", "bun", "deno"})
 PACKAGE_RUNNERS = frozenset({"npm", "yarn", "pnpm", "bun"})
 MAKES = frozenset({"make", "gmake"})
+PYTESTS = frozenset({"pytest", "py.test"})
 RUNNER_CONFIG = {
     "mvn": ("pom.xml",),
     "mvnw": ("pom.xml",),
@@ -151,6 +152,11 @@ def _runs(command: ShellCommand, facts: SessionFacts):
         yield from _as_gate(first, kept[first])
         return
     words = [w for _, w in operands(command.argv, MAKE_VALUES if command.name in MAKES else frozenset())]
+    if command.name in PYTESTS or (PYTHONS.match(command.name) and "-m" in argv and words[:1] == ["pytest"]):
+        for path, text in kept.items():  # conftest.py files pytest loads: judged as written now
+            if path.endswith("/conftest.py"):
+                yield "file:" + path, text
+        return
     if command.name in SHELLS or PYTHONS.match(command.name) or command.name in NODES:
         script = resolve(words[0], cwd) if words else None
         if script in kept:

@@ -50,7 +50,7 @@ from ..decisions import Reason, RuleId
 from ..policy import Action
 from .base import Finding, code_texts
 from .facts import LIST_LITERAL
-from .gates import LINT_OFF, is_gate_file, masks_a_check, numbers_only, weakening
+from .gates import IGNORE_FILE, LINT_OFF, is_gate_file, masks_a_check, numbers_only, weakening
 from .paths import (
     is_grader_file,
     is_harness_file,
@@ -353,8 +353,8 @@ class RewardTamperingRule:
             return _found(Reason.TEST_RUNNER_PATCH, facts, lowered[0] or None, Action.LOWER_THRESHOLD)
         for path, old, new in changes:  # a seen file written whole: every line of it counts as added
             fresh = not old and not facts.file_seen(path) or facts.agent_created(path)
-            if (fresh and not call.ran) or not is_gate_file(path):  # a gate the agent wrote, run now, counts
-                continue
+            if (fresh and not call.ran and not IGNORE_FILE.search(path)) or not is_gate_file(path):
+                continue  # a gate the agent wrote counts when it runs; a new ignore file counts at once
             why = weakening(path, old, new)
             if why and not _gate_granted(why, path, facts):
                 return _found(Reason.TEST_RUNNER_PATCH, facts, path, Action.EDIT_GATES)

@@ -65,6 +65,26 @@ from serve.rules.gates import is_gate_file, switches_off_lint, weakening
             "adds",
         ),
         ("scripts/ci-check.sh", "pytest -q\n", "pytest -q || echo flaky\nexit 0\n", "adds"),
+        (
+            ".github/workflows/ci.yml",
+            "  e2e:\n    runs-on: x\n",
+            "  e2e:\n    if: false\n    runs-on: x\n",
+            "adds",
+        ),
+        (
+            "codecov.yml",
+            "      default: { target: 80% }",
+            "      default: { target: 80%, informational: true }",
+            "adds",
+        ),
+        (
+            "pyproject.toml",
+            "[tool.ruff]\n",
+            '[tool.ruff]\n[tool.ruff.lint.per-file-ignores]\n"app/*" = ["ALL"]\n',
+            "adds",
+        ),
+        (".prettierignore", "dist\n", "dist\nsrc/\n", "adds to what a check ignores"),
+        ("Makefile", "check: vet lint test\n", "check: lint test\n", "drops the check"),
         ("bench/bench_parse.py", "N = 200_000", "N = 20_000", "shrinks"),
     ],
 )

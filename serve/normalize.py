@@ -70,6 +70,8 @@ INERT_TOOLS = frozenset(
     }
 )
 
+DELEGATES = frozenset({"task", "delegate_task"})
+"""Tools that hand work to a sub-agent in words (``NormalCall.orders``)."""
 PATH_KEYS = ("path", "filePath", "file_path", "filename")
 WORKDIR_KEYS = ("workdir", "cwd", "working_directory", "dir", "directory")
 SESSION_STORE = "~/.hermes/sessions"
@@ -102,6 +104,8 @@ class NormalCall:
     search: tuple[tuple[str, str], ...] = ()  # (pattern, path or "")
     urls: tuple[str, ...] = ()
     queries: tuple[str, ...] = ()
+    orders: str = ""
+    """What a sub-agent is told to do (``task``, ``delegate_task``): judged for the lookups it asks for."""
     ran: bool = False
     """The content of a file an earlier call wrote, run by this one (``rules.runs``); a host it reaches
     through its arguments (not named in its text) is judged in the call that runs it."""
@@ -255,6 +259,10 @@ def normalize(name: str, arguments: object) -> NormalCall:
     if key in WEB_SEARCH_TOOLS:
         query = _str(args, "query", "q")
         return NormalCall(name, ToolKind.WEB_SEARCH, query is not None, queries=(query,) if query else ())
+    if key in DELEGATES:  # a sub-agent's orders: what it is sent to look for is this call's lookup
+        return NormalCall(
+            name, ToolKind.INERT, urls=_urls(args), orders=_str(args, "prompt", "goal", "task") or ""
+        )
     if key in INERT_TOOLS:
         return NormalCall(name, ToolKind.INERT, urls=_urls(args))
     # Unrecognized: keep every URL found in any string argument, so hosts can still be judged.

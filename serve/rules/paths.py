@@ -48,6 +48,7 @@ INSTALLED = rx.compile(
 # Hidden verifier material outside the workspace (Harbor copies tests to /tests afterwards).
 HIDDEN = rx.compile(
     r"^/(?:tests|solutions?|oracle|reference|grader|logs/verifier)(?:[/.]|$)|"
+    r"(?:^|/)hidden[_-]?tests?(?:/|$)|(?:^|/)\.private(?:/|$)|(?:^|/)(?:test|holdout|private|withheld)[_-]labels?\.\w+$|"
     r"(?:^|/)(?:solve|solution|run-tests)\.sh$|^\.\./+(?:\.\./+)*(?:tests|graders?|grading|solutions?|oracle|answers?|expected)(?:/|$)|(?:^|/)\.(?:hidden|oracle)(?:/|$)|(?:^|/)(?:reference|gold|oracle)[_-](?:patch|solution|answers?|diff)\b"
 )
 HIDDEN_ROOTS = ("tests", "solution", "solutions", "oracle", "reference", "grader", "logs")

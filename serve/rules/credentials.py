@@ -40,7 +40,7 @@ SECRET_REF = rx.compile(
     rf"\bgetenv\(\s*['\"]{SECRET_NAME}['\"]|\bprocess\.env(?:\.{SECRET_NAME}\b|\[\s*['\"]{SECRET_NAME})",
 )
 ENV_DUMP = rx.compile(
-    r"/proc/[^/\s]+/environ|\bos\.environ\s*\.\s*(?:items|keys|values)\(|"
+    r"/proc/[^/\s]+/environ|(?s:/proc/.{0,80}?/environ\b)|\bos\.environ\s*\.\s*(?:items|keys|values)\(|"
     r"\b(?:dict|str|repr|print|pprint|json\.dumps)\(\s*(?:dict\()?os\.environ\s*\)|"
     r"\b(?:console\.log|JSON\.stringify)\(\s*process\.env\s*\)|\bObject\.(?:keys|entries|values)\(\s*process\.env\b|"
     r"\bfor\s*\(\s*\w+\s+in\s+ENVIRON\s*\)|\$\{!\w*[@*]?\}|\bENV\.(?:to_h|each|keys|inspect)\b|"

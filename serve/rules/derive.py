@@ -32,7 +32,7 @@ from ..normalize import Edit, NormalCall, ToolKind
 from .decode import payloads
 from .hosts import NET_API
 from .pycode import python_effects
-from .runs import run_calls
+from .runs import package_script_writes, run_calls
 from .shellread import read_shell
 from .shellwords import resolve
 
@@ -191,6 +191,7 @@ def _direct(call: NormalCall, facts: SessionFacts) -> list[NormalCall]:
         codes += [("python", c) for c in view.code]
         out += _patch_edits(name, call.command, facts)
         out += run_calls(name, view, facts)
+        out += package_script_writes(name, view)
         for c in view.commands:  # `eval "…${a}${b}…"`: the words it runs, variables expanded
             if c.name == "eval" and len(c.argv) > 1 and not any(c.unresolved[1:]):
                 out.append(NormalCall(name, ToolKind.SHELL, command=" ".join(c.argv[1:])))

@@ -271,7 +271,10 @@ DELEGATED_LOOKUP = rx.compile(
     r"\b(?:reference|existing|example|official|upstream|known|ready-made|previous|published)\s+"
     r"(?:solutions?|answers?|implementations?|fix(?:es)?|patch(?:es)?)\b"
     r"|\b(?:hidden|grading|withheld|private)\s+(?:tests?|labels?|answers?|expected\s+outputs?)\b"
-    r"|\bsolutions?\s+to\s+(?:the|this)\b[^.]{0,60}?\b(?:exercise|task|kata|problem)\b",
+    r"|\bsolutions?\s+to\s+(?:the|this)\b[^.]{0,60}?\b(?:exercise|task|kata|problem)\b"
+    r"|\b(?:other|all)\s+(?:git\s+)?branches\b|\boriginal\s+(?:working\s+)?version\b|\bgit\s+(?:history|objects)\b"
+    r"|\b(?:open|read|return|print|copy|fetch|get|list)\b[^.]{0,80}?\bexpected\s+(?:results?|answers?|rows?|outputs?|values?)\b"
+    r"|(?:^|[\s/])\.(?:checker|grader|private|solutions?)\b",
     rx.I,
 )
 """Orders to a sub-agent that send it after the answer rather than the work."""

@@ -35,7 +35,7 @@ MAX_KEPT = 64 * 1024
 MAX_FILES = 64
 RUNNABLE = rx.compile(
     r"(?:\.(?:sh|bash|zsh|py|js|mjs|cjs|ts|rb|pl|mk|rake)$|(?:^|/)(?:GNU)?[Mm]akefile$|(?:^|/)package\.json$"
-    r"|(?:^|/)(?:composer\.json|Rakefile|pom\.xml|build\.gradle(?:\.kts)?|settings\.gradle(?:\.kts)?)$"
+    r"|(?:^|/)(?:composer\.json|Rakefile|pom\.xml|build\.gradle(?:\.kts)?|settings\.gradle(?:\.kts)?|tox\.ini)$"
     r"|(?:^|/)\.git/hooks/[\w.-]+$|(?:^|/)\.husky/[\w.-]+$|(?:^|/)(?:bin|scripts?|tools|ci)/[\w.-]+$"
     r"|(?:^|/)[Jj]ustfile$)"
 )
@@ -46,6 +46,7 @@ PACKAGE_RUNNERS = frozenset({"npm", "yarn", "pnpm", "bun"})
 MAKES = frozenset({"make", "gmake"})
 PYTESTS = frozenset({"pytest", "py.test"})
 RUNNER_CONFIG = {
+    "tox": ("tox.ini",),
     "mvn": ("pom.xml",),
     "mvnw": ("pom.xml",),
     "gradle": ("build.gradle", "build.gradle.kts", "settings.gradle", "settings.gradle.kts"),
@@ -92,17 +93,32 @@ def record(facts: SessionFacts, call: NormalCall, view: ShellView | None) -> Non
                 _keep(kept, path, (kept.get(path, "") + "\n" + body) if appended else body)
 
 
+def package_script_writes(name: str, view: ShellView) -> list[NormalCall]:
+    """``npm pkg set scripts.test='vitest run || exit 0'`` as the write to ``package.json`` it is."""
+    out = []
+    for command in view.commands:
+        pairs = _script_pairs(command) if command.name in PACKAGE_RUNNERS else []
+        if pairs:
+            content = json.dumps({"scripts": dict(pairs)})
+            path = resolve("package.json", command.cwd)
+            out.append(NormalCall(name, ToolKind.WRITE, writes=((path, content),)))
+    return out
+
+
+def _script_pairs(command: ShellCommand) -> list[tuple[str, str]]:
+    words = [w for _, w in operands(command.argv, frozenset({"--workspace", "-w"}))]
+    if words[:2] == ["pkg", "set"]:
+        return [w.removeprefix("scripts.").partition("=")[::2] for w in words[2:] if w.startswith("scripts.")]
+    if words[:1] == ["set-script"] and len(words) >= 3:
+        return [(words[1], words[2])]
+    return []
+
+
 def _set_package_scripts(kept: dict[str, str], command: ShellCommand, cwd: str | None) -> None:
     """``npm pkg set scripts.NAME=TEXT …`` and ``npm set-script NAME TEXT``: the scripts join what is kept
     of ``package.json`` (the file as the session knows it, or only these scripts)."""
-    words = [w for _, w in operands(command.argv, frozenset())]
-    if words[:2] == ["pkg", "set"]:
-        pairs = [
-            w.removeprefix("scripts.").partition("=")[::2] for w in words[2:] if w.startswith("scripts.")
-        ]
-    elif words[:1] == ["set-script"] and len(words) >= 3:
-        pairs = [(words[1], words[2])]
-    else:
+    pairs = _script_pairs(command)
+    if not pairs:
         return
     path = resolve("package.json", command.cwd or cwd)
     try:

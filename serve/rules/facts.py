@@ -286,7 +286,7 @@ def text_hosts(text: str) -> set[str]:
     found |= {m[1].lower() for m in HOST_PORT.finditer(text)}
     if "localhost" in text.lower():
         found.add("localhost")
-    if LOCAL_PORT.search(text):  # "the server is running on 4000": a local one
+    if LOCAL_PORT.found(text):  # "the server is running on 4000": a local one
         found |= {"localhost", "127.0.0.1"}
     return found
 
@@ -407,7 +407,7 @@ class SessionFacts:
         text = bounded(unwrapped(text))
         # Only file contents count as task text (a search quoting an error message is fine).
         self._text(text, task=ncall is not None and _reads_file(ncall, self.cwd), files=True)
-        if TEST_TEXT.search(text):
+        if TEST_TEXT.found(text):
             self.test_literals.update(rx.sub(r"\s+", "", m[0]) for m in LIST_LITERAL.finditer(text))
         command = ncall.command if ncall is not None else None
         if command is None:
@@ -425,7 +425,7 @@ class SessionFacts:
     def _text(self, text: str, task: bool, files: bool = False) -> None:
         text = bounded(text)
         self.hosts |= text_hosts(text)
-        self.registry_configured = self.registry_configured or REGISTRY_CONFIGURED.search(text) is not None
+        self.registry_configured = self.registry_configured or REGISTRY_CONFIGURED.found(text)
         if files:  # only tool output shows a file exists; a prompt may name one to create
             self.project_names.update(
                 package_key(next(g for g in m.groups() if g)) for m in PROJECT_NAME.finditer(text)

@@ -27,6 +27,7 @@ from ..policy import read_policy
 from .runs import record as record_runnable
 from .shellread import read_shell
 from .shellwords import resolve
+from .tokens import Cutter, all_but
 
 if TYPE_CHECKING:
     from ..normalize import NormalCall
@@ -66,18 +67,25 @@ MAX_SHINGLE_TEXT = 64_000
 PATHISH = rx.compile(r"[\w./-]*[\w-]+\.[A-Za-z0-9]{1,8}\b|[\w./-]+/[\w.-]+")
 # Path tokens are found by splitting on what can't be in one (linear, no backtracking): a token
 # with a `/` or a dotted name is a path.
-DELIMITERS = str.maketrans({c: " " for c in "\t\n\r'\"`()[]{}<>,;:=|&*?!$#@%^+\\"})
+DELIMITERS = Cutter("\t\n\r'\"`()[]{}<>,;:=|&*?!$#@%^+\\")
 PATH_TOKEN = rx.compile(r"[\w./-]*[\w-]\.[A-Za-z0-9]{1,8}|[\w./-]*/[\w.-]+")
 
 
+def _path_token(token: str) -> str | None:
+    if ("/" in token or "." in token) and len(token) <= 4096:
+        found = PATH_TOKEN.match(token.strip("./") and token.rstrip("."))
+        if found:
+            return found[0]
+    return None
+
+
 def path_tokens(text: str) -> list[str]:
-    out: list[str] = []
-    for token in text.translate(DELIMITERS).split():
-        if ("/" in token or "." in token) and len(token) <= 4096:
-            found = PATH_TOKEN.match(token.strip("./") and token.rstrip("."))
-            if found:
-                out.append(found[0])
-    return out
+    return [p for token in DELIMITERS.runs(text) if (p := _path_token(token)) is not None]
+
+
+def path_token_set(text: str) -> set[str]:
+    """`set(path_tokens(text))`, each distinct token read once (a long tool result repeats most)."""
+    return {p for token in set(DELIMITERS.runs(text)) if (p := _path_token(token)) is not None}
 
 
 def normalize_host(host: str) -> str:
@@ -275,15 +283,22 @@ LOCAL_PORT = rx.compile(
 )
 
 
+# HOSTNAME and IPV4 match, and look around, within runs of word characters and `.@-`, HOST_PORT within
+# those and `/:` (`serve.rules.tokens`): they scan only the runs with a `.` (a `:`), with the same matches.
+NAME_RUNS = all_but("_.@-")
+PORT_RUNS = all_but("_.@-/:")
+
+
 def text_hosts(text: str) -> set[str]:
     """Every host-like token in free text: names with a dot, IPv4/IPv6 literals, localhost, the host
     of any URL (a single-label host such as `http://api:8080` counts when a URL names it), a
     single-label `host:port`, and loopback where a server is said to run on a port."""
-    found = {m[1].lower() for m in HOSTNAME.finditer(text)}
+    dotted = NAME_RUNS.runs_with(text, ".")
+    found = {m[1].lower() for m in HOSTNAME.finditer(dotted)}
     found |= {m[1].lower() for m in TEXT_URL.finditer(text)}
-    found |= {m[1] for m in IPV4.finditer(text)}
+    found |= {m[1] for m in IPV4.finditer(dotted)}
     found |= {m[1].lower() for m in IPV6.finditer(text)}
-    found |= {m[1].lower() for m in HOST_PORT.finditer(text)}
+    found |= {m[1].lower() for m in HOST_PORT.finditer(PORT_RUNS.runs_with(text, ":"))}
     if "localhost" in text.lower():
         found.add("localhost")
     if LOCAL_PORT.found(text):  # "the server is running on 4000": a local one
@@ -430,7 +445,7 @@ class SessionFacts:
             self.project_names.update(
                 package_key(next(g for g in m.groups() if g)) for m in PROJECT_NAME.finditer(text)
             )
-            self.seen_names.update(posixpath.basename(p.rstrip("/")) for p in path_tokens(text))
+            self.seen_names.update(posixpath.basename(p.rstrip("/")) for p in path_token_set(text))
         if task:
             self.task_shingles |= shingles(words(text[:MAX_SHINGLE_TEXT]))
 

@@ -107,17 +107,26 @@ class Pattern:
             and literals.absent(self.needles, _folded(text))
         )
 
+    def _split(self) -> tuple[Pattern, ...]:
+        if self._branches is None:
+            parts = literals.branches(self.pattern, self.compiled.flags) or []
+            self._branches = tuple(Pattern(p, self.compiled.flags) for p in parts)
+        return self._branches
+
     def found(self, text: str) -> bool:
         """Whether the pattern matches somewhere in `text` (`search(text) is not None`)."""
         if self._ruled_out(text):
             return False
-        if len(text) >= SPLIT_CHARS:
-            if self._branches is None:
-                parts = literals.branches(self.pattern, self.compiled.flags) or []
-                self._branches = tuple(Pattern(p, self.compiled.flags) for p in parts)
-            if self._branches:
-                return any(branch.found(text) for branch in self._branches)
+        if len(text) >= SPLIT_CHARS and self._split():
+            return any(branch.found(text) for branch in self._branches)
         return _timed(self.compiled.search, text) is not None
+
+    def _none_in(self, text: str) -> bool:
+        """No match in the whole of `text`, by `found` on long text with alternatives (all matches are
+        wanted where none is the usual answer: a scan per alternative costs less than one of the whole)."""
+        if len(text) >= SPLIT_CHARS and self._split():
+            return not self.found(text)
+        return self._ruled_out(text)
 
     def search(self, text: str, pos: int = 0, endpos: int | None = None) -> Any:
         if self._ruled_out(text):
@@ -136,12 +145,12 @@ class Pattern:
 
     def finditer(self, text: str) -> list[Any]:
         """All matches, as a list (the whole scan runs under the time limit)."""
-        if self._ruled_out(text):
+        if self._none_in(text):
             return []
         return _timed(lambda timeout: list(self.compiled.finditer(text, timeout=timeout)))
 
     def findall(self, text: str) -> list[Any]:
-        if self._ruled_out(text):
+        if self._none_in(text):
             return []
         return _timed(self.compiled.findall, text)
 

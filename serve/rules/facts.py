@@ -83,9 +83,19 @@ def path_tokens(text: str) -> list[str]:
     return [p for token in DELIMITERS.runs(text) if (p := _path_token(token)) is not None]
 
 
+# PATH_TOKEN at each line's start: its classes hold no newline, so on a line it matches as on the line
+# alone, and one scan of the tokens a line each costs less than a call per token.
+PATH_LINE = rx.compile("^(?:" + PATH_TOKEN.pattern + ")", rx.M)
+
+
 def path_token_set(text: str) -> set[str]:
     """`set(path_tokens(text))`, each distinct token read once (a long tool result repeats most)."""
-    return {p for token in set(DELIMITERS.runs(text)) if (p := _path_token(token)) is not None}
+    tokens = {
+        token.strip("./") and token.rstrip(".")
+        for token in set(DELIMITERS.runs(text))
+        if ("/" in token or "." in token) and len(token) <= 4096
+    }
+    return set(PATH_LINE.findall("\n".join(tokens)))
 
 
 def normalize_host(host: str) -> str:
@@ -284,9 +294,23 @@ LOCAL_PORT = rx.compile(
 
 
 # HOSTNAME and IPV4 match, and look around, within runs of word characters and `.@-`, HOST_PORT within
-# those and `/:` (`serve.rules.tokens`): they scan only the runs with a `.` (a `:`), with the same matches.
+# those and `/:` (`serve.rules.tokens`): they scan only the runs that can hold a match, with the same
+# matches. HOST_PORT's lookbehind refuses every character of an ASCII run, so there it can match only
+# from the run's start: a letter, letters, digits and `-` up to a `:` within 64 characters, a digit.
 NAME_RUNS = all_but("_.@-")
 PORT_RUNS = all_but("_.@-/:")
+
+
+def _may_hold_host_port(run: str) -> bool:
+    if not run.isascii():
+        return True
+    colon = run.find(":", 1, 64)
+    return (
+        colon > 0
+        and run[0].isalpha()
+        and run[:colon].replace("-", "").isalnum()
+        and run[colon + 1 : colon + 2].isdigit()
+    )
 
 
 def text_hosts(text: str) -> set[str]:
@@ -298,7 +322,8 @@ def text_hosts(text: str) -> set[str]:
     found |= {m[1].lower() for m in TEXT_URL.finditer(text)}
     found |= {m[1] for m in IPV4.finditer(dotted)}
     found |= {m[1].lower() for m in IPV6.finditer(text)}
-    found |= {m[1].lower() for m in HOST_PORT.finditer(PORT_RUNS.runs_with(text, ":"))}
+    ports = " ".join(r for r in PORT_RUNS.runs(text) if ":" in r and _may_hold_host_port(r))
+    found |= {m[1].lower() for m in HOST_PORT.finditer(ports)}
     if "localhost" in text.lower():
         found.add("localhost")
     if LOCAL_PORT.found(text):  # "the server is running on 4000": a local one

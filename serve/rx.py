@@ -7,6 +7,12 @@ guard's rules match text: it wraps the `regex` module (same syntax as `re`), who
 takes a `timeout`, and passes it the time left in the current check's budget (`budget(s)`), or
 `DEFAULT_TIMEOUT_S` outside one. A match that runs out of time raises `BudgetExceeded`; the
 engine turns it into an unknown, which blocks (fail closed).
+
+On long text a pattern first looks for its needles (`serve.literals`): literals one of which any
+match contains. Where none is there the answer (no match) comes without running the matcher; the
+answers are the same, a tool result's fold just costs a fraction. `found` answers "does it match"
+by each top-level alternative on its own, which the matcher scans for by its leading literal: a
+long alternation is many times faster so.
 """
 
 from __future__ import annotations
@@ -20,12 +26,18 @@ from typing import Any
 
 import regex
 
+from . import literals
+
 I = IGNORECASE = regex.IGNORECASE  # noqa: E741 - mirrors re.I
 M = MULTILINE = regex.MULTILINE
 S = DOTALL = regex.DOTALL
 X = VERBOSE = regex.VERBOSE
 DEFAULT_TIMEOUT_S = 1.0
 """Per-match limit when no check budget is active (folding history, the CLI, tests)."""
+NEEDLE_CHARS = 2048
+"""Text this long is first searched for a pattern's needles (on shorter text the matcher is quick)."""
+SPLIT_CHARS = 4096
+"""Text this long is matched by `found` one top-level alternative at a time."""
 
 _deadline: contextvars.ContextVar[float | None] = contextvars.ContextVar("guard_deadline", default=None)
 
@@ -62,35 +74,94 @@ def _timed(call: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         raise BudgetExceeded("guard pattern match ran out of time") from exc
 
 
+_last_folded: tuple[str, str] = ("", "")
+
+
+def _folded(text: str) -> str:
+    """`literals.folded(text)`, kept for the last text: a fold runs a dozen patterns over the same one."""
+    global _last_folded
+    last = _last_folded
+    if last[0] is text:
+        return last[1]
+    folded = literals.folded(text)
+    _last_folded = (text, folded)
+    return folded
+
+
 class Pattern:
     """A compiled pattern whose methods take the time limit from the current budget."""
 
-    __slots__ = ("compiled", "pattern")
+    __slots__ = ("_branches", "compiled", "needles", "pattern")
 
     def __init__(self, pattern: str, flags: int = 0) -> None:
         self.compiled = regex.compile(pattern, flags)
         self.pattern = pattern
+        self.needles = literals.needles(pattern, self.compiled.flags)
+        self._branches: tuple[Pattern, ...] | None = None
+
+    def _ruled_out(self, text: str) -> bool:
+        """No match can be in `text`: it is long and holds none of the needles."""
+        return (
+            self.needles is not None
+            and len(text) >= NEEDLE_CHARS
+            and literals.absent(self.needles, _folded(text))
+        )
+
+    def _split(self) -> tuple[Pattern, ...]:
+        if self._branches is None:
+            parts = literals.branches(self.pattern, self.compiled.flags) or []
+            self._branches = tuple(Pattern(p, self.compiled.flags) for p in parts)
+        return self._branches
+
+    def found(self, text: str) -> bool:
+        """Whether the pattern matches somewhere in `text` (`search(text) is not None`)."""
+        if self._ruled_out(text):
+            return False
+        if len(text) >= SPLIT_CHARS and self._split():
+            return any(branch.found(text) for branch in self._branches)
+        return _timed(self.compiled.search, text) is not None
+
+    def _none_in(self, text: str) -> bool:
+        """No match in the whole of `text`, by `found` on long text with alternatives (all matches are
+        wanted where none is the usual answer: a scan per alternative costs less than one of the whole)."""
+        if len(text) >= SPLIT_CHARS and self._split():
+            return not self.found(text)
+        return self._ruled_out(text)
 
     def search(self, text: str, pos: int = 0, endpos: int | None = None) -> Any:
+        if self._ruled_out(text):
+            return None
         return _timed(self.compiled.search, text, pos, endpos)
 
     def match(self, text: str, pos: int = 0, endpos: int | None = None) -> Any:
+        if self._ruled_out(text):
+            return None
         return _timed(self.compiled.match, text, pos, endpos)
 
     def fullmatch(self, text: str, pos: int = 0, endpos: int | None = None) -> Any:
+        if self._ruled_out(text):
+            return None
         return _timed(self.compiled.fullmatch, text, pos, endpos)
 
     def finditer(self, text: str) -> list[Any]:
         """All matches, as a list (the whole scan runs under the time limit)."""
+        if self._none_in(text):
+            return []
         return _timed(lambda timeout: list(self.compiled.finditer(text, timeout=timeout)))
 
     def findall(self, text: str) -> list[Any]:
+        if self._none_in(text):
+            return []
         return _timed(self.compiled.findall, text)
 
     def sub(self, repl: Any, text: str, count: int = 0) -> str:
+        if self._ruled_out(text):
+            return text
         return _timed(self.compiled.sub, repl, text, count)
 
     def split(self, text: str, maxsplit: int = 0) -> list[str]:
+        if self._ruled_out(text):
+            return [text]
         return _timed(self.compiled.split, text, maxsplit)
 
 

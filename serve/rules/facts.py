@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import posixpath
+import re
 from typing import TYPE_CHECKING
 
 from .. import rx
@@ -26,6 +27,7 @@ from ..policy import read_policy
 from .runs import record as record_runnable
 from .shellread import read_shell
 from .shellwords import resolve
+from .tokens import Cutter, all_but
 
 if TYPE_CHECKING:
     from ..normalize import NormalCall
@@ -55,7 +57,9 @@ ISSUE_URL = rx.compile(
 )
 REMOTE_LINE = rx.compile(r"^(\S+)\s+(\S+)\s+\((?:fetch|push)\)\s*$", rx.M)
 HEX_REV = rx.compile(r"(?<![\w/.-])([0-9a-f]{7,40})(?![\w/-])")
-WORD = rx.compile(r"[a-z0-9_]+")
+# Lower-case ASCII words: a pattern that can't backtrack, over text cut to `MAX_SHINGLE_TEXT`, so the
+# stdlib matcher runs it without `rx`'s time limit (which checks the clock at every match: 4x slower).
+WORD = re.compile(r"[a-z0-9_]+")
 LIST_LITERAL = rx.compile(r"[\[(][^\[\]()\n]{1,120}[\])]")
 TEST_TEXT = rx.compile(r"\bdef test_|\bassert\b|\bexpect\(|\bfunc Test|#\[test\]|\btest\(")
 SHINGLE = 6  # words: a search query sharing 6 consecutive words with the task quotes it
@@ -63,18 +67,35 @@ MAX_SHINGLE_TEXT = 64_000
 PATHISH = rx.compile(r"[\w./-]*[\w-]+\.[A-Za-z0-9]{1,8}\b|[\w./-]+/[\w.-]+")
 # Path tokens are found by splitting on what can't be in one (linear, no backtracking): a token
 # with a `/` or a dotted name is a path.
-DELIMITERS = str.maketrans({c: " " for c in "\t\n\r'\"`()[]{}<>,;:=|&*?!$#@%^+\\"})
+DELIMITERS = Cutter("\t\n\r'\"`()[]{}<>,;:=|&*?!$#@%^+\\")
 PATH_TOKEN = rx.compile(r"[\w./-]*[\w-]\.[A-Za-z0-9]{1,8}|[\w./-]*/[\w.-]+")
 
 
+def _path_token(token: str) -> str | None:
+    if ("/" in token or "." in token) and len(token) <= 4096:
+        found = PATH_TOKEN.match(token.strip("./") and token.rstrip("."))
+        if found:
+            return found[0]
+    return None
+
+
 def path_tokens(text: str) -> list[str]:
-    out: list[str] = []
-    for token in text.translate(DELIMITERS).split():
-        if ("/" in token or "." in token) and len(token) <= 4096:
-            found = PATH_TOKEN.match(token.strip("./") and token.rstrip("."))
-            if found:
-                out.append(found[0])
-    return out
+    return [p for token in DELIMITERS.runs(text) if (p := _path_token(token)) is not None]
+
+
+# PATH_TOKEN at each line's start: its classes hold no newline, so on a line it matches as on the line
+# alone, and one scan of the tokens a line each costs less than a call per token.
+PATH_LINE = rx.compile("^(?:" + PATH_TOKEN.pattern + ")", rx.M)
+
+
+def path_token_set(text: str) -> set[str]:
+    """`set(path_tokens(text))`, each distinct token read once (a long tool result repeats most)."""
+    tokens = {
+        token.strip("./") and token.rstrip(".")
+        for token in set(DELIMITERS.runs(text))
+        if ("/" in token or "." in token) and len(token) <= 4096
+    }
+    return set(PATH_LINE.findall("\n".join(tokens)))
 
 
 def normalize_host(host: str) -> str:
@@ -286,18 +307,40 @@ LOCAL_PORT = rx.compile(
 )
 
 
+# HOSTNAME and IPV4 match, and look around, within runs of word characters and `.@-`, HOST_PORT within
+# those and `/:` (`serve.rules.tokens`): they scan only the runs that can hold a match, with the same
+# matches. HOST_PORT's lookbehind refuses every character of an ASCII run, so there it can match only
+# from the run's start: a letter, letters, digits and `-` up to a `:` within 64 characters, a digit.
+NAME_RUNS = all_but("_.@-")
+PORT_RUNS = all_but("_.@-/:")
+
+
+def _may_hold_host_port(run: str) -> bool:
+    if not run.isascii():
+        return True
+    colon = run.find(":", 1, 64)
+    return (
+        colon > 0
+        and run[0].isalpha()
+        and run[:colon].replace("-", "").isalnum()
+        and run[colon + 1 : colon + 2].isdigit()
+    )
+
+
 def text_hosts(text: str) -> set[str]:
     """Every host-like token in free text: names with a dot, IPv4/IPv6 literals, localhost, the host
     of any URL (a single-label host such as `http://api:8080` counts when a URL names it), a
     single-label `host:port`, and loopback where a server is said to run on a port."""
-    found = {m[1].lower() for m in HOSTNAME.finditer(text)}
+    dotted = NAME_RUNS.runs_with(text, ".")
+    found = {m[1].lower() for m in HOSTNAME.finditer(dotted)}
     found |= {m[1].lower() for m in TEXT_URL.finditer(text)}
-    found |= {m[1] for m in IPV4.finditer(text)}
+    found |= {m[1] for m in IPV4.finditer(dotted)}
     found |= {m[1].lower() for m in IPV6.finditer(text)}
-    found |= {m[1].lower() for m in HOST_PORT.finditer(text)}
+    ports = " ".join(r for r in PORT_RUNS.runs(text) if ":" in r and _may_hold_host_port(r))
+    found |= {m[1].lower() for m in HOST_PORT.finditer(ports)}
     if "localhost" in text.lower():
         found.add("localhost")
-    if LOCAL_PORT.search(text):  # "the server is running on 4000": a local one
+    if LOCAL_PORT.found(text):  # "the server is running on 4000": a local one
         found |= {"localhost", "127.0.0.1"}
     return found
 
@@ -306,8 +349,9 @@ def words(text: str) -> list[str]:
     return WORD.findall(text.lower())
 
 
-def shingles(tokens: list[str]) -> set[str]:
-    return {" ".join(tokens[i : i + SHINGLE]) for i in range(len(tokens) - SHINGLE + 1)}
+def shingles(tokens: list[str]) -> set[tuple[str, ...]]:
+    """Every run of `SHINGLE` consecutive words, as a tuple (built in C, no joined strings)."""
+    return set(zip(*(tokens[i:] for i in range(SHINGLE)), strict=False))
 
 
 class SessionFacts:
@@ -335,7 +379,7 @@ class SessionFacts:
         self.allow_suffixes = tuple(h[1:].lower() for h in allowlist if h.startswith("*."))
         self.hosts: set[str] = set()
         self.cwd: str | None = None
-        self.task_shingles: set[str] = set()
+        self.task_shingles: set[tuple[str, ...]] = set()
         self.task_repos: set[tuple[str, str, str]] = set()
         self.remotes: dict[str, str] = {}
         self.seen_names: set[str] = set()  # basenames named by non-agent text or read by the agent
@@ -425,7 +469,7 @@ class SessionFacts:
         text = bounded(unwrapped(text))
         # Only file contents count as task text (a search quoting an error message is fine).
         self._text(text, task=ncall is not None and _reads_file(ncall, self.cwd), files=True)
-        if TEST_TEXT.search(text):
+        if TEST_TEXT.found(text):
             self.test_literals.update(rx.sub(r"\s+", "", m[0]) for m in LIST_LITERAL.finditer(text))
         command = ncall.command if ncall is not None else None
         if command is None:
@@ -444,12 +488,12 @@ class SessionFacts:
         text = bounded(text)
         self.hosts |= text_hosts(text)
         self.project_names.update(package_key(m[1]) for m in VENDORED.finditer(text))
-        self.registry_configured = self.registry_configured or REGISTRY_CONFIGURED.search(text) is not None
+        self.registry_configured = self.registry_configured or REGISTRY_CONFIGURED.found(text)
         if files:  # only tool output shows a file exists; a prompt may name one to create
             self.project_names.update(
                 package_key(next(g for g in m.groups() if g)) for m in PROJECT_NAME.finditer(text)
             )
-            self.seen_names.update(posixpath.basename(p.rstrip("/")) for p in path_tokens(text))
+            self.seen_names.update(posixpath.basename(p.rstrip("/")) for p in path_token_set(text))
         if task:
             self.task_shingles |= shingles(words(text[:MAX_SHINGLE_TEXT]))
 

@@ -204,7 +204,7 @@ def adds(pattern: rx.Pattern[str], text: str, kept: frozenset[str]) -> bool:
     """Whether `pattern` matches text that touches a line not in `kept` (the lines an edit leaves as
     they were: its context, e.g. `for m in pending(conn):` around an added flag, is not what it adds)."""
     if not kept:
-        return pattern.search(text) is not None
+        return pattern.found(text)
     for found in pattern.finditer(text):
         start = text.rfind("\n", 0, found.start()) + 1
         end = text.find("\n", found.end())

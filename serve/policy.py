@@ -291,13 +291,13 @@ ACTIONS: tuple[tuple[Action, re.Pattern[str]], ...] = (
     ),
 )
 NAMED_TEST = re.compile(
-    r"[\w./-]*(?<![A-Za-z])(?:tests?|specs?|__tests__)(?![A-Za-z])[\w./-]*\.\w+"
+    r"(?<![\w./-])[\w./-]{0,200}?(?<![A-Za-z])(?:tests?|specs?|__tests__)(?![A-Za-z])[\w./-]{0,200}?\.\w+"
     r"|\btest_\w+|\btest[A-Z]\w*|\bTest[A-Z]\w*|\b[A-Z]\w*(?:Tests?|Spec)\b|\b\w+_test\b"
     r"|\b(?:test|spec|example|case|it)\s+[`'\"][^`'\"\n]{3,80}[`'\"]"
     r"|[`'\"][^`'\"\n]{3,80}[`'\"]\s+(?:test|spec|example|case)\b"
 )
 """A test the user names: a test file, a test's identifier, or a quoted test title."""
-TEST_FILE = r"`?[\w./-]*(?:test|spec)[\w./-]*"
+TEST_FILE = r"`?[\w./-]{0,200}?(?:test|spec)[\w./-]{0,200}"
 PRONOUN = r"(?:it|them|that|this|those)"
 TARGETED: tuple[tuple[Action, re.Pattern[str]], ...] = (
     (

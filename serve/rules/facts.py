@@ -450,6 +450,8 @@ class SessionFacts:
             self.hosts |= {"127.0.0.1", "localhost"}
         for path in ncall.reads:
             self.seen_names.add(posixpath.basename(path))
+        for edit in ncall.edits:  # an edit finds the file there: it existed (or the agent made it)
+            self.seen_names.add(posixpath.basename(edit.path))
         for path, content in ncall.writes:
             if not self.file_seen(path):
                 self.created.add(resolve(path, self.cwd))

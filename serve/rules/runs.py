@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Protocol
 from .. import rx
 from ..normalize import NormalCall, ToolKind
 from .gates import is_gate_file
+from .paths import is_runner_config, is_shell_startup
 from .shellwords import operands, option_values, resolve
 
 if TYPE_CHECKING:
@@ -64,6 +65,22 @@ TARGET = rx.compile(r"^([^\s:=#][^:=#]*?)\s*::?(?!=)(.*)$")
 
 def runnable(path: str) -> bool:
     return RUNNABLE.search(path) is not None
+
+
+def gate_like(path: str) -> bool:
+    """A file a check reads as it runs: a gate (lint, CI, build, benchmark), a runner's configuration, a
+    shell start-up file."""
+    return is_gate_file(path) or is_runner_config(path) or is_shell_startup(path)
+
+
+CHECK_RUN = rx.compile(
+    r"(?i)^(?:\S*/)?(?:make|gmake|pytest|py\.test|tox|nox|jest|vitest|mocha|rspec|rake|ctest|phpunit|phpstan|"
+    r"pre-commit|golangci-lint|mypy|ruff|flake8|eslint|tsc|gradlew?|mvnw?|just|task)\b"
+    r"|^(?:\S*/)?(?:npm|yarn|pnpm|bun)\s+(?:test|t|run|ci)\b|^(?:\S*/)?(?:cargo|go|swift|dotnet|mix|composer|bundle|"
+    r"deno)\s+\S+|^git\s+(?:commit|push)\b|^(?:\S*/)?python\d?(?:\.\d+)?\s+-m\s+(?:pytest|unittest|nox|tox)\b"
+    r"|^R(?:script)?\b|^(?:bash|sh)\s+\S*(?:test|check|ci|lint|verify)|^\./\S*(?:test|check|ci|lint|verify)"
+)
+"""A command that runs checks: the gates the session wrote are in force when it runs."""
 
 
 def record(facts: SessionFacts, call: NormalCall, view: ShellView | None) -> None:
@@ -134,7 +151,7 @@ def _set_package_scripts(kept: dict[str, str], command: ShellCommand, cwd: str |
 
 
 def _keep(kept: dict[str, str], path: str, content: str) -> None:
-    if not runnable(path):
+    if not (runnable(path) or gate_like(path)):
         return
     if path not in kept and len(kept) >= MAX_FILES:
         return
@@ -146,6 +163,10 @@ def run_calls(name: str, view: ShellView, facts: SessionFacts) -> list[NormalCal
     if not facts.scripts:
         return []
     out: list[NormalCall] = []
+    if any(CHECK_RUN.search(" ".join(c.argv)) for c in view.commands):
+        for path, text in facts.scripts.items():  # every gate the session wrote, judged as it gates
+            if gate_like(path):
+                out.append(NormalCall(name, ToolKind.WRITE, writes=((path, text),), ran=True))
     for command in view.commands:
         for kind, text in _runs(command, facts):
             if kind.startswith("file:"):  # a build file the runner reads: judged as written now

@@ -164,9 +164,14 @@ THRESHOLD_WORDS = (
     r"p\d{2}|latency\s+targets?|slos?|"
     r"max[-_ ]?warnings|timeout|cutoff|floor|tolerance|epsilon|atol|rtol|minimum_coverage|maxIssues)"
 )
+GATE_NUMBER_WORDS = (
+    r"(?:coverage|fail_under|fail-under|threshold|minimum(?:_coverage)?|min(?:imum)?[- ]coverage|budgets?|"
+    r"p\d{2}|latency\s+targets?|slos?|max[-_ ]?warnings|maxIssues|floor|cutoff)"
+)
+"""Limits of a gate a user may set to a value (not a request timeout or a retry limit)."""
 SET_TO = (
-    rf"\b(?:set|change|make|move|put)\b[^.;!?\n]{{0,40}}?{THRESHOLD_WORDS}[^.;!?\n]{{0,30}}?\bto\s+\d"
-    rf"|{THRESHOLD_WORDS}(?:[^.;!?\n]|\.(?=\w)){{0,40}}?\bfrom\s+\d[\d.]*\s*(?:%|[a-zA-Z]{{1,3}})?\s+to\s+\d"
+    rf"\b(?:set|change|make|move|put)\b[^.;!?\n]{{0,40}}?{GATE_NUMBER_WORDS}[^.;!?\n]{{0,30}}?\bto\s+\d"
+    rf"|{GATE_NUMBER_WORDS}(?:[^.;!?\n]|\.(?=\w)){{0,40}}?\bfrom\s+\d[\d.]*\s*(?:%|[a-zA-Z]{{1,3}})?\s+to\s+\d"
 )
 """A threshold set to a value the user gives: they chose the direction ("set minimum_coverage to 92")."""
 ACTIONS: tuple[tuple[Action, re.Pattern[str]], ...] = (
@@ -270,10 +275,7 @@ ACTIONS: tuple[tuple[Action, re.Pattern[str]], ...] = (
         re.compile(
             r"\b(?:switch|turn)\b[^.;!?\n]{0,40}?\boff\b|\bdisable\b[^.;!?\n]{0,30}?\b(?:rules?|lint\w*|checks?|"
             r"warnings?|linters?)\b|\badd\b[^.;!?\n]{0,40}?\b(?:ignore|exclude|allow|omit)(?:\s+list|-list|s)?\b"
-            r"|\badd\b[^.;!?\n]{0,40}?\b(?:override|exemption|exception)s?\b"
             r"|\badd\b[^.;!?\n]{0,40}?\bto\s+(?:the\s+)?\.?[\w-]*ignore\b"
-            r"|\b(?:advisory|non-?blocking|continue-on-error|allow_failure|allowed\s+to\s+fail)\b"
-            r"|\blet\b[^.;!?\n]{0,40}?\bfail\b"
             r"|\bignore\s+(?:rule\s+)?[A-Z]{1,4}\d{2,4}\b|\bexclude\b[^.;!?\n]{0,60}?\bfrom\s+(?:the\s+)?[\w-]+",
             re.I,
         ),
@@ -299,13 +301,17 @@ NAMED_TEST = re.compile(
 """A test the user names: a test file, a test's identifier, or a quoted test title."""
 TEST_FILE = r"`?[\w./-]{0,200}?(?:test|spec)[\w./-]{0,200}"
 PRONOUN = r"(?:it|them|that|this|those)"
+TEST_NAME = (
+    r"(?:test_\w+|test[A-Z]\w*|Test[A-Z]\w*|[A-Z]\w*(?:Tests?|Spec)|[\w./-]*(?:test|spec)[\w./-]*\.\w+)"
+)
 TARGETED: tuple[tuple[Action, re.Pattern[str]], ...] = (
     (
         Action.SKIP_TESTS,
         re.compile(
-            r"\b(?:mark|tag|make|set|flag|annotate)\b(?:\s+\S+){0,5}?\s+(?:as\s+|with\s+)?[`'\"#\[]*"
+            rf"\b(?:mark|tag|make|set|flag|annotate)\s+(?:{PRONOUN}|the\s+(?:test|spec|case)|{TEST_NAME})\b"
+            r"(?:\s+\S+){0,4}?\s+(?:as\s+|with\s+)?[`'\"#\[]*"
             r"(?:skip(?:ped|s)?|xfail(?:ed)?|ignored?|pending|disabled?|quarantined?)\b"
-            rf"|\b(?:skip|xfail|ignore|disable|quarantine)\s+{PRONOUN}\b|\b(?:test|it|describe)\.skip\s+{PRONOUN}\b"
+            rf"|\b(?:skip|xfail|quarantine)\s+{PRONOUN}\b|\b(?:test|it|describe)\.skip\s+{PRONOUN}\b"
             r"|\bchange\b[^.;!?\n]{0,100}?\bto\s+[`'\"]?(?:ignore|skip|xit|pending|xfail)\b"
             r"|\bdisable\s+`?[\w.:]*(?:test|spec)\w*"
             r"|\b(?:with|add|using|put)\s+(?:a\s+|an\s+)?(?:[\w.-]+\s+)?(?:skip|xfail|ignore|pending)\w*\s+(?:marker|"
@@ -325,22 +331,37 @@ TARGETED: tuple[tuple[Action, re.Pattern[str]], ...] = (
         Action.EDIT_TESTS,
         re.compile(
             rf"\b(?:git\s+mv|mv|rename|move)\s+(?:{PRONOUN}\b|{TEST_FILE})"
-            r"|\b(?:remove|drop|delete|take\s+out|get\s+rid\s+of)\b(?:\s+\S+){0,3}?\s+[`'\"]?(?:\.only|only|xfail|"
-            r"skip|pending|fdescribe|fit|xit|@skip\w*|@pytest\.mark\.(?:skip|xfail)\w*)\b"
-            r"|\b(?:set|add|put|use)\b[^.;!?\n]{0,60}?\b(?:on|to|in|for)\s+(?:that|this|the)\s+test(?:'s)?\b"
-            r"|\b(?:correct|update|change|adjust)\b(?:\s+\S+){0,3}?\s+(?:the\s+)?(?:test(?:'s)?\s+)?"
-            r"expect(?:ations?|ed\s+\w+)\b",
+            r"|\b(?:remove|drop|delete|take\s+out|get\s+rid\s+of)\b(?:\s+\S+){0,3}?\s+[`'\"]?(?:\.only\b|xfail\b|"
+            r"fdescribe\b|\bfit\b|\bxit\b|@skip\w*|@pytest\.mark\.(?:skip|xfail)\w*|the\s+(?:skip|xfail)\s+marker)"
+            r"|\b(?:set|add|put|use)\b[^.;!?\n]{0,60}?\b(?:on|to|in|for)\s+(?:that|this|the)\s+test(?:'s)?\b",
             re.I,
         ),
     ),
 )
-"""Grants that need a test the message names (``NAMED_TEST``): "mark it skipped", "delete that file"."""
+"""Grants that need a test named in the same or the previous sentence (``NAMED_TEST``): "mark it
+skipped", "delete that file"."""
+GATE_NOUN = re.compile(
+    r"\b(?:jobs?|steps?|checks?|lint\w*|ci|workflows?|pipelines?|stages?|gates?|hooks?|typecheck\w*|mypy|tsc|"
+    r"eslint|ruff|flake8|pylint|rubocop|phpstan|detekt|clippy|coverage|codecov)\b",
+    re.I,
+)
+GATE_IN_CONTEXT = (
+    Action.EDIT_GATES,
+    re.compile(
+        r"\badd\b[^.;!?\n]{0,40}?\b(?:override|exemption)s?\b"
+        r"|\b(?:advisory|non-?blocking|continue-on-error|allow_failure|allowed\s+to\s+fail)\b"
+        r"|\blet\b[^.;!?\n]{0,40}?\bfail\b",
+        re.I,
+    ),
+)
+"""Loose words for a gate change ("make it advisory", "add an override") that grant only beside a gate
+noun in the same sentence ("make the socket non-blocking" grants nothing)."""
 WRONG = re.compile(
     r"\b(?:tests?|specs?|expectations?|assertions?|cases?|rows?|examples?|test_\w+|test[A-Z]\w*|Test\w+|\w+Tests?|"
     r"\w+Spec)\b(?:\s+[\w:'\"{},\[\]()<>.=-]+){0,6}?\s+(?:is|are)\s+(?:\w+\s+)?(?:wrong|incorrect|bogus|mistaken)\b"
-    r"|\bwrong\s+(?:expected|expectation|value|number|string|assert\w*|row|case|example)"
+    r"|\bwrong\s+(?:expected|expectation|assert\w*|row|case|example)"
     r"|\b(?:implementation|code|parser|function|logic|behaviou?r)\s+is\s+(?:right|correct)\b"
-    r"|\bexpected\s+(?:\w+\s+)?should\s+be\b|\b(?:intentional(?:ly)?|on\s+purpose|by\s+design|deliberate(?:ly)?)\b",
+    r"|\bexpected\s+(?:\w+\s+)?should\s+be\b",
     re.I,
 )
 SNAPSHOT_NOUN = re.compile(
@@ -359,6 +380,16 @@ OTHERS = re.compile(r"\b(?:other|rest|remaining)\b", re.I)
 """A limit on "the other tests" beside a grant is the grant's boundary, not a ban on the grant."""
 """The user says a test is wrong (not the code: "`add` is wrong" is no such sentence): then "fix it" means
 the test."""
+EXPECTATION_EDIT = (
+    Action.EDIT_TESTS,
+    re.compile(
+        r"\b(?:correct|update|change|adjust)\b(?:\s+\S+){0,3}?\s+(?:the\s+)?(?:test(?:'s)?\s+)?"
+        r"expect(?:ations?|ed\s+(?:values?|strings?|outputs?|results?|numbers?))\b",
+        re.I,
+    ),
+)
+"""A named test's expectation changed in words ("change that expectation"): read wherever the message
+names the test."""
 FIX_THE_TEST = (
     Action.EDIT_TESTS,
     re.compile(
@@ -380,6 +411,9 @@ GATE_WORDS = {
     r"\bpackage\.json\b": ("package.json",),
 }
 """Gate kinds a sentence may name instead of a path, and the files they stand for."""
+TOOL_WORDS = frozenset(w for w in GATE_WORDS if not w.startswith((r"\bci", r"\bmake", r"\bpackage")))
+"""Tool names that stand for their configuration files wherever the message names them (CI, Makefile and
+package.json words count only in the grant's own sentence)."""
 NEGATION_REACH = 30
 """A negation reaches an action starting at most this many characters after it ("do not update the
 snapshots"; "bump the threshold so we don't slide back" negates nothing it precedes)."""
@@ -391,15 +425,24 @@ def read_policy(text: str) -> SessionPolicy:
     """The grants and limits one user message states (see the module docstring)."""
     grants: list[Grant] = []
     limits: list[Grant] = []
-    actions_read = ACTIONS
-    if NAMED_TEST.search(text[:MAX_TEXT]):
-        actions_read += TARGETED + ((FIX_THE_TEST,) if WRONG.search(text[:MAX_TEXT]) else ())
-    if SNAPSHOT_NOUN.search(text[:MAX_TEXT]):
-        actions_read += (REDO_THEM,)
+    wrong = WRONG.search(text[:MAX_TEXT]) is not None
+    named = NAMED_TEST.search(text[:MAX_TEXT]) is not None
+    previous = ""
     for match in SENTENCE.finditer(text[:MAX_TEXT]):
         sentence = " ".join(match[0].split())
         if len(sentence) < 4:
             continue
+        near = previous + " " + sentence  # a test or a snapshot named here or in the sentence before
+        previous = sentence
+        actions_read = ACTIONS
+        if named:
+            actions_read += (EXPECTATION_EDIT,) + ((FIX_THE_TEST,) if wrong else ())
+        if NAMED_TEST.search(near):
+            actions_read += TARGETED
+        if SNAPSHOT_NOUN.search(near):
+            actions_read += (REDO_THEM,)
+        if GATE_NOUN.search(sentence):
+            actions_read += (GATE_IN_CONTEXT,)
         paths = tuple(dict.fromkeys(p for p in _paths(sentence)))
         negations = [m.end() for m in LIMIT_OPENER.finditer(sentence)]
         actions = []
@@ -426,17 +469,20 @@ def read_policy(text: str) -> SessionPolicy:
                 covered = tuple(
                     g
                     for words, globs in GATE_WORDS.items()
-                    if re.search(words, sentence, re.I) or re.search(words, text[:MAX_TEXT], re.I)
+                    if re.search(words, sentence, re.I)
+                    or (words in TOOL_WORDS and re.search(words, text[:MAX_TEXT], re.I))
                     for g in globs
                 )
             grants.append(Grant(action, covered, sentence))
     grants = [_test_grant(g, text) if g.action in TEST_PATH_ACTIONS else g for g in grants]
-    if grants:  # "… don't touch the other tests"; "don't touch the apply job" beside a grant naming ci.yml
+    if grants:  # "… don't touch the other tests" beside grants on named tests; "don't touch the apply job"
         specific = {g.action for g in grants if g.paths and g.action not in TEST_PATH_ACTIONS}
+        scoped = all(g.paths for g in grants if g.action in TEST_PATH_ACTIONS)
         limits = [
             limit
             for limit in limits
-            if not OTHERS.search(limit.line) and not (limit.action in specific and not limit.paths)
+            if not (OTHERS.search(limit.line) and scoped)
+            and not (limit.action in specific and not limit.paths)
         ]
     return SessionPolicy(tuple(grants), tuple(limits))
 

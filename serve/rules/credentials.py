@@ -106,18 +106,31 @@ FILTERED_ENV = rx.compile(
     r"\b(?:env|printenv)\s*\|\s*grep\s+((?:-[a-zA-Z]+\s+)*)(?:(['\"])([^'\"\n]{1,80})\2|([^\s'\"|;&]{1,80}))"
     r"\s*(?:$|[|;&])"
 )
-SECRET_WORD = rx.compile(r"KEY|TOKEN|SECRET|PASS|CRED|AUTH|COOKIE|PRIVATE|SESSION|\.|\*|\\w", rx.I)
+SECRET_WORD = rx.compile(
+    r"KEY|TOKEN|SECRET|PASS|CRED|AUTH|COOKIE|PRIVATE|SESSION|API|AWS|GH_|GITHUB|GITLAB|OPENAI|ANTHROPIC|AZURE|"
+    r"GCP|GOOGLE|STRIPE|SLACK|DSN|DATABASE|DB_|PG|MYSQL|REDIS|NPM_|PYPI|TWINE|DOCKER|HF_|HUGGING|SENTRY|\.|\*|\\w",
+    rx.I,
+)
 
 
-def _filtered_to_plain_names(command: str) -> bool:
-    """``env | grep -i java_home``: the environment filtered to variables the pattern names, none of them
-    a secret's (an inverted or wildcard filter still shows everything)."""
-    found = FILTERED_ENV.search(command)
-    if found is None or "v" in found[1]:
-        return False
-    pattern = found[3] or found[4] or ""
-    names = [n.strip("^$= ") for n in pattern.split("|")]
-    return SECRET_WORD.search(pattern.replace("\\|", "|")) is None and all(len(n) >= 3 for n in names)
+def _filtered_to_plain_names(command: str) -> int:
+    """How many ``env | grep -i java_home`` pipes the command holds: the environment filtered to variables
+    the pattern names, none of them a secret's (an inverted or wildcard filter still shows everything)."""
+    count = 0
+    for found in FILTERED_ENV.finditer(command):
+        pattern = found[3] or found[4] or ""
+        names = [n.strip("^$= ") for n in pattern.split("|")]
+        plain = "v" not in found[1] and SECRET_WORD.search(pattern) is None
+        count += plain and all(len(n) >= 3 for n in names)
+    return count
+
+
+SHOWN_SECRET = rx.compile(
+    rf"\b(?:echo|printf|print|base64|xxd|od|hexdump|rev)\b[^|;&\n]{{0,80}}\$\{{?{SECRET_NAME}\b"
+    rf"|\$\{{?{SECRET_NAME}\b[^;&\n]{{0,80}}\|\s*(?:base64|xxd|od|rev|tee)\b"
+)
+"""A secret variable shown or encoded (``echo $GH_TOKEN``, ``… | base64``): never using it, even when
+the user named it."""
 
 
 def _secret_name(reference: str) -> str:
@@ -149,13 +162,13 @@ class CredentialUseRule:
             return Finding(Reason.KEY_FILE)
         if any(CODE_DOTENV.search(code) for code in code_texts(call, facts)):
             return Finding(Reason.KEY_FILE)
+        dumps = 0
         if call.command:
             texts.append(call.command)
             for c in read_shell(call.command, facts.cwd).commands:
                 texts.append(" ".join(c.argv))  # with the variables it set expanded
                 if c.name in DUMP_COMMANDS and _dumps_environment(c.name, c.argv):
-                    if not (c.name in ("env", "printenv") and _filtered_to_plain_names(call.command)):
-                        return Finding(Reason.ENV_DUMP)
+                    dumps += 1
                 if c.name == "printenv" and any(
                     rx.fullmatch(SECRET_NAME, w) and w.lower() not in facts.user_words for w in c.argv[1:]
                 ):
@@ -164,6 +177,12 @@ class CredentialUseRule:
                     not w.startswith("-") and w.isalpha() and "e" in w for w in c.argv[1:]
                 ):  # BSD-style `ps e`/`ps eww`: every process's environment
                     return Finding(Reason.ENV_DUMP)
+            if dumps > _filtered_to_plain_names(call.command):
+                return Finding(
+                    Reason.ENV_DUMP
+                )  # every dump but those a pipe of their own filters to plain names
+        if any(SHOWN_SECRET.search(t) for t in texts):
+            return Finding(Reason.SECRET_VARIABLE)  # a secret printed or encoded, whoever named it
         for text in texts:
             if ENV_DUMP.search(text):
                 return Finding(Reason.ENV_DUMP)

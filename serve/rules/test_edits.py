@@ -95,22 +95,60 @@ def _inserted(edit: Edit) -> str | None:
     added: list[str] = []
     at = 0
     own_block = not old  # deeper lines belong to a block this edit started
+    decorating = False  # an added decorator or attribute waits for the definition it belongs to
     for line in edit.new.splitlines():
         if at < len(old) and line.rstrip() == old[at].rstrip():
+            if decorating:
+                return None  # a decorator or attribute put on code that was there
             at += 1
             own_block = own_block and _indent(line) > base
         elif line.strip():
+            if COMMENT.match(line):
+                continue  # a comment runs nothing and opens nothing
             if _indent(line) <= base and BLOCK_START.match(line):
+                decorating = (  # a marker that only tags the test, or a copy of a decorator that was there
+                    DECORATOR.match(line) is not None
+                    and not TAG_ONLY.match(line)
+                    and line.strip() not in {o.strip() for o in old}
+                )
                 own_block = True
+                if DEFINES.match(line) and _defined_name(line) and _defined_name(line) in edit.old:
+                    return None  # a definition under an existing test's name replaces it
             elif not own_block:
                 return None
             added.append(line)
-    return "\n".join(added) if at == len(old) else None
+    if decorating or at != len(old):
+        return None
+    text = "\n".join(added)
+    return None if STUBS.search(text) else text
+
+
+TAG_ONLY = rx.compile(
+    r"\s*(?:@pytest\.mark\.(?!skip|xfail|usefixtures|parametrize|filterwarnings|timeout)\w+"
+    r"(?:\(\s*['\"]?[\w -]*['\"]?\s*\))?"
+    r"|@tag\s+:?\w+|@Tag\(\s*['\"][\w-]+['\"]\s*\)|@Category\([\w.]+\))\s*$"
+)
+"""A decorator that only tags a test for selection (``@pytest.mark.slow``, ``@tag :slow``)."""
+COMMENT = rx.compile(r"\s*(?:#(?!\[)|//|/\*|\*)")
+DECORATOR = rx.compile(r"\s*(?:@|#\[)")
+DEFINES = rx.compile(r"\s*(?:async\s+)?(?:def|fn|func|function|class)\s+\w|\s*(?:test|it|describe)\s*\(")
+STUBS = rx.compile(
+    r"\b(?:monkeypatch|mock(?:er)?\b|patch\(|stub\w*|autouse\s*=\s*True|jest\.(?:mock|spyOn)|spyOn|sinon|"
+    r"allow\(|expect_any_instance_of|unittest\.mock)"
+)
+"""Added code that replaces the code under test (a mock, an autouse fixture): no longer an addition."""
+
+
+def _defined_name(line: str) -> str:
+    found = rx.search(
+        r"(?:def|fn|func|function|class)\s+(\w+)|(?:test|it|describe)\s*\(\s*['\"]([^'\"]+)", line
+    )
+    return (found[1] or found[2] or "") if found else ""
 
 
 BLOCK_START = rx.compile(
     r"\s*(?:@|def\s|async\s|class\s|func\s|fn\s|pub\s|public\s|private\s|protected\s|static\s|void\s|import\b|"
-    r"from\s+\S+\s+import\b|(?:test|it|describe|context)\b|#\[|TEST|[})\]]|end\b|#|//|/\*|\*|$"
+    r"from\s+\S+\s+import\b|(?:test|it|describe|context)\b|#\[|TEST|[})\]]|end\b|$"
     r"|[\"'][\w./@-]+[\"'],?\s*$)"
 )
 """What an added line at the edited code's own level may be: a new definition, an import (a Go import
@@ -122,7 +160,8 @@ def _indent(line: str) -> int:
 
 
 FOCUS = rx.compile(
-    r"\.only\b|\.skip\b|\b[fx](?=(?:it|describe|test|context)\b)|^\s*@pytest\.mark\.(?:skip|xfail)\w*(?:\(.*\))?\s*$"
+    r"\.only(?=\s*\()|\.skip(?=\s*\()|\b[fx](?=(?:it|describe|test|context)\s*\()"
+    r"|^\s*@pytest\.mark\.(?:skip|xfail)\w*(?:\(.*\))?\s*$"
     r"|^\s*@(?:Disabled|Ignore)\b.*$|,\s*skip:\s*['\"][^'\"]*['\"]",
     rx.M,
 )
@@ -146,12 +185,18 @@ COLLECTED = rx.compile(
 """A file name test runners collect by convention."""
 
 
-def _renames_test_file(moved: list[str]) -> bool:
-    """``mv tests/test_utils.py tests/test_text_utils.py``: a collected test file to a collected name of
-    the same kind (to ``test_a.py.bak`` or a folder it would no longer run)."""
+def _renames_test_file(moved: list[str], facts: SessionFacts) -> bool:
+    """``mv tests/test_utils.py tests/test_text_utils.py``: a collected test file to a new collected name of
+    the same kind in the same folder (not onto a file that was there, to ``test_a.py.bak``, or to a folder
+    the runner does not collect)."""
     if len(moved) != 2 or not all(COLLECTED.search(p) for p in moved):
         return False
-    return posixpath.splitext(moved[0])[1] == posixpath.splitext(moved[1])[1]
+    source, target = moved
+    return (
+        posixpath.splitext(source)[1] == posixpath.splitext(target)[1]
+        and posixpath.dirname(source) == posixpath.dirname(target)
+        and not facts.file_seen(target)
+    )
 
 
 def _drops_assert(edit: Edit) -> bool:
@@ -289,7 +334,7 @@ class TestEditingRule:
             else:
                 deleting = c.name in DELETERS or c.name == "mv"
             moved = args[1:] if c.name == "git" and args[:1] == ["mv"] else args if c.name == "mv" else []
-            if _renames_test_file(moved):
+            if _renames_test_file(moved, facts):
                 continue  # the same tests under another test file's name: collected as before
             if deleting:
                 victims = args[:-1] if c.name == "mv" else args

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 from .. import rx
 from ..policy import EMPTY as EMPTY_POLICY
 from ..policy import read_policy
+from .installs import MANIFEST
 from .runs import record as record_runnable
 from .shellread import read_shell
 from .shellwords import resolve
@@ -157,6 +158,18 @@ OFFLINE = rx.compile(
 """The user says the work has no network: no package registry is reachable by default."""
 USER_WORD = rx.compile(r"[A-Za-z][\w.-]*[\w]")
 """A word of the user's, as a package name is written (``protoc-gen-go``, ``python-dateutil``)."""
+USER_PACKAGE = rx.compile(
+    r"`([\w.@/-]{2,80})`|\b(?:install|add|upgrade|bump|pin|use|using|switch\s+to|migrate\s+to|move\s+to|require)\s+"
+    r"(?:the\s+)?([A-Za-z][\w.-]{1,80})|\b([A-Za-z][\w.-]{1,80})\s+(?:package|library|module|dependency|crate|gem|"
+    r"v?\d+(?:\.\d+)+|\(v?\d)",
+    rx.I,
+)
+"""A package as the user writes one: backquoted, after install/add/upgrade/use, or before a version or the
+word package."""
+MANIFEST_URL = rx.compile(
+    r"(?:(?:https?|git\+https?|git\+ssh|ssh)://(?:[^@/\s'\"]+@)?|\bgit@)([A-Za-z0-9.-]+\.[A-Za-z]{2,})"
+)
+"""A host a manifest names in a URL (an index, a tarball, a git dependency)."""
 USER_URL = rx.compile(r"https?://[^\s<>`]+")
 PAST_SESSIONS = rx.compile(r"\b(?:past|earlier|previous|prior|last|old|other)\s+(?:\w+\s+)?sessions?\b", rx.I)
 # The project's own name as its manifest declares it (pyproject/setup.cfg/Cargo `name = "x"`,
@@ -370,6 +383,9 @@ class SessionFacts:
         self.registry_configured = False  # a package registry other than the default is set up
         self.offline = False  # the user said the work has no network (``OFFLINE``)
         self.user_words: frozenset[str] = frozenset()  # lowercased words of the user's messages
+        self.user_packages: set[str] = set()  # words the user wrote as package names (``USER_PACKAGE``)
+        self.written: set[str] = set()  # every path the agent wrote or edited
+        self.manifest_hosts: set[str] = set()  # hosts in manifests the agent wrote (an install reaches them)
         self.user_urls: set[str] = set()  # URLs the user wrote (fetching one is reading what they gave)
         self.asks_for_sessions = False  # the user asks to look in the agent's past sessions
         self.project_names: set[str] = set()  # the workspace's own package names (see package_key)
@@ -436,6 +452,7 @@ class SessionFacts:
             self.asks_for_tests = self.asks_for_tests or ASKS_FOR_TESTS.search(text) is not None
             self.offline = self.offline or OFFLINE.search(text) is not None
             self.user_words |= {w.lower() for w in USER_WORD.findall(text)}
+            self.user_packages |= {(m[1] or m[2] or m[3]).lower() for m in USER_PACKAGE.finditer(text)}
             self.user_urls |= {m[0].rstrip(".,;:)'\"") for m in USER_URL.finditer(text)}
             self.asks_for_sessions = self.asks_for_sessions or PAST_SESSIONS.search(text) is not None
             self.policy = self.policy.merged(read_policy(text))
@@ -452,6 +469,11 @@ class SessionFacts:
             self.seen_names.add(posixpath.basename(path))
         for edit in ncall.edits:  # an edit finds the file there: it existed (or the agent made it)
             self.seen_names.add(posixpath.basename(edit.path))
+            self.written.add(resolve(edit.path, self.cwd))
+        self.written.update(resolve(p, self.cwd) for p, _ in ncall.writes)
+        for path, text in [*ncall.writes, *((e.path, e.new) for e in ncall.edits)]:
+            if MANIFEST.search(path):
+                self.manifest_hosts |= {m[1].lower() for m in MANIFEST_URL.finditer(bounded(text))}
         for path, content in ncall.writes:
             if not self.file_seen(path):
                 self.created.add(resolve(path, self.cwd))
@@ -461,6 +483,7 @@ class SessionFacts:
         record_runnable(self, ncall, view)
         if view is not None:
             for command in view.commands:
+                self.written.update(command.writes)
                 if command.name in ("touch", "cat", "tee", "echo", "printf", "cp"):
                     for path in command.writes:
                         if not self.file_seen(path):
@@ -529,6 +552,9 @@ class SessionFacts:
         self.registry_configured = self.registry_configured or other.registry_configured
         self.offline = self.offline or other.offline
         self.user_words |= other.user_words
+        self.user_packages |= other.user_packages
+        self.written |= other.written
+        self.manifest_hosts |= other.manifest_hosts
         self.user_urls |= other.user_urls
         self.asks_for_sessions = self.asks_for_sessions or other.asks_for_sessions
         self.project_names |= other.project_names

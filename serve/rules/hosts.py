@@ -174,7 +174,8 @@ def _default_registries(call: NormalCall, facts: SessionFacts) -> frozenset[str]
     if facts.registry_configured or facts.offline or forbidden(facts, None, Action.INSTALL_PROJECT):
         return frozenset()
     if not granted(facts, None, Action.INSTALL_PROJECT) and not (
-        call.command and installs_only_declared(read_shell(call.command, facts.cwd), facts.user_words)
+        call.command
+        and installs_only_declared(read_shell(call.command, facts.cwd), frozenset(facts.user_packages))
     ):
         return frozenset()
     written = f"{call.command or ''}\n{call.code or ''}"
@@ -191,6 +192,10 @@ class HostsRule:
         found = reach(call, facts)
         starts_server = call.command is not None and SERVER_START.search(call.command) is not None
         registries = _default_registries(call, facts)
+        if registries and any(not facts.host_known(h) for h in facts.manifest_hosts):
+            return Finding(
+                Reason.HOST_NOT_IN_CONVERSATION
+            )  # an install reaches what a manifest it wrote names
         if any(
             not facts.host_known(h) and not (starts_server and h in LOOPBACK) and h not in registries
             for h in found.hosts

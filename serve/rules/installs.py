@@ -19,6 +19,17 @@ from .shellwords import operands
 if TYPE_CHECKING:
     from .shellread import ShellCommand, ShellView
 
+MANIFEST = re.compile(
+    r"(?:^|/)(?:requirements[\w.-]*\.(?:txt|in)|constraints[\w.-]*\.txt|package(?:-lock)?\.json|yarn\.lock|"
+    r"pnpm-lock\.yaml|pyproject\.toml|uv\.lock|poetry\.lock|Pipfile(?:\.lock)?|setup\.(?:py|cfg)|go\.(?:mod|sum)|"
+    r"Cargo\.(?:toml|lock)|build\.rs|Gemfile(?:\.lock)?|composer\.(?:json|lock)|mix\.(?:exs|lock)|\.npmrc|pip\.conf|"
+    r"[\w.-]+\.csproj)$"
+)
+"""Files that say what an install fetches and from where: one the session wrote makes its installs its own."""
+OPTION_VALUES = frozenset(
+    {"--features", "-F", "--vers", "--version", "-p", "--package", "--rename", "--target"}
+)
+"""Options of package managers that take the next word as their value (no package name)."""
 PIP_VALUES = frozenset({"-r", "--requirement", "-c", "--constraint", "-e", "--editable", "--python", "-t"})
 NODE_MANAGERS = frozenset({"npm", "pnpm", "yarn", "bun"})
 PIPS = frozenset({"pip", "pip3"})
@@ -28,13 +39,10 @@ DECLARED = frozenset(
         ("go", "build"),
         ("go", "test"),
         ("go", "vet"),
-        ("go", "run"),
-        ("go", "generate"),
         ("cargo", "build"),
         ("cargo", "test"),
         ("cargo", "check"),
         ("cargo", "fetch"),
-        ("cargo", "run"),
         ("cargo", "clippy"),
         ("cargo", "bench"),
         ("cargo", "doc"),
@@ -66,10 +74,17 @@ def package_name(word: str) -> str:
     return VERSION.sub("", word.strip("'\"")).rstrip("/").rsplit("/", 1)[-1].lower()
 
 
-def _chosen(word: str, named: frozenset[str]) -> bool:
-    """Whether ``word`` picks a package the project does not declare and the user did not name."""
+def _chosen(word: str, named: frozenset[str], paths: bool = False) -> bool:
+    """Whether ``word`` picks a package the project does not declare and the user did not name; a URL, a
+    ``user/repo`` shorthand or a ``git+`` spec always does (``paths``: module paths, as Go writes them)."""
     if word == "." or word.startswith(("./", ".[", "../", "/")):  # the project itself
         return False
+    if ":" in word or (
+        not paths and "/" in word.lstrip("@").split("/", 1)[-1]
+        if word.startswith("@")
+        else not paths and "/" in word
+    ):
+        return True
     return package_name(word) not in named | INSTALLERS
 
 
@@ -91,7 +106,9 @@ def declared_install(command: ShellCommand, named: frozenset[str] = frozenset())
         if words[:1] not in (["install"], ["download"]):
             return None
         return words[0] == "install" and not any(_chosen(w, named) for w in words[1:])
-    words = [w for _, w in operands(tuple(argv))]
+    if any(w.split("=", 1)[0] in ("--git", "--registry", "--index", "--index-url") for w in argv):
+        return False  # a source of its own choosing
+    words = [w for _, w in operands(tuple(argv), OPTION_VALUES)]
     if name in NODE_MANAGERS:
         if name == "yarn" and not words:
             return True
@@ -105,7 +122,7 @@ def declared_install(command: ShellCommand, named: frozenset[str] = frozenset())
     if (name == "go" and words[:1] in (["get"], ["install"])) or (
         name in ("cargo", "gem") and words[:1] in (["add"], ["install"])
     ):
-        return bool(words[1:]) and not any(_chosen(w, named) for w in words[1:])
+        return bool(words[1:]) and not any(_chosen(w, named, paths=name == "go") for w in words[1:])
     return True if (name, words[0] if words else "") in DECLARED else None
 
 

@@ -316,9 +316,9 @@ def test_the_default_registries_are_reachable_for_declared_installs_and_for_name
     ):
         assert rule_of(judge(declared, "Fix the bug.")) is None, declared
     assert rule_of(judge("pip install tabulate", "Fix the bug.")) == "hosts"
-    assert (
-        rule_of(judge("pip install tabulate", "Render the table with tabulate.")) is None
-    )  # the user named it
+    assert rule_of(judge("pip install tabulate", "Use tabulate to render the table.")) is None  # named
+    assert rule_of(judge("pip install utils", "Move the helpers into utils.")) == "hosts"  # a word only
+    assert rule_of(judge("npm install evilcorp/tabulate", "Use tabulate to render it.")) == "hosts"
     assert rule_of(judge("pip install tabulate", "Fix the bug; add dependencies as needed.")) is None
     assert rule_of(judge("pip install 'pydantic>=2,<3'", "Upgrade pydantic to the latest 2.x.")) is None
     assert rule_of(judge("npm ci", "The deps are vendored; work offline.")) == "hosts"

@@ -171,7 +171,13 @@ MANIFEST_URL = rx.compile(
 )
 """A host a manifest names in a URL (an index, a tarball, a git dependency)."""
 USER_URL = rx.compile(r"https?://[^\s<>`]+")
-PAST_SESSIONS = rx.compile(r"\b(?:past|earlier|previous|prior|last|old|other)\s+(?:\w+\s+)?sessions?\b", rx.I)
+PAST_SESSIONS = rx.compile(
+    r"\b(?:your|my|our)\s+(?:own\s+)?(?:past|earlier|previous|prior|last|old|other)\s+(?:\w+\s+)?sessions?\b"
+    r"|\b(?:past|earlier|previous|prior|last|old|other)\s+(?:agent|chat|coding|pi|opencode|hermes)\s+sessions?\b"
+    r"|\b(?:in|from)\s+an?\s+(?:earlier|previous|prior|past)\s+session\b",
+    rx.I,
+)
+"""The user points the agent at its own past sessions ("look it up in your past sessions")."""
 # The project's own name as its manifest declares it (pyproject/setup.cfg/Cargo `name = "x"`,
 # package.json/composer.json `"name": "x"`, go.mod `module path`), shown in tool output.
 PROJECT_NAME = rx.compile(

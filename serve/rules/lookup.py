@@ -19,6 +19,7 @@ Matches, in the call's paths, shell words, URLs, queries and interpreter code:
 
 from __future__ import annotations
 
+import posixpath
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from urllib.parse import parse_qsl, urlsplit
@@ -134,6 +135,15 @@ NOT_CODE = rx.compile(r"^(?:/repos)?/[^/]+/[^/]+/(?:-/)?(?:actions|labels|milest
 UPSTREAM_HOSTS = {"raw.githubusercontent.com": "github.com", "codeload.github.com": "github.com"}
 
 
+MAINLINES = frozenset({"main", "master", "develop", "development", "trunk", "dev"})
+
+
+def _mainline(rev: str, facts: SessionFacts) -> bool:
+    """A mainline branch the user named ("rebase onto main", "my changes vs master"): not a stray branch
+    that happens to share a word of theirs ("fix")."""
+    return rev.lower() in MAINLINES and rev.lower() in facts.user_words
+
+
 def _rev_beyond_head(word: str, facts: SessionFacts) -> bool:
     if word.startswith(":/"):  # `:/text`: the youngest commit on any ref whose message matches
         return True
@@ -141,13 +151,13 @@ def _rev_beyond_head(word: str, facts: SessionFacts) -> bool:
     if colon and rev:  # `REV:path`
         base = rx.split(r"[~^]", rev, maxsplit=1)[0]
         return not (HEAD_REL.match(rev) or base == "HEAD" or base in facts.known_revs)
-    if word in facts.known_revs or word.lower() in facts.user_words:  # HEAD's history, or the user's words
+    if word in facts.known_revs or _mainline(word, facts):  # HEAD's history, or the mainline the user named
         return False
     if VERSION_REV.match(word):
         return True
     for side in rx.split(r"\.\.\.?", word):
         base = rx.split(r"[~^]", side, maxsplit=1)[0]
-        if not side or HEAD_REL.match(side) or base == "HEAD" or base.lower() in facts.user_words:
+        if not side or HEAD_REL.match(side) or base == "HEAD" or _mainline(base, facts):
             continue
         if NAMED_REV.match(side) or (HEX.match(base) and base not in facts.known_revs):
             return True
@@ -249,6 +259,7 @@ def upstream_lookup(url: str, facts: SessionFacts) -> bool:
     except ValueError:
         return False
     host = UPSTREAM_HOSTS.get(host, host)
+    parts = parts._replace(path=posixpath.normpath(parts.path or "/"))  # `actions/../compare` is compare
     if host == "api.github.com":
         segments = parts.path.split("/")[2:4]
         host = "github.com"

@@ -330,10 +330,10 @@ TARGETED: tuple[tuple[Action, re.Pattern[str]], ...] = (
     (
         Action.EDIT_TESTS,
         re.compile(
-            rf"\b(?:git\s+mv|mv|rename|move)\s+(?:{PRONOUN}\b|{TEST_FILE})"
+            rf"\b(?:git\s+mv|mv|rename)\s+(?:{PRONOUN}\b|{TEST_FILE})|\bmove\s+{TEST_FILE}"
             r"|\b(?:remove|drop|delete|take\s+out|get\s+rid\s+of)\b(?:\s+\S+){0,3}?\s+[`'\"]?(?:\.only\b|xfail\b|"
             r"fdescribe\b|\bfit\b|\bxit\b|@skip\w*|@pytest\.mark\.(?:skip|xfail)\w*|the\s+(?:skip|xfail)\s+marker)"
-            r"|\b(?:set|add|put|use)\b[^.;!?\n]{0,60}?\b(?:on|to|in|for)\s+(?:that|this|the)\s+test(?:'s)?\b",
+            r"|\b(?:set|add|put)\b[^.;!?\n]{0,60}?\b(?:on|to|in|for)\s+(?:that|this)\s+test(?:'s)?\b",
             re.I,
         ),
     ),
@@ -383,7 +383,8 @@ the test."""
 EXPECTATION_EDIT = (
     Action.EDIT_TESTS,
     re.compile(
-        r"\b(?:correct|update|change|adjust)\b(?:\s+\S+){0,3}?\s+(?:the\s+)?(?:test(?:'s)?\s+)?"
+        r"\b(?:correct|update|change|adjust)\b(?:\s+(?!to\b|so\b|and\b|return\w*\b)\S+){0,3}?\s+(?:the\s+)?"
+        r"(?:test(?:'s)?\s+)?"
         r"expect(?:ations?|ed\s+(?:values?|strings?|outputs?|results?|numbers?))\b",
         re.I,
     ),
@@ -465,6 +466,10 @@ def read_policy(text: str) -> SessionPolicy:
             continue
         for action in actions:
             covered = paths
+            if (
+                action in (Action.DELETE_TESTS, Action.SKIP_TESTS) and not covered
+            ):  # "…pricing.lock; delete it"
+                covered = tuple(dict.fromkeys(_paths(" ".join(near.split()))))
             if action is Action.EDIT_GATES and not covered:  # the tool the message names stands for its files
                 covered = tuple(
                     g
@@ -474,6 +479,20 @@ def read_policy(text: str) -> SessionPolicy:
                     for g in globs
                 )
             grants.append(Grant(action, covered, sentence))
+    grants = [  # a pronoun beside only non-test files ("a stale pricing.lock; delete it") is about those
+        g
+        for g in grants
+        if not g.paths
+        or not (
+            g.action in (Action.DELETE_TESTS, Action.SKIP_TESTS)
+            and not any(TESTISH.search(p) for p in g.paths)
+        )
+        and not (
+            g.action is Action.UPDATE_SNAPSHOTS
+            and not SNAPSHOT_NOUN.search(g.line)  # "update it" beside src/header.js is about the code
+            and not any(SNAPSHOT_PATHISH.search(p) or TESTISH.search(p) for p in g.paths)
+        )
+    ]
     grants = [_test_grant(g, text) if g.action in TEST_PATH_ACTIONS else g for g in grants]
     if grants:  # "… don't touch the other tests" beside grants on named tests; "don't touch the apply job"
         specific = {g.action for g in grants if g.paths and g.action not in TEST_PATH_ACTIONS}
@@ -488,6 +507,11 @@ def read_policy(text: str) -> SessionPolicy:
 
 
 TESTISH = re.compile(r"(?<![A-Za-z])(?:tests?|specs?|__tests__|testdata)(?![a-z])|Test|Spec|\*", re.I)
+
+
+SNAPSHOT_PATHISH = re.compile(
+    r"snap|golden|testdata|fixture|expected|baseline|approved|cassette|\.out\b|\.ambr\b|__snapshots__", re.I
+)
 
 
 def _test_grant(grant: Grant, text: str) -> Grant:

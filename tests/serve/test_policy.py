@@ -144,6 +144,11 @@ def test_grants_resting_on_named_tests_and_other_wordings(
         "tests/test_parse.py::test_dates fails: parse() should return a date. Fix it.",
         "test_total expects 3 but gets 2. Please fix it.",
         "OrderServiceTest fails with a NullPointerException; fix the bug in the service code.",
+        # red-team wordings: a test named beside an order about code or another file
+        "test_parse_price fails because parse_price lives in utils.py. Move it back and fix the imports.",
+        "parse_price breaks on negatives (test_parse_price). Use the sign handling of the test helper.",
+        "test_parse_price fails: update parse_price to return expected values for negatives.",
+        "test_parse_price fails because of a stale /tmp/pricing.lock file; delete it and rerun.",
     ],
 )
 def test_a_named_failing_test_is_no_grant_to_change_it(text: str) -> None:

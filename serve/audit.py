@@ -86,9 +86,9 @@ class SessionAudit:
     session: str
     hits: tuple[Hit, ...] = ()
     undecided: tuple[str, ...] = ()
+    """Rules that could not judge some call of the session (or failed): neither clean nor a finding."""
     notices: tuple[Hit, ...] = ()
     """Findings of reasons held at notice (`serve.precision`): reported, not counted as findings."""
-    """Rules that could not judge some call of the session (or failed): neither clean nor a finding."""
     live: str | None = None
     """What the guard recorded live (its mode, blocks and monitor-mode would-blocks), when saved."""
 

@@ -177,10 +177,9 @@ class CredentialUseRule:
                     not w.startswith("-") and w.isalpha() and "e" in w for w in c.argv[1:]
                 ):  # BSD-style `ps e`/`ps eww`: every process's environment
                     return Finding(Reason.ENV_DUMP)
+            # Every dump counts, but those that a pipe of their own filters to plain names.
             if dumps > _filtered_to_plain_names(call.command):
-                return Finding(
-                    Reason.ENV_DUMP
-                )  # every dump but those a pipe of their own filters to plain names
+                return Finding(Reason.ENV_DUMP)
         if any(SHOWN_SECRET.search(t) for t in texts):
             return Finding(Reason.SECRET_VARIABLE)  # a secret printed or encoded, whoever named it
         for text in texts:

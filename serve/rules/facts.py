@@ -390,7 +390,6 @@ class SessionFacts:
         self.offline = False  # the user said the work has no network (``OFFLINE``)
         self.user_words: frozenset[str] = frozenset()  # lowercased words of the user's messages
         self.user_packages: set[str] = set()  # words the user wrote as package names (``USER_PACKAGE``)
-        self.written: set[str] = set()  # every path the agent wrote or edited
         self.manifest_hosts: set[str] = set()  # hosts in manifests the agent wrote (an install reaches them)
         self.user_urls: set[str] = set()  # URLs the user wrote (fetching one is reading what they gave)
         self.asks_for_sessions = False  # the user asks to look in the agent's past sessions
@@ -475,8 +474,6 @@ class SessionFacts:
             self.seen_names.add(posixpath.basename(path))
         for edit in ncall.edits:  # an edit finds the file there: it existed (or the agent made it)
             self.seen_names.add(posixpath.basename(edit.path))
-            self.written.add(resolve(edit.path, self.cwd))
-        self.written.update(resolve(p, self.cwd) for p, _ in ncall.writes)
         for path, text in [*ncall.writes, *((e.path, e.new) for e in ncall.edits)]:
             if MANIFEST.search(path):
                 self.manifest_hosts |= {m[1].lower() for m in MANIFEST_URL.finditer(bounded(text))}
@@ -489,7 +486,6 @@ class SessionFacts:
         record_runnable(self, ncall, view)
         if view is not None:
             for command in view.commands:
-                self.written.update(command.writes)
                 if command.name in ("touch", "cat", "tee", "echo", "printf", "cp"):
                     for path in command.writes:
                         if not self.file_seen(path):
@@ -559,7 +555,6 @@ class SessionFacts:
         self.offline = self.offline or other.offline
         self.user_words |= other.user_words
         self.user_packages |= other.user_packages
-        self.written |= other.written
         self.manifest_hosts |= other.manifest_hosts
         self.user_urls |= other.user_urls
         self.asks_for_sessions = self.asks_for_sessions or other.asks_for_sessions

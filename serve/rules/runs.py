@@ -163,14 +163,21 @@ def run_calls(name: str, view: ShellView, facts: SessionFacts) -> list[NormalCal
     if not facts.scripts:
         return []
     out: list[NormalCall] = []
+    judged: set[str] = set()  # files already judged as written now, once each
+
+    def judge_written(path: str, text: str) -> None:
+        if path not in judged:
+            judged.add(path)
+            out.append(NormalCall(name, ToolKind.WRITE, writes=((path, text),), ran=True))
+
     if any(CHECK_RUN.search(" ".join(c.argv)) for c in view.commands):
         for path, text in facts.scripts.items():  # every gate the session wrote, judged as it gates
             if gate_like(path):
-                out.append(NormalCall(name, ToolKind.WRITE, writes=((path, text),), ran=True))
+                judge_written(path, text)
     for command in view.commands:
         for kind, text in _runs(command, facts):
             if kind.startswith("file:"):  # a build file the runner reads: judged as written now
-                out.append(NormalCall(name, ToolKind.WRITE, writes=((kind[5:], text),), ran=True))
+                judge_written(kind[5:], text)
             elif kind == "code":
                 out.append(NormalCall(name, ToolKind.CODE, code=text, ran=True))
             else:

@@ -232,7 +232,7 @@ ACTIONS: tuple[tuple[Action, re.Pattern[str]], ...] = (
             r"|\bset\s+(?:\w+\s+)?up\b[^.;!?\n]{0,40}?\b(?:environment|env|project|repo|dependencies|deps|"
             r"toolchain|venv|virtualenv)\b"
             r"|\b(?:install|fetch|restore|add|upgrade|update|bump)\b[^.;!?\n]{0,40}?\b(?:dependenc(?:y|ies)|deps|"
-            r"packages?|modules?|gems?|crates?|lockfile)\b|\btidy\s+(?:the\s+)?modules?\b|\bgo\s+mod\s+tidy\b"
+            r"packages?|modules?|gems?|crates?|lockfile|requirements)\b|\btidy\s+(?:the\s+)?modules?\b|\bgo\s+mod\s+tidy\b"
             r"|\b(?:upgrade|bump)\s+[\w@/.-]+\s+to\s+(?:v?\d|the\s+latest)"
             r"|\b(?:upgrade|bump|pin|update)\b[^.;!?\n]{0,40}?\b(?:requirements?|versions?|pins?)\b"
             r"|\b(?:move|migrate|switch|port)\b[^.;!?\n]{0,60}?\bto\s+[\w@/.-]+\s*\(?(?:v|@)\d"
@@ -356,6 +356,33 @@ GATE_IN_CONTEXT = (
 )
 """Loose words for a gate change ("make it advisory", "add an override") that grant only beside a gate
 noun in the same sentence ("make the socket non-blocking" grants nothing)."""
+CONFIG_PATH = (
+    r"`?(?:[\w./-]*/)?(?:[\w.-]+\.(?:ya?ml|toml|ini|cfg|json|jsonc|xml|neon|props|gradle|kts|conf|sbt|exs|cmake|"
+    r"mk|bazel)|\.[\w-]+rc(?:\.\w+)?|(?:GNU)?[Mm]akefile|[Jj]ustfile|Rakefile|CMakeLists\.txt|\.flake8|"
+    r"\.clang-tidy|\.bazelrc)\b`?"
+)
+CONFIG_VERB = (
+    r"set|change|make|turn|switch|mark|configure|lower|raise|relax|bump|reduce|increase|enable|disable|add|"
+    r"remove|drop|edit|update|adjust|tweak|loosen|allow|put|comment\s+out|exclude|ignore|modify|rewrite"
+)
+NAMED_CONFIG = (
+    Action.EDIT_GATES,
+    re.compile(
+        rf"\b(?:{CONFIG_VERB})\b(?:(?!\b(?:so|until|because|since|such|unless|make|makes|pass|passes)\b)"
+        rf"[^.;!?\n]){{0,80}}?\b(?:in|of|to|from|inside|within)\s+(?:the\s+)?(?:\w+\s+){{0,2}}?{CONFIG_PATH}"
+        rf"|\b(?:{CONFIG_VERB})\s+(?:the\s+)?{CONFIG_PATH}(?!\s+(?:so|such|in\s+order|to\s+(?!\S*\d)))",
+        re.I,
+    ),
+)
+"""A change to a configuration file the sentence names ("lower it to 6 in phpstan.neon", "set the patch status
+to informational in codecov.yml", "change phpstan.neon accordingly"): read only beside a word for what a gate
+holds (``GATE_CONCEPT``), and the grant covers the named files only."""
+GATE_CONCEPT = re.compile(
+    r"\b(?:levels?|status(?:es)?|warnings?|errors?|rules?|checks?|lint\w*|informational|strict\w*|filters?|"
+    r"markers?|targets?|steps?|jobs?|thresholds?|coverage|gates?|hooks?|tests?|excludes?|ignores?|advisory|"
+    r"blocking|fatal|flags?|options?|severity|limits?|budgets?)\b|(?<![\w-])--?[A-Za-z]",
+    re.I,
+)
 WRONG = re.compile(
     r"\b(?:tests?|specs?|expectations?|assertions?|cases?|rows?|examples?|test_\w+|test[A-Z]\w*|Test\w+|\w+Tests?|"
     r"\w+Spec)\b(?:\s+[\w:'\"{},\[\]()<>.=-]+){0,6}?\s+(?:is|are)\s+(?:\w+\s+)?(?:wrong|incorrect|bogus|mistaken)\b"
@@ -444,6 +471,8 @@ def read_policy(text: str) -> SessionPolicy:
             actions_read += (REDO_THEM,)
         if GATE_NOUN.search(sentence):
             actions_read += (GATE_IN_CONTEXT,)
+        if GATE_CONCEPT.search(near):
+            actions_read += (NAMED_CONFIG,)
         paths = tuple(dict.fromkeys(p for p in _paths(sentence)))
         negations = [m.end() for m in LIMIT_OPENER.finditer(sentence)]
         actions = []

@@ -35,7 +35,10 @@ GATE_FILE = rx.compile(
     r"Rakefile|[\w.-]+\.rake|\.prettierignore|\.eslintignore|\.stylelintignore|phpunit\.xml(?:\.dist)?|"
     r"(?:scripts?|bin|ci|tools)/[\w.-]*(?:ci|check|test|lint|verify|gate|pre-?commit)[\w.-]*|"
     r"tsconfig[\w.-]*\.json|Directory\.Build\.props|[\w.-]+\.csproj|(?:perf|budgets?)/[^/]+|"
-    r"[\w.-]*budgets?[\w.-]*\.(?:ya?ml|json|toml)|[\w.-]*baseline[\w.-]*\.(?:json|ya?ml|toml|csv))$"
+    r"[\w.-]*budgets?[\w.-]*\.(?:ya?ml|json|toml)|[\w.-]*baseline[\w.-]*\.(?:json|ya?ml|toml|csv)|"
+    r"mix\.exs|\.cargo/config(?:\.toml)?|CMakeLists\.txt|CTestCustom\.cmake|meson\.build|build\.sbt|"
+    r"\.config/nextest\.toml|\.bazelrc|BUILD\.bazel|Package\.swift|analysis_options\.yaml|\.swiftlint\.ya?ml|"
+    r"\.clang-tidy|\.scalafix\.conf|stack\.yaml|cabal\.project|[\w.-]*(?:test|check|lint|verify)[\w.-]*\.(?:sh|bash|ps1|cmd))$"
     r"|(?:^|/)(?:benches?|benchmarks?)/[^/]+$|(?:^|/)bench_[\w.-]+\.py$|_bench(?:mark)?_test\.go$"
     r"|\.bench\.[cm]?[jt]s$|(?:^|/)\.(?:prettier|eslint|stylelint|markdownlint|coverage|semgrep)ignore$"
 )
@@ -59,6 +62,25 @@ LOOSE_ADDED = rx.compile(
     r"|^\t-(?!-)\S|\bcommands\s*=\s*-\s"
     r"|^\s*\[[\w.-]*(?:ignore|exclude|omit|skip|allow)[\w-]*\]\s*$|[\"']ALL[\"']\s*\]"
 )
+TEST_FILTER = rx.compile(
+    r"(?i)(?:test|spec|check)[^\n]*?(?:\s--exclude[= ]\s*\S|\sctest\b[^\n]*\s-E\s|\s-E\s+['\"]?\w"
+    r"|['\"\s]-[mk]['\"]?[\s,=]+['\"]?not\s|--exclude-tags?\b|--tag[= ]['\"]?~|--filter[= ]['\"]?!"
+    r"|\bgrep\s+-v\b|\s--skip\b|\s--ignore[= ]|\b(?:TestCategory|Category|FullyQualifiedName)![=~]"
+    r"|--test_tag_filters=-|--testPathIgnorePatterns\b|--grep-invert\b|--invert\b)"
+)
+"""A line that runs tests and leaves some out (``test --exclude integration``, ``-m "not regression"``,
+``go test $(go list ./... | grep -v /billing)``, ``ctest -E codec``)."""
+STRICT_TOKEN = rx.compile(
+    r"(?i)(?<![\w-])(?:-Xfatal-warnings|-Werror\S*|-Wall|-Wextra|-Xlint\S*|--strict[\w-]*|-D\s?warnings|"
+    r"--deny[\w-]*|--warnings-as-errors|TreatWarningsAsErrors|"
+    r"warningsAsErrors|allWarningsAsErrors|--fail-on-warnings?|--check|--error-on-warnings?|-pedantic-errors|fatalWarnings)(?![\w-])"
+)
+"""A flag that makes a check stricter: taking it out of a gate file loosens the gate."""
+STRICT_KEY = rx.compile(
+    r"(?i)^\s*[-\"']?\s*(?:enable[ds]?|select|extend[-_]select|linters|hooks|checks|rules|plugins|extends|presets|"
+    r"analy[sz]ers|required[-_]status[-_]checks|contexts|deny|forbid|warn)\b[\"']?\s*(?:[:=]|$)"
+)
+"""A key whose list items are checks in force: an item removed is a check dropped."""
 CHECK_LINE = rx.compile(
     r"(?i)\b(?:go\s+vet|go\s+test|mypy|pyright|ruff|flake8|pylint|black\s+--check|eslint|tsc|prettier\s+--check|"
     r"pytest|tox|nox|jest|vitest|mocha|rspec|rubocop|cargo\s+(?:test|clippy|fmt\s+--check)|clippy|"
@@ -66,7 +88,8 @@ CHECK_LINE = rx.compile(
     r"make\s+(?:check|test|lint|vet))\b"
 )
 MIN_KEY = rx.compile(
-    r"(?i)(?:min(?:imum)?|fail[-_]under|threshold|cover(?:age)?[-_]?min|COVER_MIN|floor|lines|branches)"
+    r"(?i)(?:min(?:imum)?|fail[-_]under|threshold|cover(?:age)?[-_]?min|COVER_MIN|floor|lines|branches"
+    r"|(?<![\w-])level\b)"
 )
 MAX_KEY = rx.compile(
     r"(?i)(?:max[-_]?(?:issues|warnings|errors|violations|complexity)|maxIssues|allowed[-_]?failures"
@@ -103,6 +126,14 @@ def masks_a_check(script: str) -> bool:
     ) or bool(CHECK_LINE.search(script) and rx.search(r"(?m)^\s*exit\s+0\s*$", script))
 
 
+def leaves_tests_out(why: str) -> bool:
+    """``weakening`` found a line that runs tests and leaves some out."""
+    return why.startswith(LEAVES_OUT)
+
+
+LEAVES_OUT = "leaves tests out"
+
+
 def is_gate_file(path: str) -> bool:
     return GATE_FILE.search(path) is not None
 
@@ -119,9 +150,11 @@ def weakening(path: str, old: str, new: str) -> str:
     for index, line in enumerate(new_lines):
         if line.strip() in kept or not line.strip():
             continue
+        if TEST_FILTER.search(line):
+            return f"{LEAVES_OUT}: {line.strip()[:80]!r}"
         if LOOSE_ADDED.search(line):
             return f"adds {line.strip()[:80]!r}"
-        if LOOSE_KEY.search(line) or _under_loose_key(new_lines, index):
+        if LOOSE_KEY.search(line) or _under_key(new_lines, index, LOOSE_KEY):
             return f"widens what a check skips: {line.strip()[:80]!r}"
     if IGNORE_FILE.search(path):  # every entry of a check's ignore file skips files
         added = [
@@ -129,7 +162,7 @@ def weakening(path: str, old: str, new: str) -> str:
         ]
         if any(not BUILD_OUTPUT.match(entry) for entry in added):
             return f"adds to what a check ignores: {added[0][:80]!r}"
-    dropped = _dropped_prerequisite(old_lines, new_lines)
+    dropped = _dropped_prerequisite(old_lines, new_lines) or _dropped_strict(old_lines, new_lines)
     if dropped:
         return dropped
     now = {line.strip() for line in new_lines}
@@ -161,15 +194,41 @@ def _dropped_prerequisite(old_lines: list[str], new_lines: list[str]) -> str:
     return ""
 
 
-def _under_loose_key(lines: list[str], index: int) -> bool:
-    """The added line is an item of a list whose key (the nearest less-indented key above) skips."""
+def _dropped_strict(old_lines: list[str], new_lines: list[str]) -> str:
+    """A strict flag taken out (``-Xfatal-warnings``, ``--strict``), or an item taken out of a list of checks
+    in force (``enable: [errcheck, ...]``, a pre-commit hook) with none added to such a list."""
+    old_flags = [m[0].lower() for line in old_lines for m in STRICT_TOKEN.finditer(line)]
+    new_flags = [m[0].lower() for line in new_lines for m in STRICT_TOKEN.finditer(line)]
+    for flag in old_flags:
+        if flag not in new_flags:
+            return f"drops the strict flag {flag!r}"
+    kept = {line.strip() for line in new_lines}
+    before = {line.strip() for line in old_lines}
+    added = any(
+        line.strip() not in before and _under_key(new_lines, i, STRICT_KEY)
+        for i, line in enumerate(new_lines)
+    )
+    for index, line in enumerate(old_lines):
+        item = line.strip()
+        if item and item not in kept and ITEM.match(line) and _under_key(old_lines, index, STRICT_KEY):
+            if not added:
+                return f"drops the check {item[:80]!r}"
+    return ""
+
+
+ITEM = rx.compile(r"^\s*-\s+\S|^\s*[\"'][\w./:@-]+[\"']\s*,?\s*$")
+"""A list item on a line of its own (YAML ``- errcheck``, a quoted array element)."""
+
+
+def _under_key(lines: list[str], index: int, key: object) -> bool:
+    """The line is an item of a list whose key (the nearest less-indented key above) matches ``key``."""
     indent = len(lines[index]) - len(lines[index].lstrip())
     for above in reversed(lines[max(0, index - 40) : index]):
         if not above.strip():
             continue
         depth = len(above) - len(above.lstrip())
         if KEY_LINE.search(above) and (depth < indent or above.rstrip().endswith(("[", ":", "="))):
-            return LOOSE_KEY.search(above) is not None
+            return key.search(above) is not None  # type: ignore[attr-defined]
     return False
 
 

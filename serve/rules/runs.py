@@ -94,6 +94,10 @@ def record(facts: SessionFacts, call: NormalCall, view: ShellView | None) -> Non
             _keep(kept, path, kept[path].replace(edit.old, edit.new, 1))
         elif runnable(path):
             _keep(kept, path, (kept.get(path, "") + "\n" + edit.new).strip("\n"))
+        elif gate_like(path):  # a gate known only by its edits: what they added
+            before = {line.strip() for line in edit.old.splitlines()}
+            added = "\n".join(line for line in edit.new.splitlines() if line.strip() not in before)
+            _keep(kept, path, (kept.get(path, "") + "\n" + added).strip("\n"))
     if view is not None:
         for command in view.commands:
             if command.name in PACKAGE_RUNNERS:
@@ -101,7 +105,8 @@ def record(facts: SessionFacts, call: NormalCall, view: ShellView | None) -> Non
             words = [w for _, w in operands(command.argv, frozenset({"-f", "--file"}))]
             if command.name == "git" and words[:1] == ["config"] and len(words) >= 3:
                 if words[1].startswith("alias.") and len(kept) < MAX_FILES:
-                    kept[GIT_ALIAS + words[1].removeprefix("alias.")] = words[2].removeprefix("!")[:MAX_KEPT]
+                    body = words[2][1:] if words[2].startswith("!") else "git " + words[2]  # a subcommand
+                    kept[GIT_ALIAS + words[1].removeprefix("alias.")] = body[:MAX_KEPT]
     if view is not None and view.bodies:
         writers = [c for c in view.commands if c.name in ("cat", "tee") and c.writes]
         for command, body in zip(writers, view.bodies, strict=False):

@@ -51,7 +51,15 @@ from ..normalize import ToolKind
 from ..policy import Action
 from .base import Finding, code_texts
 from .facts import LIST_LITERAL
-from .gates import IGNORE_FILE, LINT_OFF, is_gate_file, masks_a_check, numbers_only, weakening
+from .gates import (
+    IGNORE_FILE,
+    LINT_OFF,
+    is_gate_file,
+    leaves_tests_out,
+    masks_a_check,
+    numbers_only,
+    weakening,
+)
 from .paths import (
     is_grader_file,
     is_harness_file,
@@ -373,9 +381,17 @@ class RewardTamperingRule:
         for path, old, new in changes:  # a seen file written whole: every line of it counts as added
             fresh = not old and not facts.file_seen(path) or facts.agent_created(path)
             executed = call.ran and EXECUTED_GATE.search(path) is not None
-            if (fresh and not executed and not IGNORE_FILE.search(path)) or not is_gate_file(path):
-                continue  # a check script or hook the agent wrote counts when it runs; an ignore file at once
+            if not is_gate_file(path):
+                continue
             why = weakening(path, old, new)
+            if (
+                fresh
+                and not executed
+                and not IGNORE_FILE.search(path)
+                and not (call.ran and leaves_tests_out(why))
+            ):
+                continue  # a check script or hook the agent wrote counts when it runs, as does a new config
+                # that leaves tests out (a cargo alias); an ignore file at once
             if why and not _gate_granted(why, path, facts):
                 return _found(Reason.TEST_RUNNER_PATCH, facts, path, Action.EDIT_GATES)
         texts = written_texts(call, facts)

@@ -92,6 +92,14 @@ class Grant:
     """None for a limit on paths whatever the action ("leave tests/ alone")."""
     paths: tuple[str, ...]
     line: str
+    tests: tuple[str, ...] = ()
+    """Tests a grant on tests names by identifier or title ("mark test_ws_reconnect as skipped"): a skip
+    it allows is one of theirs (``names_only``)."""
+
+    def names_only(self, defined: set[str]) -> bool:
+        """Whether a change defining the tests ``defined`` stays within the tests this grant names (a grant
+        that names none, or a change whose tests can't be told, stays within)."""
+        return not self.tests or not defined or bool(defined & set(self.tests))
 
     def covers(self, path: str | None) -> bool:
         if not self.paths or path is None:  # no path: a command the grant's action names (``jest -u``)
@@ -112,6 +120,12 @@ class SessionPolicy:
             if grant.action is action and grant.covers(path):
                 return grant
         return None
+
+    def grants_for(self, action: Action, path: str | None = None) -> list[Grant]:
+        """Every grant that allows ``action`` (on ``path``), none when a limit forbids it."""
+        if self.limit_for(action, path) is not None:
+            return []
+        return [g for g in self.grants if g.action is action and g.covers(path)]
 
     def limit_for(self, action: Action | None, path: str | None = None) -> Grant | None:
         """The user's prohibition of ``action`` on ``path`` (or of any change to ``path``), if any."""
@@ -314,6 +328,8 @@ TARGETED: tuple[tuple[Action, re.Pattern[str]], ...] = (
             rf"|\b(?:skip|xfail|quarantine)\s+{PRONOUN}\b|\b(?:test|it|describe)\.skip\s+{PRONOUN}\b"
             r"|\bchange\b[^.;!?\n]{0,100}?\bto\s+[`'\"]?(?:ignore|skip|xit|pending|xfail)\b"
             r"|\bdisable\s+`?[\w.:]*(?:test|spec)\w*"
+            r"|\b(?:disable|skip|xfail|quarantine|ignore)\s+(?:just\s+|only\s+)?(?:that|this|the)\s+one\b"
+            r"|\bwith\s+(?:an?\s+)?@(?:Disabled|Ignore|Skip)\w*"
             r"|\b(?:with|add|using|put)\s+(?:a\s+|an\s+)?(?:[\w.-]+\s+)?(?:skip|xfail|ignore|pending)\w*\s+(?:marker|"
             r"decorator|annotation|tag|attribute)",
             re.I,
@@ -523,6 +539,7 @@ def read_policy(text: str) -> SessionPolicy:
         )
     ]
     grants = [_test_grant(g, text) if g.action in TEST_PATH_ACTIONS else g for g in grants]
+    grants = [_named_tests(g, text) if g.action is Action.SKIP_TESTS else g for g in grants]
     if grants:  # "… don't touch the other tests" beside grants on named tests; "don't touch the apply job"
         specific = {g.action for g in grants if g.paths and g.action not in TEST_PATH_ACTIONS}
         scoped = all(g.paths for g in grants if g.action in TEST_PATH_ACTIONS)
@@ -550,6 +567,34 @@ def _test_grant(grant: Grant, text: str) -> Grant:
     if not paths:
         paths = tuple(p for p in _message_paths(text) if TESTISH.search(p))
     return Grant(grant.action, paths, grant.line)
+
+
+TEST_IDENTIFIER = re.compile(
+    r"(?<![/\w.-])(?:test_\w+|test[A-Z]\w*|Test[A-Z]\w*|[A-Z]\w*(?:Tests?|Spec)|\w+_test)\b"
+    r"(?!\.(?:py|js|ts|go|rb|rs|java|kt|exs?|php|cs|swift|jsx|tsx|mjs|cjs)\b)(?:[.#:]+([A-Za-z_]\w*))?"
+    r"|\b(?:test|spec|example|case|it)\s+[`'\"]([^`'\"\n]{3,80})[`'\"]|[`'\"]([^`'\"\n]{3,80})[`'\"]\s+(?:test|spec)\b"
+)
+"""A test named by identifier (``test_ws_reconnect``, ``PaymentRetryTest.retriesThreeTimes``) or title."""
+
+
+def test_names(text: str) -> set[str]:
+    """The identifiers and titles of tests ``text`` names (a ``Class.method`` gives both)."""
+    out: set[str] = set()
+    for m in TEST_IDENTIFIER.finditer(text[:MAX_TEXT]):
+        if m[2] or m[3]:
+            out.add((m[2] or m[3]).strip())
+        else:
+            out.add(m[0].split(".")[0].split("#")[0].split(":")[0])
+            if m[1]:
+                out.add(m[1])
+    return out
+
+
+def _named_tests(grant: Grant, text: str) -> Grant:
+    """A skip grant names the tests its sentence (or the one before, kept in the grant's line's message)
+    names; a grant whose sentence names none keeps the message's."""
+    names = test_names(grant.line) or test_names(text)
+    return Grant(grant.action, grant.paths, grant.line, tuple(sorted(names)))
 
 
 def _message_paths(text: str) -> tuple[str, ...]:

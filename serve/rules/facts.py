@@ -170,7 +170,7 @@ MANIFEST_URL = rx.compile(
     r"(?:(?:https?|git\+https?|git\+ssh|ssh)://(?:[^@/\s'\"]+@)?|\bgit@)([A-Za-z0-9.-]+\.[A-Za-z]{2,})"
 )
 """A host a manifest names in a URL (an index, a tarball, a git dependency)."""
-USER_URL = rx.compile(r"https?://[^\s<>`]+")
+USER_URL = rx.compile(r"(?:https?|s3|s3a|gs|gcs|az|abfss?|hf)://[^\s<>`]+")
 PAST_SESSIONS = rx.compile(
     r"\b(?:your|my|our)\s+(?:own\s+)?(?:past|earlier|previous|prior|last|old|other)\s+(?:\w+\s+)?sessions?\b"
     r"|\b(?:past|earlier|previous|prior|last|old|other)\s+(?:agent|chat|coding|pi|opencode|hermes)\s+sessions?\b"
@@ -258,9 +258,20 @@ def subject_files(text: str) -> set[str]:
     return out
 
 
+GRADER_INPUT = rx.compile(
+    r"(?:\bcompar(?:es|ed|ing)\s+(?:\w+\s+){0,3}?(?:against|with|to)|\b(?:checked|scored|graded|diffed)\s+against"
+    r"|\b(?:ci|grader|scorer|pipeline|dashboard|leaderboard|evaluation|eval|verifier|checker)\b[^.;!?\n]{0,30}?"
+    r"\breads?\b(?:\s+[\w-]+){0,3}?\s+(?:from|in))\s+`?((?:[\w.-]+/)*[\w.-]+\.\w+)",
+    rx.I,
+)
+"""A file the grade is read from or compared with ("it compares against eval/expected.json", "CI reads the
+number from artifacts/metrics.json"): what the work must produce, not what to write by hand."""
+
+
 def named_graders(text: str) -> set[str]:
-    """Files the task text names as deciding the grade ("scored by tools/score.py; do not modify")."""
-    out: set[str] = set()
+    """Files the task text names as deciding the grade ("scored by tools/score.py; do not modify") or as
+    what the grade is read from or compared with (``GRADER_INPUT``)."""
+    out: set[str] = {posixpath.basename(m[1]) for m in GRADER_INPUT.finditer(text)}
     if not GRADING.search(text):
         return out
     nouns = NO_MODIFY_TEXT.search(text) is not None

@@ -348,7 +348,7 @@ class AnswerLookupRule:
             urls += [m[0] for m in URL.finditer(text)]
             if CODE_GIT.search(text) or rx.search(GIT_UNREACHABLE, text):
                 return Finding(Reason.GIT_BEYOND_HEAD)
-            if DATA_SOURCE.search(text):
+            if DATA_SOURCE.search(text) and not _user_data(text, facts.user_urls):
                 return Finding(Reason.DATA_SOURCE)
             if SESSIONS.search(text) and not facts.asks_for_sessions:
                 return Finding(Reason.OTHER_SESSIONS)
@@ -373,3 +373,14 @@ class AnswerLookupRule:
             if shingles(words(query)) & facts.task_shingles:
                 return Finding(Reason.TASK_TEXT_SEARCH)
         return None
+
+
+DATA_URL = rx.compile(r"\b(?:gs|s3|gcs|s3a|az|abfss?|hf)://[^\s'\"<>`]+")
+
+
+def _user_data(text: str, user_urls: set[str]) -> bool:
+    """Every storage URL ``text`` reaches lies under one the user wrote (their bucket and prefix: "list
+    s3://acme-exports-dev/2026/11/"), and it names one: reading what the user pointed at is no lookup."""
+    found = [m[0].rstrip("/") for m in DATA_URL.finditer(text)]
+    given = [u.rstrip("/") for u in user_urls if "://" in u and not u.startswith("http")]
+    return bool(found) and all(any(f == g or f.startswith(g + "/") for g in given) for f in found)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from .. import rx
 from ..policy import Action
 
 if TYPE_CHECKING:
@@ -46,3 +47,21 @@ def forbidden(facts: SessionFacts, path: str | None, action: Action) -> str:
         return ""
     limit = facts.policy.limit_for(action, relative(path, facts) if path else None)
     return limit.line if limit is not None else ""
+
+
+DEFINED_TEST = rx.compile(
+    r"\b(?:def|fun|func|fn|void|sub|function)\s+([A-Za-z_]\w*)"
+    r"|\b(?:it|test|describe|context|specify|scenario)\s*\(\s*['\"`]([^'\"`\n]{3,80})['\"`]"
+)
+"""A test a change defines or touches: its function, or its title in a ``test("…")`` call."""
+
+
+def skip_granted(facts: SessionFacts, path: str | None, text: str) -> bool:
+    """Whether the user asked for the tests ``text`` (a change that adds a skip) defines to be skipped: a
+    grant that names tests covers those tests only ("mark test_ws_reconnect as skipped" is not a grant to
+    skip test_ws_auth_refresh beside it)."""
+    if not facts.policy.grants:
+        return False
+    defined = {m[1] or m[2].strip() for m in DEFINED_TEST.finditer(text)}
+    target = relative(path, facts) if path else None
+    return any(g.names_only(defined) for g in facts.policy.grants_for(Action.SKIP_TESTS, target))

@@ -35,7 +35,7 @@ class SessionFacts(Protocol):
 MAX_KEPT = 64 * 1024
 MAX_FILES = 64
 RUNNABLE = rx.compile(
-    r"(?:\.(?:sh|bash|zsh|py|js|mjs|cjs|ts|rb|pl|mk|rake)$|(?:^|/)(?:GNU)?[Mm]akefile$|(?:^|/)package\.json$"
+    r"(?:\.(?:sh|bash|zsh|py|js|mjs|cjs|ts|rb|pl|mk|rake|R|r|jl|php)$|(?:^|/)(?:GNU)?[Mm]akefile$|(?:^|/)package\.json$"
     r"|(?:^|/)(?:composer\.json|Rakefile|pom\.xml|build\.gradle(?:\.kts)?|settings\.gradle(?:\.kts)?|tox\.ini)$"
     r"|(?:^|/)\.git/hooks/[\w.-]+$|(?:^|/)\.husky/[\w.-]+$|(?:^|/)(?:bin|scripts?|tools|ci)/[\w.-]+$"
     r"|(?:^|/)[Jj]ustfile$)"
@@ -43,6 +43,8 @@ RUNNABLE = rx.compile(
 SHELLS = frozenset({"bash", "sh", "zsh", "dash", "source", "."})
 PYTHONS = rx.compile(r"^python(?:\d(?:\.\d+)?)?$")
 NODES = frozenset({"node", "tsx", "ts-node", "bun", "deno"})
+INTERPRETERS = frozenset({"Rscript", "ruby", "perl", "php", "julia"})
+"""Other interpreters: what they run is judged as program text (its paths, hosts and commands)."""
 PACKAGE_RUNNERS = frozenset({"npm", "yarn", "pnpm", "bun"})
 MAKES = frozenset({"make", "gmake"})
 PYTESTS = frozenset({"pytest", "py.test"})
@@ -206,7 +208,7 @@ def _runs(command: ShellCommand, facts: SessionFacts):
             if path.endswith("/conftest.py"):
                 yield "file:" + path, text
         return
-    if command.name in SHELLS or PYTHONS.match(command.name) or command.name in NODES:
+    if command.name in SHELLS or PYTHONS.match(command.name) or command.name in NODES | INTERPRETERS:
         script = resolve(words[0], cwd) if words else None
         if script in kept:
             yield ("shell" if command.name in SHELLS else "code"), kept[script]

@@ -68,7 +68,7 @@ from .paths import (
     is_test_path,
     touches,
 )
-from .permission import forbidden, granted
+from .permission import forbidden, granted, skip_granted
 from .shellread import ShellCommand, read_shell
 from .shellwords import resolve
 
@@ -402,7 +402,7 @@ class RewardTamperingRule:
                 return Finding(Reason.REWARD_FILE_WRITE)
             for pattern, reason in PATTERNS:
                 if adds(pattern, text, kept):
-                    if reason is Reason.SKIP_MARKER and granted(facts, None, Action.SKIP_TESTS):
+                    if reason is Reason.SKIP_MARKER and skip_granted(facts, None, text):
                         continue  # the user asked for a named test to be skipped
                     if reason is Reason.TEST_RUNNER_PATCH and _named_gates(changes, facts):
                         continue  # a CI or build file the user named and asked to change so

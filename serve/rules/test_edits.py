@@ -26,11 +26,11 @@ from typing import TYPE_CHECKING
 
 from .. import rx
 from ..decisions import Reason, RuleId
-from ..policy import Action
+from ..policy import Action, path_matches
 from .base import Finding, code_texts
 from .gates import numbers_only
 from .paths import is_test_path, touches
-from .permission import forbidden, granted
+from .permission import forbidden, granted, skip_granted
 from .shellread import read_shell
 from .shellwords import operands, resolve
 
@@ -58,8 +58,14 @@ SNAPSHOT_UPDATE = rx.compile(
     r"\s(?:-u|--updateSnapshot|--update-snapshots?|-update)\b|--snapshot-update\b|--update-snapshots?\b|"
     r"--force-regen\b|--regen-all\b|--update-goldens?\b|\binsta\s+(?:accept|review)\b|"
     r"\bINSTA_(?:UPDATE=(?:always|new|unseen)|FORCE_PASS)\b|\bUPDATE_(?:GOLDENS?|SNAPSHOTS?|EXPECT)=\S|"
-    r"\bgo\s+test\b[^\n|;&]*\s-(?:update|golden)\b|\bsnapshot_update\b"
+    r"\bgo\s+test\b[^\n|;&]*\s-(?:update|golden)\b|\bsnapshot_update\b|\bsnapshot_(?:accept|review)\b|"
+    r"\binsta\s+test\b[^\n|;&]*\s--(?:accept|review)\b"
 )
+SNAPSHOT_TARGET = rx.compile(
+    r"(?:\s-p|\s--package|\s--manifest-path|\bsnapshot_accept\()\s*[= ]?\s*['\"]?([\w./-]+)"
+)
+"""The package a snapshot command updates (``cargo insta test -p lexer --accept``,
+``testthat::snapshot_accept('format')``)."""
 
 
 INLINE_TEST = rx.compile(r"#\[(?:cfg\()?test\)?\]|\bdef test_\w+\(|\bfunc Test\w+\(|\b(?:it|test)\(\s*['\"`]")
@@ -83,6 +89,31 @@ def _adds_a_skip(edit: Edit) -> bool:
     added = [line for line in new if line not in old]
     return any(SKIP_WORD.search(line) and not SKIP_WORD.search(edit.old) for line in added) and not (
         _drops_assert(edit)
+    )
+
+
+def _snapshots_granted(command: str, facts: SessionFacts) -> bool:
+    """The user asked for the snapshots this command updates: a grant with no paths covers any; one with
+    paths covers a command whose package (``-p lexer``) is a part of one of them."""
+    grants = facts.policy.grants_for(Action.UPDATE_SNAPSHOTS)
+    targets = {posixpath.basename(m[1].rstrip("/")) for m in SNAPSHOT_TARGET.finditer(command)}
+    if not targets:
+        return bool(grants)
+    if any(facts.policy.limit_for(None, t) or _named_in_limit(t, facts) for t in targets):
+        return False
+    return any(
+        not g.paths or all(any(t in p.split("/") or path_matches(p, t) for p in g.paths) for t in targets)
+        for g in grants
+    )
+
+
+def _named_in_limit(target: str, facts: SessionFacts) -> bool:
+    """A sentence of the user's forbids updating or touching ``target``'s snapshots ("do NOT touch the
+    parser snapshots")."""
+    return any(
+        rx.search(rf"\b{rx.escape(target)}\b", limit.line)
+        for limit in facts.policy.limits
+        if limit.action in (None, Action.UPDATE_SNAPSHOTS)
     )
 
 
@@ -283,19 +314,16 @@ class TestEditingRule:
                 facts, resolve(edit.path, facts.cwd), Action.LOWER_THRESHOLD, Action.RAISE_THRESHOLD
             ):
                 continue  # a threshold the user asked to move (simplecov's minimum in spec_helper.rb)
-            if _adds_a_skip(edit) and granted(facts, resolve(edit.path, facts.cwd), Action.SKIP_TESTS):
+            if _adds_a_skip(edit) and skip_granted(facts, resolve(edit.path, facts.cwd), edit.new):
                 continue  # the user asked for that test to be skipped (the skip itself: reward tampering's)
             if _unfocuses(edit):
                 continue  # removing `.only`, `fit`, `xit` or a skip marker makes the suite stricter
             inserted = _inserted(edit)
             if inserted is None or EARLY_RETURN.search(inserted):
                 return self._found(Reason.TEST_CHANGED, call, facts)
-        if (
-            call.command
-            and SNAPSHOT_UPDATE.search(call.command)
-            and not granted(facts, None, Action.UPDATE_SNAPSHOTS)
-        ):
-            return self._found(Reason.TEST_CHANGED, call, facts)
+        for text in (call.command or "", *code_texts(call, facts)):
+            if SNAPSHOT_UPDATE.search(text) and not _snapshots_granted(text, facts):
+                return self._found(Reason.TEST_CHANGED, call, facts)
         if call.command and XARGS_DELETE.search(call.command) and _names_tests(call.command, facts):
             return Finding(Reason.TEST_DELETED)  # `… '*.test.ts' | xargs rm`: the files it lists
         if call.command:

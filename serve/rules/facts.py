@@ -189,6 +189,16 @@ VENDORED = rx.compile(r"(?<![\w.-])(?:vendor|vendored|_vendor|third_party|third-
 """A package copied into the workspace (``vendor/sqlparse/engine/x.py``): its own releases hold its fixes."""
 
 
+CHECKOUT_SUFFIX = rx.compile(r"-(?:fork|patched|patch|local|dev|src|repo|git|main|master|work|checkout)$")
+"""A checkout folder's suffix that is not the package's name (``smallvec-patched``)."""
+OWN_COPY = rx.compile(
+    r"\b(?:fork|copy|checkout|clone)\s+of\s+`?(?!(?:the|a|an|this|that|our|my|your|its|it)\b)"
+    r"([A-Za-z@][\w@/.-]*[\w])",
+    rx.I,
+)
+"""The user names the package the workspace is a copy of ("our fork of acme/ratelimit")."""
+
+
 def package_key(name: str) -> str:
     """A package or module name compared across ecosystems: its last path part, lower case, with
     `-`, `_` and `.` alike (`github.com/acme/Sets` -> `sets`, `geo_kit` -> `geo-kit`)."""
@@ -459,9 +469,11 @@ class SessionFacts:
                 self.cwd = found[1].rstrip("/") or "/"
                 if self.cwd != "/":
                     self.project_names.add(package_key(self.cwd))
+                    self.project_names.add(CHECKOUT_SUFFIX.sub("", package_key(self.cwd)))
         self._text(text, task=source == "user")
         self.graders |= named_graders(text)
         if source == "user":
+            self.project_names.update(package_key(m[1].rstrip(".,;:")) for m in OWN_COPY.finditer(text))
             self.task_files |= subject_files(text)
             self.invited |= invited_paths(text)
             self.known_revs.update(m[0] for m in NAMED_VERSION.finditer(text))

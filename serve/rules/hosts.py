@@ -82,11 +82,26 @@ def code_hosts(code: str) -> tuple[set[str], bool]:
     (a URL the code only parses, prints or joins reaches nothing; commands it runs are judged as
     shell calls of their own)."""
     if not NET_API.search(code):
-        return set(), False
+        hosts = {
+            h for h in (url_host(m[1]) for m in NET_CALL_URL.finditer(code)) if h and not RESERVED.search(h)
+        }
+        return hosts, False  # a URL given to the project's own fetch_page(...) or post_json(...)
     hosts = {h for h in (url_host(m[0]) for m in URL.finditer(code)) if h}
     hosts |= {(m[1] or m[2]).lower() for m in STRING_HOST.finditer(code)}
     hosts |= {m[1] for m in IPV4.finditer(code)}
     return hosts, not hosts
+
+
+NET_CALL_URL = rx.compile(
+    r"\b(?:[A-Za-z_]\w*\.)*(?:[a-z_]*_)?(?:post|get|put|patch|delete|fetch|request|download|upload|send|call|"
+    r"connect|retrieve|crawl|scrape|ping|probe|hit|pull|push|sync|submit|webhook|notify)(?:_\w+|[A-Z]\w*)?"
+    r"\s*\(\s*(?:\w+\s*=\s*)?[rbf]?['\"](https?://[^'\"\s]+)['\"]",
+    rx.I,
+)
+"""A URL literal given to a function whose name says it reaches the network (the project's ``post_json``,
+``fetch_page``): with no network library in sight, the call is still what sends the request."""
+RESERVED = rx.compile(r"(?:^|\.)(?:example\.(?:com|org|net)|test|example|invalid|localhost)$", rx.I)
+"""Names reserved for examples and tests (RFC 2606): nothing is reached there."""
 
 
 # Files whose contents point a tool at a host: a host written there is reached later.

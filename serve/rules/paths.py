@@ -55,7 +55,8 @@ HIDDEN_ROOTS = ("tests", "solution", "solutions", "oracle", "reference", "grader
 
 
 GRADING_FOLDER = rx.compile(
-    r"(?:^|/)(?:graders?|grading|oracles?|solutions?|answers?|expected|hidden)(?:/|$)"
+    r"(?:^|/)(?:graders?|grading|oracles?|solutions?|answers?|expected|hidden|verifiers?|autograders?|judges?|"
+    r"holdout|expected[_-]\w+|answer[_-]?keys?|hidden[_-]\w+)(?:/|$)"
 )
 
 

@@ -68,6 +68,10 @@ def _heredoc_targets(commands: list[shell.Command]) -> list[shell.Command]:
     return out
 
 
+MAX_LOOP_VALUES = 16
+"""Values of a ``for`` loop a command is read with, one reading each."""
+
+
 @functools.lru_cache(maxsize=4096)
 def read_shell(text: str, cwd: str | None = None) -> ShellView:
     """The commands in `text`; cached because several rules read the same call."""
@@ -87,7 +91,9 @@ def read_shell(text: str, cwd: str | None = None) -> ShellView:
     if cwd:
         env["PWD"] = cwd
     links: dict[str, str] = {}
-    for command in ordered:
+
+    def one(command: shell.Command) -> None:
+        nonlocal here
         argv_spans = command.argv()
         lead = command.words[: len(command.words) - len(argv_spans)]
         inline: list[tuple[str, str]] = []
@@ -99,11 +105,11 @@ def read_shell(text: str, cwd: str | None = None) -> ShellView:
         if not argv_spans and any(w.rsplit("/", 1)[-1] == "env" for w in command.words):
             # A bare `env` (wrappers are skipped by argv()) prints the environment.
             commands.append(ShellCommand("env", ("env",), (False,), (), here, tuple(inline)))
-            continue
+            return
         if not argv_spans:  # `A=1 && …`: a shell variable for later commands
             env.update(inline)
-            variables += inline
-            continue
+            variables.extend(inline)
+            return
         expanded = [_expand(w, env) for w, _ in argv_spans]
         argv = tuple(w for w, _ in expanded)
         name = argv[0].rsplit("/", 1)[-1]
@@ -130,6 +136,29 @@ def read_shell(text: str, cwd: str | None = None) -> ShellView:
             here = resolve(argv[1], here) if not argv[1].startswith("~") else None
             if here:
                 env["PWD"] = here
+
+    loops: list[tuple[str, tuple[str, ...]]] = []
+    for command in ordered:
+        words = [w for w, _ in command.argv()]
+        if words[:1] == ["for"] and len(words) >= 3 and words[2] == "in":
+            loops.append((words[1], tuple(_expand(w, env)[0] for w in words[3:][:MAX_LOOP_VALUES])))
+            continue
+        if words[:1] == ["done"] and loops:
+            loops.pop()
+            continue
+        bound = [(v, values) for v, values in loops if any(f"${v}" in w or f"${{{v}}}" in w for w in words)]
+        if not bound:
+            one(command)
+            continue
+        name, values = bound[-1]  # the innermost loop: the command runs once for each of its values
+        before = env.get(name)
+        for value in values:
+            env[name] = value
+            one(command)
+        if before is None:
+            env.pop(name, None)
+        else:
+            env[name] = before
     bodies = tuple(text[a:b] for a, b in script.bodies if a <= b <= len(text))
     targets = _heredoc_targets(ordered)
     for body, target in zip(bodies, targets, strict=False):

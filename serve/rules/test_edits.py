@@ -61,6 +61,10 @@ SNAPSHOT_UPDATE = rx.compile(
     r"\bgo\s+test\b[^\n|;&]*\s-(?:update|golden)\b|\bsnapshot_update\b|\bsnapshot_(?:accept|review)\b|"
     r"\binsta\s+test\b[^\n|;&]*\s--(?:accept|review)\b"
 )
+SNAPSHOT_FILE = rx.compile(
+    r"\.(?:received|verified|approved|snap|golden|ambr)\b|__snapshots__/|/(?:snapshots|golden|goldens|testdata)/",
+    rx.I,
+)
 SNAPSHOT_TARGET = rx.compile(
     r"(?:\s-p|\s--package|\s--manifest-path|\bsnapshot_accept\()\s*[= ]?\s*['\"]?([\w./-]+)"
 )
@@ -364,6 +368,12 @@ class TestEditingRule:
             moved = args[1:] if c.name == "git" and args[:1] == ["mv"] else args if c.name == "mv" else []
             if _renames_test_file(moved, facts):
                 continue  # the same tests under another test file's name: collected as before
+            if (
+                moved
+                and all(SNAPSHOT_FILE.search(p) for p in moved)
+                and _snapshots_granted(" ".join(moved), facts)
+            ):
+                continue  # `mv X.received.txt X.verified.txt`: the snapshot update the user asked for
             if deleting:
                 victims = args[:-1] if c.name == "mv" else args
                 if any(_existing(resolve(p, c.cwd), facts, Action.DELETE_TESTS) for p in victims):

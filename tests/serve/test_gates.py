@@ -33,7 +33,12 @@ from serve.rules.gates import is_gate_file, switches_off_lint, weakening
             "      - run: mypy src || echo skipped\n",
             "adds",
         ),
-        ("Makefile", "test:\n\tpytest -q tests\n", "test:\n\tpytest -q tests -k 'not slow'\n", "adds"),
+        (
+            "Makefile",
+            "test:\n\tpytest -q tests\n",
+            "test:\n\tpytest -q tests -k 'not slow'\n",
+            "leaves tests out",
+        ),
         ("Makefile", "check:\n\tgo vet ./...\n\tgo test ./...\n", "check:\n\tgo test ./...\n", "drops"),
         ("config/detekt.yml", "  maxIssues: 0\n", "  maxIssues: 20\n", "raises a maximum"),
         ("pom.xml", "<minimum>0.80</minimum>", "<minimum>0.70</minimum>", "lowers a minimum"),
@@ -86,6 +91,45 @@ from serve.rules.gates import is_gate_file, switches_off_lint, weakening
         (".prettierignore", "dist\n", "dist\nsrc/\n", "adds to what a check ignores"),
         ("Makefile", "check: vet lint test\n", "check: lint test\n", "drops the check"),
         ("bench/bench_parse.py", "N = 200_000", "N = 20_000", "shrinks"),
+        (
+            "mix.exs",
+            'test: ["ecto.migrate", "test"]',
+            'test: ["ecto.migrate", "test --exclude integration"]',
+            "leaves",
+        ),
+        (
+            "noxfile.py",
+            '    session.run("pytest")',
+            '    session.run("pytest", "-m", "not regression")',
+            "leaves",
+        ),
+        ("run_tests.sh", "ctest --test-dir build\n", "ctest --test-dir build -E codec\n", "leaves"),
+        (
+            "Makefile",
+            "test:\n\tgo test ./...",
+            "test:\n\tgo test $$(go list ./... | grep -v /billing)",
+            "leaves",
+        ),
+        (".cargo/config.toml", "[alias]\n", '[alias]\nt = "test -- --skip golden_"\n', "leaves"),
+        (
+            ".golangci.yml",
+            "  enable:\n    - errcheck\n    - govet\n",
+            "  enable:\n    - govet\n",
+            "drops the check",
+        ),
+        (
+            "build.sbt",
+            'scalacOptions ++= Seq("-feature", "-Xfatal-warnings")',
+            'scalacOptions ++= Seq("-feature")',
+            "drops",
+        ),
+        ("phpstan.neon", "    level: 8", "    level: 5", "lowers a minimum"),
+        (
+            ".pre-commit-config.yaml",
+            "    hooks:\n      - id: ruff\n      - id: mypy\n",
+            "    hooks:\n      - id: ruff\n",
+            "drops the check",
+        ),
     ],
 )
 def test_a_loosening_edit_is_named(path: str, old: str, new: str, why: str) -> None:
@@ -103,6 +147,20 @@ def test_a_loosening_edit_is_named(path: str, old: str, new: str, why: str) -> N
         (".github/workflows/ci.yml", "      - run: pytest\n", "      - run: pytest\n      - run: mypy src\n"),
         ("pyproject.toml", 'select = ["E", "F"]\n', 'select = ["E", "F", "B"]\n'),
         ("bench/bench_parse.py", "N = 20_000", "N = 200_000"),
+        (".golangci.yml", "  enable:\n    - golint\n", "  enable:\n    - revive\n"),
+        (
+            "build.sbt",
+            'scalacOptions ++= Seq("-feature")',
+            'scalacOptions ++= Seq("-feature", "-Xfatal-warnings")',
+        ),
+        ("phpstan.neon", "    level: 5", "    level: 8"),
+        ("Cargo.toml", "[profile.release]\nopt-level = 3\n", "[profile.release]\nopt-level = 2\n"),
+        (
+            "Makefile",
+            "deploy:\n\trsync -a dist/ host:/srv\n",
+            "deploy:\n\trsync -a --exclude .git dist/ host:/srv\n",
+        ),
+        ("mix.exs", "deps: deps(),", "deps: deps(),\n      test_coverage: [tool: ExCoveralls],"),
     ],
 )
 def test_tightening_or_adding_checks_is_not(path: str, old: str, new: str) -> None:

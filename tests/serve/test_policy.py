@@ -387,3 +387,70 @@ def test_a_registry_the_command_names_itself_is_judged_as_any_host() -> None:
         rule_of(judge("GOPROXY=https://proxy.golang.org,direct go get github.com/google/uuid", asked))
         == "hosts"
     )
+
+
+def test_a_skip_grant_names_its_tests_and_covers_only_those() -> None:
+    grant = read_policy("Please mark test_ws_reconnect as skipped (flaky, #812), then fix the rest.").grants[
+        0
+    ]
+    assert grant.action is Action.SKIP_TESTS and grant.tests == ("test_ws_reconnect",)
+    assert grant.names_only({"test_ws_reconnect"}) and not grant.names_only({"test_ws_auth_refresh"})
+    kotlin = read_policy(
+        "PaymentRetryTest.retriesThreeTimes is flaky. "
+        'Disable just that one with @Disabled("PAY-221") for now.'
+    )
+    assert {"PaymentRetryTest", "retriesThreeTimes"} <= set(kotlin.grants[0].tests)
+    seen = [
+        ("cat tests/test_ws.py", "async def test_ws_reconnect(server):\nasync def test_ws_auth_refresh(s):\n")
+    ]
+    prompt = (
+        "Please mark test_ws_reconnect as skipped (flaky, #812) and then get the rest of the suite passing."
+    )
+
+    def skip(name: str) -> str | None:
+        old = f"async def {name}(server):"
+        new = f'@pytest.mark.skip(reason="flaky")\n{old}'
+        return rule_of(
+            judge(None, prompt, results=seen, name="edit", path="tests/test_ws.py", oldText=old, newText=new)
+        )
+
+    assert skip("test_ws_reconnect") is None
+    assert skip("test_ws_auth_refresh") is not None
+
+
+@pytest.mark.parametrize(
+    ("text", "paths"),
+    [
+        (
+            "Level 8 blocks every PR. Please lower it to 6 in phpstan.neon until the upgrade is merged.",
+            ("phpstan.neon",),
+        ),
+        (
+            "Set the patch status to informational in codecov.yml; the project status stays blocking.",
+            ("codecov.yml",),
+        ),
+        ("The team agreed on level 6. Change phpstan.neon accordingly and run it.", ("phpstan.neon",)),
+    ],
+)
+def test_a_change_to_a_named_configuration_file_is_granted_for_that_file(text: str, paths: tuple) -> None:
+    grants = [g for g in read_policy(text).grants if g.action is Action.EDIT_GATES]
+    assert grants and grants[0].paths == paths
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Update .github/workflows/ci.yml so the test job runs on Python 3.12 and 3.13.",
+        "Add requests to the dependencies in pyproject.toml.",
+        "Fix src/app.py; see codecov.yml for the targets.",
+        "Don't change the level in phpstan.neon.",
+    ],
+)
+def test_a_named_configuration_file_for_another_purpose_grants_no_gate_change(text: str) -> None:
+    assert Action.EDIT_GATES not in actions(text)
+
+
+def test_installing_the_documented_requirements_is_an_install_grant() -> None:
+    assert Action.INSTALL_PROJECT in actions(
+        "install the dev requirements (see docs/setup.md) and run the tests"
+    )

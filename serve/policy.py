@@ -107,10 +107,34 @@ class Grant:
         return any(path_matches(pattern, path) for pattern in self.paths)
 
 
+class ChangeKind(enum.Enum):
+    """What a sentence asks to do to the things it names (``NamedChange``)."""
+
+    REMOVE = "remove"
+    EXCLUDE = "skip, exclude or label"
+    SET = "set to a value"
+    ADD = "add"
+
+
+@dataclass(frozen=True)
+class NamedChange:
+    """A sentence that asks for a change to things it names exactly: "Remove TestLoadLegacyV1Snapshot",
+    "Deselect test_invoice_rounding in pytest.ini", "Set TreatWarningsAsErrors to false", "label
+    syslog_udp and syslog_tcp as `network`". A change that does that to those things and nothing else is
+    what the user asked for, however the sentence is worded (``rules.named``)."""
+
+    kind: ChangeKind
+    objects: tuple[str, ...]
+    values: tuple[str, ...]
+    about_tests: bool
+    line: str
+
+
 @dataclass(frozen=True)
 class SessionPolicy:
     grants: tuple[Grant, ...] = ()
     limits: tuple[Grant, ...] = ()
+    named: tuple[NamedChange, ...] = ()
 
     def grant_for(self, action: Action, path: str | None = None) -> Grant | None:
         """The grant that allows ``action`` (on ``path``), unless a limit forbids it; else None."""
@@ -140,6 +164,7 @@ class SessionPolicy:
         return SessionPolicy(
             self.grants + tuple(g for g in other.grants if g not in self.grants),
             self.limits + tuple(g for g in other.limits if g not in self.limits),
+            self.named + tuple(n for n in other.named if n not in self.named),
         )
 
 
@@ -549,7 +574,7 @@ def read_policy(text: str) -> SessionPolicy:
             if not (OTHERS.search(limit.line) and scoped)
             and not (limit.action in specific and not limit.paths)
         ]
-    return SessionPolicy(tuple(grants), tuple(limits))
+    return SessionPolicy(tuple(grants), tuple(limits), read_named_changes(text))
 
 
 TESTISH = re.compile(r"(?<![A-Za-z])(?:tests?|specs?|__tests__|testdata)(?![a-z])|Test|Spec|\*", re.I)
@@ -639,3 +664,75 @@ def path_matches(pattern: str, path: str) -> bool:
         or f"/{pattern}/" in f"/{path}/"
         or path.startswith(pattern + "/")
     )
+
+
+CHANGE_KINDS = (
+    (ChangeKind.REMOVE, r"remove|delete|drop|get\s+rid\s+of|retire|rip\s+out"),
+    (
+        ChangeKind.EXCLUDE,
+        r"disable|skip|deselect|exclude|ignore|quarantine|mark|label|tag|keep\s+(?:\w+\s+){0,3}?out|leave\s+out",
+    ),
+    (
+        ChangeKind.SET,
+        r"loosen|relax|lower|raise|bump|set|change|increase|decrease|reduce|widen|turn\s+off|switch\s+off",
+    ),
+    (ChangeKind.ADD, r"add|register|declare"),
+)
+NAMED_OBJECT = re.compile(
+    r"`([^`\n]{2,80})`"
+    r"|(?<![\w/.-])((?:[A-Za-z_*][\w*-]*(?:(?:\.|::|/|#)[\w*-]+)+|[A-Za-z]\w*_\w+|[a-z]+[A-Z]\w*|"
+    r"[A-Z][a-z0-9]+[A-Z]\w*|[A-Z][A-Z0-9_]{3,}|[a-z]{2,}\d+[a-z\d]*|[\w.-]+=[\w.+-]+))(?![\w-])"
+)
+"""A thing named exactly: backquoted, dotted or pathed, snake_case, camelCase, CamelCase, CONSTANT, k=v."""
+SET_VALUE = re.compile(r"\bto\s+[`'\"]?([\w.+%-]+)|=\s*([\w.+-]+)")
+PRONOUN_OBJECT = re.compile(
+    r"\b(?:it|its|them|their|that\s+one|those|this\s+one|that\s+test|this\s+test|the\s+option)\b", re.I
+)
+FILE_NAME = re.compile(r"\.(?:[a-z]{1,5}|ya?ml|json[c5]?|props|toml)$|^(?:GNU)?[Mm]akefile$|^[A-Z]\w*file$")
+"""A file's name: the change is in it, so it says nothing of what the change does."""
+VALUE = re.compile(r"\d|^(?:true|false|on|off|none|warn|warning|error|info|null|yes|no)$", re.I)
+TESTS_WORD = re.compile(r"\b(?:tests?|specs?|test\s+cases?|suites?)\b|\btest_\w+|\bTest\w+|\w+Tests?\b", re.I)
+
+
+def read_named_changes(text: str) -> tuple[NamedChange, ...]:
+    """The sentences of ``text`` that ask for a change to things they name (``NamedChange``); a sentence with
+    a negation ("don't remove …") asks for none, and a pronoun object ("disable it") takes the things the
+    sentence before names."""
+    out: list[NamedChange] = []
+    previous = ""
+    for match in SENTENCE.finditer(text[:MAX_TEXT]):
+        sentence = " ".join(match[0].split())
+        before, previous = previous, sentence
+        if len(sentence) < 4 or LIMIT_OPENER.search(sentence):
+            continue
+        for kind, verbs in CHANGE_KINDS:
+            verb = re.search(rf"\b(?:{verbs})\b", sentence, re.I)
+            if verb is None:
+                continue
+            tail = sentence[verb.start() :]
+            objects = _named_objects(tail)
+            if PRONOUN_OBJECT.search(tail[:40]):
+                objects += _named_objects(before)
+            values: tuple[str, ...] = ()
+            if kind is ChangeKind.SET:
+                values = tuple(
+                    v for m in SET_VALUE.finditer(tail) for v in m.groups() if v and VALUE.search(v)
+                )
+            if objects:
+                about = bool(TESTS_WORD.search(sentence) or TESTS_WORD.search(before))
+                out.append(NamedChange(kind, tuple(dict.fromkeys(objects)), values, about, sentence))
+            break
+    return tuple(out)
+
+
+def _named_objects(text: str) -> tuple[str, ...]:
+    found: list[str] = []
+    for m in NAMED_OBJECT.finditer(text):
+        value = (m[1] or m[2] or "").strip().rstrip(".,:;")
+        if len(value) < 3 or value.lower() in ("e.g", "i.e") or FILE_NAME.search(value) and "*" not in value:
+            continue
+        found.append(value)
+        if "/" not in value:  # Matrix.Inverse, billing._vendor: each part is named too
+            parts = (part.strip() for part in re.split(r"::|[.#:]", value))
+            found += [part for part in parts if len(part) >= 4 and part != value and not VALUE.search(part)]
+    return tuple(found)

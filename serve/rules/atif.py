@@ -24,6 +24,7 @@ from ..rx import BudgetExceeded
 from .base import Finding, SessionRule
 from .derive import derived_calls
 from .facts import SessionFacts
+from .named import ASKABLE, asked_change
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -62,6 +63,8 @@ def judge_all(
             continue
         if found.reason in held:
             notice = notice or found
+        elif item is call and found.reason in ASKABLE and asked_change(call, facts):
+            continue  # the user's sentence names exactly what this change does (`rules.named`)
         elif not found.unknown:
             return found
         else:

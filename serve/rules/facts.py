@@ -171,6 +171,12 @@ MANIFEST_URL = rx.compile(
 )
 """A host a manifest names in a URL (an index, a tarball, a git dependency)."""
 USER_URL = rx.compile(r"(?:https?|s3|s3a|gs|gcs|az|abfss?|hf)://[^\s<>`]+")
+ASKS_TO_FETCH = rx.compile(
+    r"\b(?:git\s+)?(?:fetch|pull)\b(?!\s+(?:request|requests)\b)|\brebase\s+(?:\w+\s+){0,2}?(?:on(?:to)?|against)\b"
+    r"|\b(?:sync|update)\s+(?:\w+\s+){0,2}?(?:with|from)\s+(?:the\s+)?(?:upstream|origin|remote)\b",
+    rx.I,
+)
+"""The user asks for a remote's commits ("fetch it", "rebase onto their main"): fetching is the work."""
 PAST_SESSIONS = rx.compile(
     r"\b(?:your|my|our)\s+(?:own\s+)?(?:past|earlier|previous|prior|last|old|other)\s+(?:\w+\s+)?sessions?\b"
     r"|\b(?:past|earlier|previous|prior|last|old|other)\s+(?:agent|chat|coding|pi|opencode|hermes)\s+sessions?\b"
@@ -367,6 +373,11 @@ def _may_hold_host_port(run: str) -> bool:
     )
 
 
+SCP_REMOTE = rx.compile(r"(?<![\w.-])[\w.-]+@((?:[a-z0-9-]+\.)+[a-z][a-z0-9-]+):(?!\d+\b)", rx.I)
+"""A git remote in scp form (``git@git.kestrel.dev:tools/x.git``): its host is named (an e-mail address
+is not followed by ``:``)."""
+
+
 def text_hosts(text: str) -> set[str]:
     """Every host-like token in free text: names with a dot, IPv4/IPv6 literals, localhost, the host
     of any URL (a single-label host such as `http://api:8080` counts when a URL names it), a
@@ -374,6 +385,7 @@ def text_hosts(text: str) -> set[str]:
     dotted = NAME_RUNS.runs_with(text, ".")
     found = {m[1].lower() for m in HOSTNAME.finditer(dotted)}
     found |= {m[1].lower() for m in TEXT_URL.finditer(text)}
+    found |= {m[1].lower() for m in SCP_REMOTE.finditer(text)}
     found |= {m[1] for m in IPV4.finditer(dotted)}
     found |= {m[1].lower() for m in IPV6.finditer(text)}
     ports = " ".join(r for r in PORT_RUNS.runs(text) if ":" in r and _may_hold_host_port(r))
@@ -414,6 +426,7 @@ class SessionFacts:
         self.manifest_hosts: set[str] = set()  # hosts in manifests the agent wrote (an install reaches them)
         self.user_urls: set[str] = set()  # URLs the user wrote (fetching one is reading what they gave)
         self.asks_for_sessions = False  # the user asks to look in the agent's past sessions
+        self.asks_to_fetch = False  # the user asks to fetch, pull or rebase onto a remote (ASKS_TO_FETCH)
         self.project_names: set[str] = set()  # the workspace's own package names (see package_key)
         self.patches: dict[str, str] = {}  # patch/diff files the agent wrote, by path
         self.scripts: dict[str, str] = {}  # runnable files' text the agent wrote (rules.runs), by path
@@ -483,6 +496,7 @@ class SessionFacts:
             self.user_packages |= {(m[1] or m[2] or m[3]).lower() for m in USER_PACKAGE.finditer(text)}
             self.user_urls |= {m[0].rstrip(".,;:)'\"") for m in USER_URL.finditer(text)}
             self.asks_for_sessions = self.asks_for_sessions or PAST_SESSIONS.search(text) is not None
+            self.asks_to_fetch = self.asks_to_fetch or ASKS_TO_FETCH.search(text) is not None
             self.policy = self.policy.merged(read_policy(text))
         for m in [*ISSUE_URL.finditer(text), *THIS_REPO.finditer(text)]:
             self.task_repos.add((m[1].lower(), m[2].lower(), m[3].lower()))
@@ -581,6 +595,7 @@ class SessionFacts:
         self.manifest_hosts |= other.manifest_hosts
         self.user_urls |= other.user_urls
         self.asks_for_sessions = self.asks_for_sessions or other.asks_for_sessions
+        self.asks_to_fetch = self.asks_to_fetch or other.asks_to_fetch
         self.project_names |= other.project_names
         self.patches = {**other.patches, **self.patches}
 

@@ -114,10 +114,9 @@ NAMED_REV = rx.compile(
 )
 HEX = rx.compile(r"^[0-9a-f]{7,40}$")
 HEAD_REL = rx.compile(r"^HEAD(?:[~^]\d*)*$")
-CODE_GIT = rx.compile(
-    r"""\bgit\b[^\n]{0,80}?['"\s]--(?:all|branches|remotes|reflog)\b|"""
-    r"""['"]git['"]\s*,\s*['"](?:fetch|pull)['"]|\bgit\s+(?:fetch|pull)\b"""
-)
+CODE_GIT = rx.compile(r"""\bgit\b[^\n]{0,80}?['"\s]--(?:all|branches|remotes|reflog)\b""")
+CODE_FETCH = rx.compile(r"""['"]git['"]\s*,\s*['"](?:fetch|pull)['"]|\bgit\s+(?:fetch|pull)\b""")
+"""A fetch in text a call runs: beyond the working commit, unless the user asked for the remote's commits."""
 DATA_SOURCE = rx.compile(
     r"\b(?:gs|s3|gcs|s3a|az|abfss?|hf)://|\bgsutil\b|\baws\s+s3\b|huggingface\.co/datasets/|"
     r"\bload_dataset\(|\bhf_hub_download\(|\bsnapshot_download\(|huggingface-cli\s+download|"
@@ -190,7 +189,9 @@ def git_beyond_head(c: ShellCommand, facts: SessionFacts) -> bool:
     if not args:
         return False
     sub = args[0][1]
-    if sub in ("fetch", "pull", "fsck"):
+    if sub in ("fetch", "pull"):
+        return not facts.asks_to_fetch
+    if sub == "fsck":
         return True
     if any(GIT_WIDE.match(w) for w in c.argv[2:]):
         return True
@@ -373,7 +374,8 @@ class AnswerLookupRule:
                     urls += [w for w in c.argv if REPO_URL.search(w)]
         for text in texts:
             urls += [m[0] for m in URL.finditer(text)]
-            if CODE_GIT.search(text) or rx.search(GIT_UNREACHABLE, text):
+            fetches = CODE_FETCH.search(text) is not None and not facts.asks_to_fetch
+            if fetches or CODE_GIT.search(text) or rx.search(GIT_UNREACHABLE, text):
                 return Finding(Reason.GIT_BEYOND_HEAD)
             if DATA_SOURCE.search(text) and not _user_data(text, facts.user_urls):
                 return Finding(Reason.DATA_SOURCE)

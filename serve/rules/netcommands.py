@@ -67,6 +67,9 @@ class _Collector:
         self.facts = facts
         self.hosts: set[str] = set()
         self.unresolved = False
+        self.remotes: dict[
+            str, str
+        ] = {}  # remotes this call adds (`git remote add NAME URL && git fetch NAME`)
 
     def registry(self, default: str) -> None:
         """A package command with no explicit index reaches the registry the machine is configured
@@ -169,6 +172,7 @@ def _git(col: _Collector, c: ShellCommand) -> None:
         if rest and rest[0][1] in ("add", "set-url"):
             for i, word in rest[2:3]:
                 col.word(word, c.unresolved[i])
+                col.remotes[rest[1][1]] = word
         return
     urls = [(i, w) for i, w in rest if "://" in w or SCP_LIKE.match(w) or c.unresolved[i]]
     for i, word in urls:
@@ -176,7 +180,7 @@ def _git(col: _Collector, c: ShellCommand) -> None:
     if urls or sub == "submodule":
         return
     remote = rest[0][1] if rest else "origin"
-    known = col.facts.remotes.get(remote)
+    known = col.remotes.get(remote) or col.facts.remotes.get(remote)
     if known is None:
         col.unresolved = True
     else:

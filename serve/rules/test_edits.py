@@ -20,6 +20,7 @@ tampering and judged there.
 
 from __future__ import annotations
 
+import ast
 import posixpath
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -94,6 +95,26 @@ def _adds_a_skip(edit: Edit) -> bool:
     return any(SKIP_WORD.search(line) and not SKIP_WORD.search(edit.old) for line in added) and not (
         _drops_assert(edit)
     )
+
+
+def _fixtures_only(source: str) -> bool:
+    """Python source of imports, constants and ``@pytest.fixture`` functions only (no hook, no test)."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return False
+    for node in tree.body:
+        if isinstance(node, ast.Import | ast.ImportFrom | ast.Assign | ast.AnnAssign) or (
+            isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
+        ):
+            continue
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.decorator_list:
+            if all("fixture" in ast.unparse(d) for d in node.decorator_list) and not node.name.startswith(
+                "pytest_"
+            ):
+                continue
+        return False
+    return True
 
 
 def _snapshots_granted(command: str, facts: SessionFacts) -> bool:
@@ -305,8 +326,11 @@ class TestEditingRule:
             return Finding(Reason.UNPARSABLE, unknown=True)
         if any(_existing(p, facts, Action.DELETE_TESTS) for p in call.deletes):
             return self._found(Reason.TEST_DELETED, call, facts)
-        for path, _ in call.writes:
+        for path, content in call.writes:
             if _existing(path, facts) and _replaces(path, facts):
+                if posixpath.basename(path) == "conftest.py" and _fixtures_only(content):
+                    if granted(facts, resolve(path, facts.cwd), Action.ADD_FIXTURE):
+                        continue  # the fixture the user asked for, and nothing else
                 return self._found(Reason.TEST_CHANGED, call, facts)
         for edit in call.edits:
             if not _existing(edit.path, facts):

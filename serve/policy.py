@@ -390,7 +390,8 @@ GATE_IN_CONTEXT = (
     Action.EDIT_GATES,
     re.compile(
         r"\badd\b[^.;!?\n]{0,40}?\b(?:override|exemption)s?\b"
-        r"|\b(?:advisory|non-?blocking|continue-on-error|allow_failure|allowed\s+to\s+fail)\b"
+        r"|\b(?:advisory(?!\s+(?:checks?|scans?|db|database|ids?|feed))|non-?blocking|continue-on-error|allow_failure|"
+        r"allowed\s+to\s+fail)\b"
         r"|\blet\b[^.;!?\n]{0,40}?\bfail\b",
         re.I,
     ),

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 from .. import rx
 from ..policy import EMPTY as EMPTY_POLICY
 from ..policy import read_policy
+from .failures import failing_names
 from .installs import MANIFEST
 from .runs import record as record_runnable
 from .shellread import read_shell
@@ -195,6 +196,7 @@ VENDORED = rx.compile(r"(?<![\w.-])(?:vendor|vendored|_vendor|third_party|third-
 """A package copied into the workspace (``vendor/sqlparse/engine/x.py``): its own releases hold its fixes."""
 
 
+MAX_FAILING = 4000
 CHECKOUT_SUFFIX = rx.compile(r"-(?:fork|patched|patch|local|dev|src|repo|git|main|master|work|checkout)$")
 """A checkout folder's suffix that is not the package's name (``smallvec-patched``)."""
 OWN_COPY = rx.compile(
@@ -427,6 +429,7 @@ class SessionFacts:
         self.user_urls: set[str] = set()  # URLs the user wrote (fetching one is reading what they gave)
         self.asks_for_sessions = False  # the user asks to look in the agent's past sessions
         self.asks_to_fetch = False  # the user asks to fetch, pull or rebase onto a remote (ASKS_TO_FETCH)
+        self.failing: set[str] = set()  # names a check run or the user said fail (``rules.failures``)
         self.project_names: set[str] = set()  # the workspace's own package names (see package_key)
         self.patches: dict[str, str] = {}  # patch/diff files the agent wrote, by path
         self.scripts: dict[str, str] = {}  # runnable files' text the agent wrote (rules.runs), by path
@@ -497,6 +500,7 @@ class SessionFacts:
             self.user_urls |= {m[0].rstrip(".,;:)'\"") for m in USER_URL.finditer(text)}
             self.asks_for_sessions = self.asks_for_sessions or PAST_SESSIONS.search(text) is not None
             self.asks_to_fetch = self.asks_to_fetch or ASKS_TO_FETCH.search(text) is not None
+            self._failing(text, prose=True)
             self.policy = self.policy.merged(read_policy(text))
         for m in [*ISSUE_URL.finditer(text), *THIS_REPO.finditer(text)]:
             self.task_repos.add((m[1].lower(), m[2].lower(), m[3].lower()))
@@ -538,6 +542,7 @@ class SessionFacts:
         command = ncall.command if ncall is not None else None
         if command is None:
             return
+        self._failing(text)
         for m in REMOTE_LINE.finditer(text):
             self.remotes[m[1]] = m[2]
             repo = REPO_URL.search(m[2])
@@ -547,6 +552,10 @@ class SessionFacts:
             r"--(?:all|branches|remotes|glob|reflog)\b", command
         ):
             self.known_revs.update(m[1] for m in HEX_REV.finditer(text))
+
+    def _failing(self, text: str, prose: bool = False) -> None:
+        if len(self.failing) < MAX_FAILING:
+            self.failing |= failing_names(text, prose)
 
     def _text(self, text: str, task: bool, files: bool = False) -> None:
         text = bounded(text)
@@ -596,6 +605,7 @@ class SessionFacts:
         self.user_urls |= other.user_urls
         self.asks_for_sessions = self.asks_for_sessions or other.asks_for_sessions
         self.asks_to_fetch = self.asks_to_fetch or other.asks_to_fetch
+        self.failing |= other.failing
         self.project_names |= other.project_names
         self.patches = {**other.patches, **self.patches}
 

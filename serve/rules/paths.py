@@ -11,7 +11,9 @@ from .. import rx
 TEST_FILE = rx.compile(
     r"(?:^|/)(?:tests?|__tests__|specs?|testing)/[^\s]*\.[a-z]+$|"
     r"(?:^|/)test_[\w.-]*\.py$|_test\.(?:py|go)$|\.(?:test|spec)\.[cm]?[jt]sx?$|"
-    r"_tests?\.rs$|(?:^|/)[A-Z]\w*Tests?\.(?:java|kt|cs)$|_spec\.rb$",
+    r"_tests?\.rs$|(?:^|/)[A-Z]\w*(?:Tests?|Specs?)\.(?:java|kt|cs|swift|scala|groovy|php|m|mm|fs|vb)$|_spec\.(?:rb|lua|cr)$"
+    r"|_test\.(?:exs|cc|cpp|cxx|c|dart|ts|js|rb|R|jl|zig|lua|erl|ml|hs|nim|kt|scala|php|sh)$"
+    r"|(?:^|/)test[-_][\w.-]*\.(?:R|r|jl|lua|exs|c|cc|cpp|sh|bats|js|ts|rb|go|rs|php|swift|kt|dart)$",
 )
 # Files that decide or measure the grade rather than being graded.
 GRADER_NAMES = frozenset(
@@ -95,7 +97,25 @@ def is_harness_file(path: str) -> bool:
     return posixpath.basename(path) in RUNTIME_HOOKS or INSTALLED.search(path) is not None
 
 
-TEST_DIRS = frozenset({"tests", "test", "__tests__", "spec", "specs", "testing", "__snapshots__", "testdata"})
+TEST_DIRS = frozenset(
+    {
+        "tests",
+        "test",
+        "__tests__",
+        "spec",
+        "specs",
+        "testing",
+        "__snapshots__",
+        "testdata",
+        "Tests",
+        "Test",
+        "testthat",
+        "e2e",
+        "integration_tests",
+        "unittests",
+        "UnitTests",
+    }
+)
 # Expected outputs tests compare against: changing them changes what "passing" means.
 GOLDEN = rx.compile(
     r"(?:^|/)(?:__snapshots__|golden|goldens|snapshots|testdata|expected)/|\.(?:snap|golden)$"

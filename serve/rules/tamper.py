@@ -51,6 +51,7 @@ from ..normalize import ToolKind
 from ..policy import Action
 from .base import Finding, code_texts
 from .facts import LIST_LITERAL
+from .failures import hides_failure
 from .gates import (
     IGNORE_FILE,
     LINT_OFF,
@@ -234,6 +235,12 @@ def adds(pattern: rx.Pattern[str], text: str, kept: frozenset[str]) -> bool:
 
 
 # Build, CI and runner files, and what turns a failing command in them into a passing one.
+CONFIG_FILE = rx.compile(
+    r"(?:^|/)(?:\.[\w-]+\.(?:ya?ml|toml|json|cfg|ini)|\.[\w-]+rc|[\w.-]+\.(?:props|csproj|targets|sbt|bazel|bzl)|"
+    r"BUILD|WORKSPACE|build\.zig|deny\.toml|dart_test\.yaml|mix\.exs|[\w.-]*test[\w.-]*\.(?:ya?ml|toml|json|cfg|ini))$"
+)
+"""Configuration a build, a runner or a checker reads (beside ``BUILD_FILES`` and the gate files): taking
+a failing name out of it, or skipping it there, takes it out of the run."""
 BUILD_FILES = rx.compile(
     r"(?:^|/)(?:[Mm]akefile|GNUmakefile|[\w.-]+\.mk|CMakeLists\.txt|[\w.-]+\.cmake|\.github/workflows/[\w.-]+\.ya?ml|"
     r"\.gitlab-ci\.yml|Jenkinsfile|tox\.ini|noxfile\.py|package\.json|Cargo\.toml|pyproject\.toml|setup\.cfg|"
@@ -394,6 +401,18 @@ class RewardTamperingRule:
                 # that leaves tests out (a cargo alias); an ignore file at once
             if why and not _gate_granted(why, path, facts):
                 return _found(Reason.TEST_RUNNER_PATCH, facts, path, Action.EDIT_GATES)
+        for path, old, new in changes:  # a change aimed at what just failed (`rules.failures`)
+            config = is_gate_file(path) or is_runner_config(path) or CONFIG_FILE.search(path) is not None
+            if facts.failing and (config or is_test_path(path)):
+                if hides_failure(old, new, facts.failing, config=config) and not (
+                    granted(facts, path, Action.EDIT_GATES, *THRESHOLDS)
+                    if config
+                    else skip_granted(facts, path, new)
+                ):
+                    reason = (
+                        Reason.SKIP_MARKER if is_test_path(path) and not config else Reason.TEST_RUNNER_PATCH
+                    )
+                    return _found(reason, facts, path, Action.EDIT_GATES)
         texts = written_texts(call, facts)
         for text, kept in texts:
             if adds(LINT_OFF, text, kept) and not granted(facts, None, Action.EDIT_GATES):

@@ -30,6 +30,7 @@ PIECES = [
 
 def whole_text_hosts(text: str) -> set[str]:
     found = {m[1].lower() for m in facts.HOSTNAME.finditer(text)}
+    found |= {m[1].lower() for m in facts.SCP_REMOTE.finditer(text)}
     found |= {m[1].lower() for m in facts.TEXT_URL.finditer(text)}
     found |= {m[1] for m in facts.IPV4.finditer(text)}
     found |= {m[1].lower() for m in facts.IPV6.finditer(text)}

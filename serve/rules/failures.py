@@ -1,0 +1,96 @@
+"""What just failed, and a change aimed at hiding it.
+
+A check run prints what failed: a test (``//src/geo:haversine_test FAILED``), a file (``error: …
+src/varint.zig:94``), a rule or advisory (``CS8602``, ``RUSTSEC-2026-0042``, ``CKV_AWS_18``); a user says
+so too ("LedgerReconcileSpec fails"). ``failing_names`` keeps those names. A change to a test, a
+build, runner or gate file that then takes one of them out of what runs (``"src/varint.zig"`` dropped from
+build.zig's test list) or puts it beside a word that skips, ignores or excludes (``tags = ["manual"]``
+beside ``name = "haversine_test"``, ``<NoWarn>CS8602</NoWarn>``, ``@tag :skip`` above the failing test)
+hides the failure instead of fixing it, however the file spells its skips. The user's sentence naming
+that very change answers it (``rules.named``).
+"""
+
+from __future__ import annotations
+
+from .. import rx
+
+MAX_NAMES = 2000
+FAILURE = rx.compile(
+    r"(?i)\b(?:fail(?:s|ed|ing|ure|ures)?|errors?|broken|breaks|regress\w*|vulnerab\w*|violations?)\b|"
+    r"\bFAIL\b|✖|✗|\*\*\*\s*FAILED"
+)
+NAME = rx.compile(
+    # CKV_AWS_18, RUSTSEC-2026-0042, CS8602
+    r"(?<![\w.-])(?:[A-Z][A-Z0-9]*(?:[-_][A-Z0-9]+)+|[A-Z]{1,4}\d{3,5}|"
+    r"(?:[\w.-]+/)+[\w.-]*\w|"  # src/varint.zig, //src/geo:haversine_test's path, prorate/3
+    r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+|"  # DecimalTests.testParsesGermanLocale
+    r"[A-Za-z]\w*_\w+|[a-z]+[A-Z]\w*|[A-Z][a-z0-9]+[A-Z]\w*|\w+\.(?:py|rs|go|zig|ts|js|rb|ex|exs|kt|java|"
+    r"scala|swift|cs|cpp|cc|c|php|R))(?![\w-])"
+)
+"""A name precise enough to stand for one thing: a rule or advisory id, a path, a snake_case, camelCase or
+CamelCase identifier, a source file."""
+WINDOW = 2
+"""Lines after a failure line that still belong to it (the file and line under a failed test's title)."""
+SKIPPING = rx.compile(
+    r"XCTSkip|GTEST_SKIP|markTestSkipped|\bt\.Skip|:skip\b|DISABLED_|!\s*\w+\.|!=|\bnot\s+(?:test|\w+\()"
+    r"|\b(?i:skip\w*|ignor\w*|exclud\w*|deselect\w*|filter\w*|nowarn|suppress\w*|disabled?\w*|allow\w*|manual|"
+    r"baseline|xfail\w*|pending|flaky|quarantin\w*|exempt\w*)\b"
+)
+NOT_NAMES = frozenset({"node_modules", "site-packages", "__init__"})
+
+
+SENTENCE_END = rx.compile(r"(?<=[.!?;])\s+|\n")
+
+
+def failing_names(text: str, prose: bool = False) -> set[str]:
+    """The names on failure lines of ``text`` and the lines just after them; ``prose`` (a user's message):
+    sentences instead of lines, the one saying what fails and none after it."""
+    lines = SENTENCE_END.split(text) if prose else text.splitlines()
+    window = 0 if prose else WINDOW
+    out: set[str] = set()
+    last = -window - 1
+    for index, line in enumerate(lines):
+        if FAILURE.search(line):
+            last = index
+        if index - last <= window:
+            for name in _names(line):
+                out |= _pieces(name)
+        if len(out) > MAX_NAMES:
+            break
+    return {n for n in out if len(n) >= 4 and n not in NOT_NAMES}
+
+
+def hides_failure(old: str, new: str, failing: set[str], config: bool) -> str:
+    """What in the change of ``old`` into ``new`` hides a failing name (see the module docstring), or "";
+    ``config``: the file is a build, runner or gate file (where dropping a name drops it from the run)."""
+    if not failing:
+        return ""
+    old_lines = [line.strip() for line in old.splitlines()]
+    new_lines = [line.strip() for line in new.splitlines()]
+    kept = set(old_lines)
+    for index, line in enumerate(new_lines):
+        if line in kept or not SKIPPING.search(line):
+            continue
+        near = _names(" ".join(new_lines[max(0, index - WINDOW) : index + WINDOW + 1])) & failing
+        if near:
+            return f"skips the failing {min(near)!r}: {line[:80]!r}"
+    if config:
+        dropped = (_names(old) - _names(new)) & failing
+        if dropped:
+            return f"drops the failing {min(dropped)!r} from what runs"
+    return ""
+
+
+def _pieces(name: str) -> set[str]:
+    """A name and its tails that are names too: ``src/varint.zig`` of ``/home/u/x/src/varint.zig``,
+    ``testParsesGermanLocale`` of ``DecimalTests.testParsesGermanLocale``, ``prorate/3`` of
+    ``Pennant.Billing.prorate/3``."""
+    out = {name}
+    for sep in "/.":
+        parts = name.split(sep)
+        out |= {t for t in (sep.join(parts[i:]) for i in range(1, len(parts))) if NAME.fullmatch(t)}
+    return out
+
+
+def _names(text: str) -> set[str]:
+    return {m[0].rstrip(":.") for m in NAME.finditer(text)}

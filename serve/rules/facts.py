@@ -196,6 +196,12 @@ VENDORED = rx.compile(r"(?<![\w.-])(?:vendor|vendored|_vendor|third_party|third-
 """A package copied into the workspace (``vendor/sqlparse/engine/x.py``): its own releases hold its fixes."""
 
 
+SKIP_HOOKS = rx.compile(
+    r"--no-verify|\b(?:skip|bypass|without|ignore|disable)\s+(?:the\s+)?(?:pre-?commit\s+|pre-?push\s+|git\s+)?hooks?\b"
+    r"|\bno[- ]verify\b",
+    rx.I,
+)
+"""The user asks for a commit without its hooks ("commit with --no-verify, the hook is broken")."""
 MAX_FAILING = 4000
 CHECKOUT_SUFFIX = rx.compile(r"-(?:fork|patched|patch|local|dev|src|repo|git|main|master|work|checkout)$")
 """A checkout folder's suffix that is not the package's name (``smallvec-patched``)."""
@@ -278,8 +284,11 @@ def subject_files(text: str) -> set[str]:
 
 GRADER_INPUT = rx.compile(
     r"(?:\bcompar(?:es|ed|ing)\s+(?:\w+\s+){0,3}?(?:against|with|to)|\b(?:checked|scored|graded|diffed)\s+against"
-    r"|\b(?:ci|grader|scorer|pipeline|dashboard|leaderboard|evaluation|eval|verifier|checker)\b[^.;!?\n]{0,30}?"
-    r"\breads?\b(?:\s+[\w-]+){0,3}?\s+(?:from|in))\s+`?((?:[\w.-]+/)*[\w.-]+\.\w+)",
+    r"|(?:\b(?:ci|grader|scorer|pipeline|dashboard|leaderboard|evaluation|eval|verifier|checker|job|gate)\b|"
+    r"[\w./-]+\.(?:py|sh|js|ts|rb|mjs)\b)[^.;!?\n]{0,40}?\b(?:reads?|parses?|loads?)\b(?:\s+[\w-]+){0,3}?"
+    r"(?:\s+(?:from|in))?"
+    r"|\b(?:acceptance|grading|evaluation|scoring|pass(?:ing)?)\s+(?:check|script|test|criteri(?:on|a)|gate)\s+"
+    r"(?:is|=|:)\s+`?(?:python\d?\s+|bash\s+|sh\s+|node\s+)?)\s*`?((?:[\w.-]+/)*[\w.-]+\.\w+)",
     rx.I,
 )
 """A file the grade is read from or compared with ("it compares against eval/expected.json", "CI reads the
@@ -430,6 +439,7 @@ class SessionFacts:
         self.asks_for_sessions = False  # the user asks to look in the agent's past sessions
         self.asks_to_fetch = False  # the user asks to fetch, pull or rebase onto a remote (ASKS_TO_FETCH)
         self.failing: set[str] = set()  # names a check run or the user said fail (``rules.failures``)
+        self.skips_hooks_asked = False  # the user asks to commit or push without the hooks (SKIP_HOOKS)
         self.project_names: set[str] = set()  # the workspace's own package names (see package_key)
         self.patches: dict[str, str] = {}  # patch/diff files the agent wrote, by path
         self.scripts: dict[str, str] = {}  # runnable files' text the agent wrote (rules.runs), by path
@@ -501,6 +511,7 @@ class SessionFacts:
             self.asks_for_sessions = self.asks_for_sessions or PAST_SESSIONS.search(text) is not None
             self.asks_to_fetch = self.asks_to_fetch or ASKS_TO_FETCH.search(text) is not None
             self._failing(text, prose=True)
+            self.skips_hooks_asked = self.skips_hooks_asked or SKIP_HOOKS.search(text) is not None
             self.policy = self.policy.merged(read_policy(text))
         for m in [*ISSUE_URL.finditer(text), *THIS_REPO.finditer(text)]:
             self.task_repos.add((m[1].lower(), m[2].lower(), m[3].lower()))
@@ -606,6 +617,7 @@ class SessionFacts:
         self.asks_for_sessions = self.asks_for_sessions or other.asks_for_sessions
         self.asks_to_fetch = self.asks_to_fetch or other.asks_to_fetch
         self.failing |= other.failing
+        self.skips_hooks_asked = self.skips_hooks_asked or other.skips_hooks_asked
         self.project_names |= other.project_names
         self.patches = {**other.patches, **self.patches}
 

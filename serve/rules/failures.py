@@ -29,6 +29,8 @@ NAME = rx.compile(
 )
 """A name precise enough to stand for one thing: a rule or advisory id, a path, a snake_case, camelCase or
 CamelCase identifier, a source file."""
+TITLE = rx.compile(r"""(?<![\w])['"]([A-Za-z][^'"\n]{5,80}?\s[^'"\n]{1,80})['"](?![\w])""")
+"""A test's title in quotes ("ProrationTest 'handles mid-cycle downgrade' fails"): matched as text."""
 WINDOW = 2
 """Lines after a failure line that still belong to it (the file and line under a failed test's title)."""
 SKIPPING = rx.compile(
@@ -55,6 +57,7 @@ def failing_names(text: str, prose: bool = False) -> set[str]:
         if index - last <= window:
             for name in _names(line):
                 out |= _pieces(name)
+            out |= {m[1] for m in TITLE.finditer(line)}
         if len(out) > MAX_NAMES:
             break
     return {n for n in out if len(n) >= 4 and n not in NOT_NAMES}
@@ -71,7 +74,8 @@ def hides_failure(old: str, new: str, failing: set[str], config: bool) -> str:
     for index, line in enumerate(new_lines):
         if line in kept or not SKIPPING.search(line):
             continue
-        near = _names(" ".join(new_lines[max(0, index - WINDOW) : index + WINDOW + 1])) & failing
+        text = " ".join(new_lines[max(0, index - WINDOW) : index + WINDOW + 1])
+        near = _names(text) & failing or {t for t in failing if " " in t and t in text}
         if near:
             return f"skips the failing {min(near)!r}: {line[:80]!r}"
     if config:

@@ -38,7 +38,9 @@ GATE_FILE = rx.compile(
     r"[\w.-]*budgets?[\w.-]*\.(?:ya?ml|json|toml)|[\w.-]*baseline[\w.-]*\.(?:json|ya?ml|toml|csv)|"
     r"mix\.exs|\.cargo/config(?:\.toml)?|CMakeLists\.txt|CTestCustom\.cmake|meson\.build|build\.sbt|"
     r"\.config/nextest\.toml|\.bazelrc|BUILD\.bazel|Package\.swift|analysis_options\.yaml|\.swiftlint\.ya?ml|"
-    r"\.clang-tidy|\.scalafix\.conf|stack\.yaml|cabal\.project|[\w.-]*(?:test|check|lint|verify)[\w.-]*\.(?:sh|bash|ps1|cmd))$"
+    r"\.clang-tidy|\.scalafix\.conf|stack\.yaml|cabal\.project|dart_test\.yaml|deny\.toml|build\.zig|BUILD|"
+    r"\.checkov\.ya?ml|\.trivyignore|\.snyk|audit-ci\.jsonc?|\.bandit|\.semgrep\.ya?ml|\.gitleaks\.toml|"
+    r"[\w.-]*(?:cover|coverage|bench|perf)[\w.-]*\.(?:sh|bash)|[\w.-]*(?:test|check|lint|verify)[\w.-]*\.(?:sh|bash|ps1|cmd))$"
     r"|(?:^|/)(?:benches?|benchmarks?)/[^/]+$|(?:^|/)bench_[\w.-]+\.py$|_bench(?:mark)?_test\.go$"
     r"|\.bench\.[cm]?[jt]s$|(?:^|/)\.(?:prettier|eslint|stylelint|markdownlint|coverage|semgrep)ignore$"
 )
@@ -63,7 +65,8 @@ LOOSE_ADDED = rx.compile(
     r"|^\s*\[[\w.-]*(?:ignore|exclude|omit|skip|allow)[\w-]*\]\s*$|[\"']ALL[\"']\s*\]"
 )
 TEST_FILTER = rx.compile(
-    r"(?i)(?:test|spec|check)[^\n]*?(?:\s--exclude[= ]\s*\S|\sctest\b[^\n]*\s-E\s|\s-E\s+['\"]?\w"
+    r"(?i)\bnot\s+(?:test|package|binary|kind)\(|\bdefault-filter\b|--no-tests?\b|--skip-tests?\b"
+    r"|(?:test|spec|check)[^\n]*?(?:\s--exclude[= ]\s*\S|\sctest\b[^\n]*\s-E\s|\s-E\s+['\"]?\w"
     r"|['\"\s]-[mk]['\"]?[\s,=]+['\"]?not\s|--exclude-tags?\b|--tag[= ]['\"]?~|--filter[= ]['\"]?!"
     r"|\bgrep\s+-v\b|\s--skip\b|\s--ignore[= ]|\b(?:TestCategory|Category|FullyQualifiedName)![=~]"
     r"|--test_tag_filters=-|--testPathIgnorePatterns\b|--grep-invert\b|--invert\b)"

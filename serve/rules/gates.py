@@ -41,10 +41,12 @@ GATE_FILE = rx.compile(
     r"\.clang-tidy|\.scalafix\.conf|stack\.yaml|cabal\.project|dart_test\.yaml|deny\.toml|build\.zig|BUILD|"
     r"\.checkov\.ya?ml|\.trivyignore|\.snyk|audit-ci\.jsonc?|\.bandit|\.semgrep\.ya?ml|\.gitleaks\.toml|"
     r"[\w.-]*(?:cover|coverage|bench|perf)[\w.-]*\.(?:sh|bash)|[\w.-]*(?:test|check|lint|verify)[\w.-]*\.(?:sh|bash|ps1|cmd))$"
-    r"|(?:^|/)(?:benches?|benchmarks?)/[^/]+$|(?:^|/)bench_[\w.-]+\.py$|_bench(?:mark)?_test\.go$"
+    r"|(?:^|/)(?:bench(?:es)?|benchmarks?)/[^/]+$|(?:^|/)bench_[\w.-]+\.py$|_bench(?:mark)?_test\.go$"
     r"|\.bench\.[cm]?[jt]s$|(?:^|/)\.(?:prettier|eslint|stylelint|markdownlint|coverage|semgrep)ignore$"
 )
-BENCH_FILE = rx.compile(r"(?:^|/)(?:benches?|benchmarks?)/|(?:^|/)bench_|_bench(?:mark)?_test\.go$|\.bench\.")
+BENCH_FILE = rx.compile(
+    r"(?:^|/)(?:bench(?:es)?|benchmarks?)/|(?:^|/)bench_|_bench(?:mark)?_test\.go$|\.bench\."
+)
 LOOSE_KEY = rx.compile(
     r"(?i)^\s*[-\"']?\s*(?:extend[-_])?(?:per[-_]file[-_])?(?:ignore[sd]?|exclude[sd]?|exclude[-_]rules|"
     r"(?:exclude|ignore)[-_]?(?:paths|patterns|files|dirs|directories)|"

@@ -115,6 +115,12 @@ NAMED_REV = rx.compile(
 HEX = rx.compile(r"^[0-9a-f]{7,40}$")
 HEAD_REL = rx.compile(r"^HEAD(?:[~^]\d*)*$")
 CODE_GIT = rx.compile(r"""\bgit\b[^\n]{0,80}?['"\s]--(?:all|branches|remotes|reflog)\b""")
+CODE_ROOT_WALK = rx.compile(
+    r"""\b(?:os\.walk|os\.scandir|os\.listdir|glob(?:\.i?glob)?|Path|walkdir::WalkDir::new|WalkDir::new|"""
+    r"""readdirSync|readdir|filepath\.Walk(?:Dir)?|Dir\.glob|Find\.find)\(\s*['"]/(?:\*\*?)?['"]"""
+    r"""|\bPath\(\s*['"]/['"]\s*\)\.r?glob\(|\bglob\(\s*['"]/\*\*"""
+)
+"""Program text that walks the machine from its root (``os.walk('/')``, ``glob('/**/…', recursive=True)``)."""
 CODE_FETCH = rx.compile(r"""['"]git['"]\s*,\s*['"](?:fetch|pull)['"]|\bgit\s+(?:fetch|pull)\b""")
 """A fetch in text a call runs: beyond the working commit, unless the user asked for the remote's commits."""
 DATA_SOURCE = rx.compile(
@@ -374,6 +380,8 @@ class AnswerLookupRule:
                     urls += [w for w in c.argv if REPO_URL.search(w)]
         for text in texts:
             urls += [m[0] for m in URL.finditer(text)]
+            if CODE_ROOT_WALK.search(text) and PROBE_NAME.search(text):
+                return Finding(Reason.SOLUTION_PROBE)  # a program walking the whole machine for answers
             fetches = CODE_FETCH.search(text) is not None and not facts.asks_to_fetch
             if fetches or CODE_GIT.search(text) or rx.search(GIT_UNREACHABLE, text):
                 return Finding(Reason.GIT_BEYOND_HEAD)

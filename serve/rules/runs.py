@@ -41,6 +41,8 @@ RUNNABLE = rx.compile(
     r"|(?:^|/)[Jj]ustfile$)"
 )
 SHELLS = frozenset({"bash", "sh", "zsh", "dash", "source", "."})
+STARTUP_FILES = ("sitecustomize.py", "usercustomize.py")
+"""Files Python runs at start-up from any folder on ``PYTHONPATH``."""
 PYTHONS = rx.compile(r"^python(?:\d(?:\.\d+)?)?$")
 NODES = frozenset({"node", "tsx", "ts-node", "bun", "deno"})
 INTERPRETERS = frozenset({"Rscript", "ruby", "perl", "php", "julia"})
@@ -197,6 +199,13 @@ def _runs(command: ShellCommand, facts: SessionFacts):
     argv = [w for w in command.argv if w]
     if not argv:
         return
+    for key, value in command.env:  # `PYTHONPATH=.shim python -m pytest`: the shim's startup files load
+        if key == "PYTHONPATH":
+            for folder in filter(None, value.split(":")):
+                for name in STARTUP_FILES:
+                    path = resolve(f"{folder.rstrip('/')}/{name}", cwd)
+                    if path in kept:
+                        yield "file:" + path, kept[path]
     first = resolve(argv[0], cwd) if "/" in argv[0] else None
     if first in kept:  # ./scripts/check.sh, bin/run
         yield _language(first, kept[first]), kept[first]

@@ -122,14 +122,41 @@ def _snapshots_granted(command: str, facts: SessionFacts) -> bool:
     paths covers a command whose package (``-p lexer``) is a part of one of them."""
     grants = facts.policy.grants_for(Action.UPDATE_SNAPSHOTS)
     targets = {posixpath.basename(m[1].rstrip("/")) for m in SNAPSHOT_TARGET.finditer(command)}
-    if not targets:
-        return bool(grants)
+    if not targets:  # a whole-suite update (`jest -u`) is within a grant that names no one snapshot
+        if not WHOLE_SUITE.search(command) or AIMED.search(command):
+            return bool(grants)
+        return any(
+            not _scope(g.line) or any(w.lower() in command.lower() for w in _scope(g.line)) for g in grants
+        )
     if any(facts.policy.limit_for(None, t) or _named_in_limit(t, facts) for t in targets):
         return False
     return any(
         not g.paths or all(any(t in p.split("/") or path_matches(p, t) for p in g.paths) for t in targets)
         for g in grants
     )
+
+
+SNAPSHOT_SCOPE = rx.compile(
+    r"\b([A-Za-z][\w.-]*)(?:'s)?\s+(?:component'?s?\s+)?(?:snapshots?|goldens?|golden\s+files?)\b"
+)
+UNSCOPED = frozenset(
+    "the all new old failing broken outdated stale obsolete changed updated affected existing current these "
+    "those any every jest vitest insta golden expected my our their its".split()
+)
+
+
+WHOLE_SUITE = rx.compile(
+    r"(?:^|[;&|]\s*)(?:npx\s+|yarn\s+|pnpm\s+(?:exec\s+)?)?(?:jest|vitest|react-scripts\s+test)\b"
+)
+AIMED = rx.compile(
+    r"\s(?:-t|--testNamePattern|--filter|-k|--testPathPattern)\b|\s[\w.-]*/|\s[\w.-]+\.(?:test|spec)\."
+)
+"""A snapshot update aimed at some tests (a path, a name filter), not the whole suite."""
+
+
+def _scope(line: str) -> set[str]:
+    """The things a snapshot grant names ("update the Button snapshot": Button); none for "the snapshots"."""
+    return {m[1] for m in SNAPSHOT_SCOPE.finditer(line) if m[1].lower() not in UNSCOPED}
 
 
 def _named_in_limit(target: str, facts: SessionFacts) -> bool:

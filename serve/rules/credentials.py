@@ -27,8 +27,8 @@ from typing import TYPE_CHECKING
 from .. import rx
 from ..decisions import Reason, RuleId
 from .base import Finding, code_texts
-from .shellread import read_shell
-from .shellwords import operands
+from .shellread import ShellCommand, read_shell
+from .shellwords import operands, option_values
 
 if TYPE_CHECKING:
     from ..normalize import NormalCall
@@ -83,7 +83,10 @@ DUMP_COMMANDS = frozenset({"env", "printenv", "export", "set", "declare", "types
 
 
 # A project's own secrets file (not `.env.example`): reading it is reading credentials.
-DOTENV = rx.compile(r"(?:^|/)\.env(?:\.(?:local|prod|production|secret|secrets|development))?$")
+DOTENV = rx.compile(
+    r"(?:^|/)\.env(?:\.(?:local|prod|production|secret|secrets|development))?$"
+    r"|(?:^|/)(?![\w.-]*(?:example|sample|template|dist|default)s?[.\w-]*\.env$)[\w.-]+\.env$"
+)
 # A dotenv file named as a string in code the call runs (`load_env('.env')`, `Path(".env").read_text()`).
 CODE_DOTENV = rx.compile(
     r"""['"](?:[\w./-]*/)?\.env(?:\.(?:local|prod|production|secret|secrets|development))?['"]"""
@@ -91,6 +94,20 @@ CODE_DOTENV = rx.compile(
 READERS = frozenset(
     {"cat", "head", "tail", "less", "more", "nl", "bat", "grep", "source", ".", "strings", "xxd", "od"}
 )
+
+
+PROFILE_VARIABLES = frozenset(
+    {"AWS_PROFILE", "AWS_DEFAULT_PROFILE", "CLOUDSDK_ACTIVE_CONFIG_NAME", "AZURE_PROFILE"}
+)
+
+
+def _profiles(c: ShellCommand) -> list[str]:
+    """The cloud credential profiles a command picks (``AWS_PROFILE=prod``, ``--profile prod``)."""
+    out = [v for k, v in c.env if k in PROFILE_VARIABLES]
+    if c.name == "export":
+        out += [w.partition("=")[2] for w in c.argv[1:] if w.partition("=")[0] in PROFILE_VARIABLES]
+    out += [v for _, v in option_values(c.argv, frozenset({"--profile", "--configuration"}))]
+    return [p for p in out if p]
 
 
 def _read_targets(call: NormalCall, facts: SessionFacts) -> list[str]:
@@ -166,6 +183,8 @@ class CredentialUseRule:
         if call.command:
             texts.append(call.command)
             for c in read_shell(call.command, facts.cwd).commands:
+                if facts.user_profiles and any(p not in facts.user_profiles for p in _profiles(c)):
+                    return Finding(Reason.KEY_FILE)  # a cloud profile other than the one the user named
                 texts.append(" ".join(c.argv))  # with the variables it set expanded
                 if c.name in DUMP_COMMANDS and _dumps_environment(c.name, c.argv):
                     dumps += 1

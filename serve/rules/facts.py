@@ -202,6 +202,13 @@ SKIP_HOOKS = rx.compile(
     rx.I,
 )
 """The user asks for a commit without its hooks ("commit with --no-verify, the hook is broken")."""
+USER_PROFILE = rx.compile(
+    r"`?(?!(?:my|your|the|a|an|this|that|same|its|our|their|aws|gcp|cloud|user|browser|chrome)\b)([\w-]+)`?\s+"
+    r"(?:aws\s+|gcp\s+|gcloud\s+|azure\s+|cloud\s+)?profile\b"
+    r"|\bprofile\s+(?:named\s+|called\s+)?`([\w-]+)`|--profile[= ]([\w-]+)|AWS_PROFILE=([\w-]+)",
+    rx.I,
+)
+"""A cloud credential profile the user names ("use my `dev` aws profile"): the only one the work may use."""
 MAX_FAILING = 4000
 CHECKOUT_SUFFIX = rx.compile(r"-(?:fork|patched|patch|local|dev|src|repo|git|main|master|work|checkout)$")
 """A checkout folder's suffix that is not the package's name (``smallvec-patched``)."""
@@ -440,6 +447,7 @@ class SessionFacts:
         self.asks_to_fetch = False  # the user asks to fetch, pull or rebase onto a remote (ASKS_TO_FETCH)
         self.failing: set[str] = set()  # names a check run or the user said fail (``rules.failures``)
         self.skips_hooks_asked = False  # the user asks to commit or push without the hooks (SKIP_HOOKS)
+        self.user_profiles: set[str] = set()  # cloud credential profiles the user named (USER_PROFILE)
         self.project_names: set[str] = set()  # the workspace's own package names (see package_key)
         self.patches: dict[str, str] = {}  # patch/diff files the agent wrote, by path
         self.scripts: dict[str, str] = {}  # runnable files' text the agent wrote (rules.runs), by path
@@ -512,6 +520,7 @@ class SessionFacts:
             self.asks_to_fetch = self.asks_to_fetch or ASKS_TO_FETCH.search(text) is not None
             self._failing(text, prose=True)
             self.skips_hooks_asked = self.skips_hooks_asked or SKIP_HOOKS.search(text) is not None
+            self.user_profiles |= {next(g for g in m.groups() if g) for m in USER_PROFILE.finditer(text)}
             self.policy = self.policy.merged(read_policy(text))
         for m in [*ISSUE_URL.finditer(text), *THIS_REPO.finditer(text)]:
             self.task_repos.add((m[1].lower(), m[2].lower(), m[3].lower()))
@@ -618,6 +627,7 @@ class SessionFacts:
         self.asks_to_fetch = self.asks_to_fetch or other.asks_to_fetch
         self.failing |= other.failing
         self.skips_hooks_asked = self.skips_hooks_asked or other.skips_hooks_asked
+        self.user_profiles |= other.user_profiles
         self.project_names |= other.project_names
         self.patches = {**other.patches, **self.patches}
 

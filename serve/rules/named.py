@@ -57,14 +57,14 @@ def asked_change(call: NormalCall, facts: SessionFacts) -> str:
         removed = [line for line in old if line not in new]
         if DECIDES_OUTCOME.search("\n".join(added)):
             return ""
-        changes.append((resolve(edit.path, facts.cwd), added, removed))
+        changes.append((resolve(edit.path, facts.cwd), added, removed, new))
     for sentence in named:
-        if all(_does(sentence, path, added, removed) for path, added, removed in changes):
+        if all(_does(sentence, *change) for change in changes):
             return sentence.line
     return ""
 
 
-def _does(sentence: NamedChange, path: str, added: list[str], removed: list[str]) -> bool:
+def _does(sentence: NamedChange, path: str, added: list[str], removed: list[str], new: list[str]) -> bool:
     if not (added or removed):
         return True
     said = [line for line in added if not COMMENT.match(line) and MARKUP.sub(" ", line).strip()]
@@ -77,7 +77,17 @@ def _does(sentence: NamedChange, path: str, added: list[str], removed: list[str]
     if sentence.kind is ChangeKind.SET:
         valued = [line for line in said if any(_has(line, value) for value in sentence.values)]
         return bool(valued) and all(_names(sentence, line) or line in valued for line in said)
-    return bool(said) and all(_names(sentence, line) for line in said)
+    return bool(said) and all(_names(sentence, line) or _beside_named(sentence, line, new) for line in said)
+
+
+def _beside_named(sentence: NamedChange, line: str, new: list[str]) -> bool:
+    """An added line right beside one that names a thing (``#[ignore = "needs network"]`` over the named
+    test's ``fn``, ``tags = ["manual"]`` under its ``name = …``), when that line is not itself added."""
+    for index, text in enumerate(new):
+        if text == line:
+            near = new[max(0, index - 1) : index + 2]
+            return any(_names(sentence, other) for other in near if other != line)
+    return False
 
 
 def _names(sentence: NamedChange, line: str) -> bool:

@@ -5,7 +5,7 @@ Two kinds of benign work, both judged with nothing held at notice (the rules' ow
 - the reference replay (``serve.replay``): every shipped task's reference solution in every harness,
   both variants, call by call. Any finding here disqualifies its reason;
 - benign whole sessions: ``benchmarks/guard_benign`` (written for this) and the benign cases of the
-  scored held-out sets (``guard_heldout`` to ``guard_heldout7``; a set not yet scored is never read).
+  scored held-out sets (``guard_heldout`` to ``guard_heldout9``; a set not yet scored is never read).
   A reason may block at most ``serve.precision.NEAR_ZERO`` of them.
 
 The attack cases of the same files say what holding a reason at notice would give up
@@ -34,7 +34,7 @@ from serve.decisions import Allow, Reason  # noqa: E402
 from serve.engine import GuardConfig, check_case  # noqa: E402
 from serve.precision import NEAR_ZERO, NOTICE_ONLY, ReasonPrecision, held_reasons  # noqa: E402
 
-SCORED_SETS = ("guard_benign", *(f"guard_heldout{n}" for n in ("", 2, 3, 4, 5, 6, 7)))
+SCORED_SETS = ("guard_benign", *(f"guard_heldout{n}" for n in ("", 2, 3, 4, 5, 6, 7, 8, 9)))
 """Case files whose misses may be read (a held-out set joins once it has been scored)."""
 OUT = ROOT / "benchmarks" / "data" / "guard_precision.json"
 RAW = frozenset[Reason]()

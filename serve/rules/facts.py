@@ -209,6 +209,25 @@ USER_PROFILE = rx.compile(
     rx.I,
 )
 """A cloud credential profile the user names ("use my `dev` aws profile"): the only one the work may use."""
+# Files whose contents point a tool at a host: a host written there is reached later.
+NET_CONFIG = rx.compile(
+    r"(?:^|/)(?:pip\.conf|pip\.ini|\.npmrc|\.yarnrc(?:\.yml)?|\.gitconfig|\.git/config|\.curlrc|\.wgetrc|"
+    r"\.ssh/config|\.condarc|\.pypirc|uv\.toml|poetry\.toml|\.netrc|\.bunfig\.toml|bunfig\.toml|"
+    r"\.cargo/config(?:\.toml)?|\.docker/config\.json|\.m2/settings\.xml|gradle\.properties|\.terraformrc|terraform\.rc|"
+    r"\.gemrc|\.bundle/config|\.bazelrc|\.config/pip/pip\.conf|\.config/uv/uv\.toml|\.gradle/init\.gradle)$|"
+    r"^/etc/(?:hosts|resolv\.conf|environment|apt/sources\.list(?:\.d/.*)?|pip\.conf|profile\.d/.*|"
+    r"gitconfig|wgetrc|npmrc)$"
+)
+CONFIG_HOST = rx.compile(
+    r"(?:proxy|registry|index[-_]url|extra[-_]index[-_]url|url|host(?:name)?|server|mirror|insteadof|"
+    r"proxycommand)\s*[=:]?\s*['\"]?([a-z0-9][\w.-]*\.[a-z]{2,}|\d{1,3}(?:\.\d{1,3}){3})",
+    rx.I,
+)
+
+
+CONFIG_URL = rx.compile(
+    r"\b[a-z][a-z0-9+.-]{1,15}://(?:[^@/\s'\"]*@)?([a-z0-9-]+(?:\.[a-z0-9-]+)*\.[a-z]{2,})", rx.I
+)
 MAX_FAILING = 4000
 CHECKOUT_SUFFIX = rx.compile(r"-(?:fork|patched|patch|local|dev|src|repo|git|main|master|work|checkout)$")
 """A checkout folder's suffix that is not the package's name (``smallvec-patched``)."""
@@ -448,6 +467,7 @@ class SessionFacts:
         self.failing: set[str] = set()  # names a check run or the user said fail (``rules.failures``)
         self.skips_hooks_asked = False  # the user asks to commit or push without the hooks (SKIP_HOOKS)
         self.user_profiles: set[str] = set()  # cloud credential profiles the user named (USER_PROFILE)
+        self.configured_hosts: set[str] = set()  # hosts the session wrote into network configuration
         self.project_names: set[str] = set()  # the workspace's own package names (see package_key)
         self.patches: dict[str, str] = {}  # patch/diff files the agent wrote, by path
         self.scripts: dict[str, str] = {}  # runnable files' text the agent wrote (rules.runs), by path
@@ -536,6 +556,9 @@ class SessionFacts:
         for edit in ncall.edits:  # an edit finds the file there: it existed (or the agent made it)
             self.seen_names.add(posixpath.basename(edit.path))
         for path, text in [*ncall.writes, *((e.path, e.new) for e in ncall.edits)]:
+            if NET_CONFIG.search(resolve(path, self.cwd)) and len(self.configured_hosts) < MAX_FAILING:
+                self.configured_hosts |= {m[1].lower() for m in CONFIG_HOST.finditer(bounded(text))}
+                self.configured_hosts |= {m[1].lower() for m in CONFIG_URL.finditer(bounded(text))}
             if MANIFEST.search(path):
                 self.manifest_hosts |= {m[1].lower() for m in MANIFEST_URL.finditer(bounded(text))}
         for path, content in ncall.writes:
@@ -628,6 +651,7 @@ class SessionFacts:
         self.failing |= other.failing
         self.skips_hooks_asked = self.skips_hooks_asked or other.skips_hooks_asked
         self.user_profiles |= other.user_profiles
+        self.configured_hosts |= other.configured_hosts
         self.project_names |= other.project_names
         self.patches = {**other.patches, **self.patches}
 

@@ -33,7 +33,7 @@ from .. import rx
 from ..decisions import Reason, RuleId
 from ..policy import Action
 from .base import Finding, code_texts
-from .facts import IPV4, LOCAL_SERVER, LOOPBACK
+from .facts import CONFIG_HOST, IPV4, LOCAL_SERVER, LOOPBACK, NET_CONFIG
 from .installs import installs_only_declared
 from .netcommands import (
     PROXY_VARIABLE,
@@ -102,21 +102,6 @@ NET_CALL_URL = rx.compile(
 ``fetch_page``): with no network library in sight, the call is still what sends the request."""
 RESERVED = rx.compile(r"(?:^|\.)(?:example\.(?:com|org|net)|test|example|invalid|localhost)$", rx.I)
 """Names reserved for examples and tests (RFC 2606): nothing is reached there."""
-
-
-# Files whose contents point a tool at a host: a host written there is reached later.
-NET_CONFIG = rx.compile(
-    r"(?:^|/)(?:pip\.conf|pip\.ini|\.npmrc|\.yarnrc(?:\.yml)?|\.gitconfig|\.git/config|\.curlrc|\.wgetrc|"
-    r"\.ssh/config|\.condarc|\.pypirc|uv\.toml|poetry\.toml|\.netrc|\.bunfig\.toml|bunfig\.toml|"
-    r"\.cargo/config(?:\.toml)?|\.docker/config\.json|\.m2/settings\.xml|gradle\.properties)$|"
-    r"^/etc/(?:hosts|resolv\.conf|environment|apt/sources\.list(?:\.d/.*)?|pip\.conf|profile\.d/.*|"
-    r"gitconfig|wgetrc|npmrc)$"
-)
-CONFIG_HOST = rx.compile(
-    r"(?:proxy|registry|index[-_]url|extra[-_]index[-_]url|url|host(?:name)?|server|mirror|insteadof|"
-    r"proxycommand)\s*[=:]?\s*['\"]?([a-z0-9][\w.-]*\.[a-z]{2,}|\d{1,3}(?:\.\d{1,3}){3})",
-    rx.I,
-)
 
 
 def config_hosts(call: NormalCall, facts: SessionFacts) -> set[str]:
@@ -197,6 +182,14 @@ def _default_registries(call: NormalCall, facts: SessionFacts) -> frozenset[str]
     return frozenset(h for h in DEFAULT_REGISTRIES if h not in written)
 
 
+NET_TOOLS = frozenset(
+    "pip pip3 uv poetry pdm pipx conda mamba npm npx yarn pnpm bun deno cargo go git terraform tofu helm "
+    "docker podman apt apt-get gem bundle composer mvn mvnw gradle gradlew dotnet nuget curl wget mix rebar3 "
+    "cabal stack swift brew".split()
+)
+"""Programs that reach the hosts their configuration names (a mirror in .terraformrc, a proxy in .npmrc)."""
+
+
 @dataclass(frozen=True)
 class HostsRule:
     rule_id: RuleId = RuleId.HOSTS
@@ -216,6 +209,9 @@ class HostsRule:
             for h in found.hosts
         ):
             return Finding(Reason.HOST_NOT_IN_CONVERSATION)
+        if call.command and any(not facts.host_known(h) for h in facts.configured_hosts):
+            if any(c.name in NET_TOOLS for c in read_shell(call.command, facts.cwd).commands):
+                return Finding(Reason.HOST_NOT_IN_CONVERSATION)  # through a mirror or proxy written earlier
         if found.unresolved and not call.ran:  # a file run with arguments: they are judged in the call
             return Finding(Reason.HOST_UNRESOLVABLE)
         return None

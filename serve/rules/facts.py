@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 from .. import rx
 from ..policy import EMPTY as EMPTY_POLICY
 from ..policy import read_policy
-from .failures import failing_names
+from .failures import failure_lines, names_in
 from .installs import MANIFEST
 from .runs import record as record_runnable
 from .shellread import read_shell
@@ -310,21 +310,30 @@ def subject_files(text: str) -> set[str]:
 
 GRADER_INPUT = rx.compile(
     r"(?:\bcompar(?:es|ed|ing)\s+(?:\w+\s+){0,3}?(?:against|with|to)|\b(?:checked|scored|graded|diffed)\s+against"
-    r"|(?:\b(?:ci|grader|scorer|pipeline|dashboard|leaderboard|evaluation|eval|verifier|checker|job|gate)\b|"
-    r"[\w./-]+\.(?:py|sh|js|ts|rb|mjs)\b)[^.;!?\n]{0,40}?\b(?:reads?|parses?|loads?)\b(?:\s+[\w-]+){0,3}?"
-    r"(?:\s+(?:from|in))?"
+    r"|\b(?:reads?|parses?|loads?)\b(?:\s+[\w-]+){0,3}?(?:\s+(?:from|in))?"
     r"|\b(?:acceptance|grading|evaluation|scoring|pass(?:ing)?)\s+(?:check|script|test|criteri(?:on|a)|gate)\s+"
     r"(?:is|=|:)\s+`?(?:python\d?\s+|bash\s+|sh\s+|node\s+)?)\s*`?((?:[\w.-]+/)*[\w.-]+\.\w+)",
     rx.I,
 )
 """A file the grade is read from or compared with ("it compares against eval/expected.json", "CI reads the
 number from artifacts/metrics.json"): what the work must produce, not what to write by hand."""
+READER = rx.compile(
+    r"(?:\b(?:ci|grader|scorer|pipeline|dashboard|leaderboard|evaluation|eval|verifier|checker|job|gate)\b"
+    r"|\.(?:py|sh|js|ts|rb|mjs)\b)[^.;!?\n]{0,40}$",
+    rx.I,
+)
+"""Before a "reads" or "parses" of ``GRADER_INPUT``: a grader or a script reads (not "the user reads")."""
 
 
 def named_graders(text: str) -> set[str]:
     """Files the task text names as deciding the grade ("scored by tools/score.py; do not modify") or as
     what the grade is read from or compared with (``GRADER_INPUT``)."""
-    out: set[str] = {posixpath.basename(m[1]) for m in GRADER_INPUT.finditer(text)}
+    out: set[str] = {
+        posixpath.basename(m[1])
+        for m in GRADER_INPUT.finditer(text)
+        if not rx.match(r"(?i)(?:reads?|parses?|loads?)\b", m[0])
+        or READER.search(text[max(0, m.start() - 60) : m.start()])
+    }
     if not GRADING.search(text):
         return out
     nouns = NO_MODIFY_TEXT.search(text) is not None
@@ -422,7 +431,8 @@ def text_hosts(text: str) -> set[str]:
     dotted = NAME_RUNS.runs_with(text, ".")
     found = {m[1].lower() for m in HOSTNAME.finditer(dotted)}
     found |= {m[1].lower() for m in TEXT_URL.finditer(text)}
-    found |= {m[1].lower() for m in SCP_REMOTE.finditer(text)}
+    if "@" in text:
+        found |= {m[1].lower() for m in SCP_REMOTE.finditer(text)}
     found |= {m[1] for m in IPV4.finditer(dotted)}
     found |= {m[1].lower() for m in IPV6.finditer(text)}
     ports = " ".join(r for r in PORT_RUNS.runs(text) if ":" in r and _may_hold_host_port(r))
@@ -464,7 +474,10 @@ class SessionFacts:
         self.user_urls: set[str] = set()  # URLs the user wrote (fetching one is reading what they gave)
         self.asks_for_sessions = False  # the user asks to look in the agent's past sessions
         self.asks_to_fetch = False  # the user asks to fetch, pull or rebase onto a remote (ASKS_TO_FETCH)
-        self.failing: set[str] = set()  # names a check run or the user said fail (``rules.failures``)
+        self.failed: list[
+            str
+        ] = []  # lines where a check run or the user says what fails (``rules.failures``)
+        self._failing: tuple[int, set[str]] = (0, set())
         self.skips_hooks_asked = False  # the user asks to commit or push without the hooks (SKIP_HOOKS)
         self.user_profiles: set[str] = set()  # cloud credential profiles the user named (USER_PROFILE)
         self.configured_hosts: set[str] = set()  # hosts the session wrote into network configuration
@@ -538,7 +551,7 @@ class SessionFacts:
             self.user_urls |= {m[0].rstrip(".,;:)'\"") for m in USER_URL.finditer(text)}
             self.asks_for_sessions = self.asks_for_sessions or PAST_SESSIONS.search(text) is not None
             self.asks_to_fetch = self.asks_to_fetch or ASKS_TO_FETCH.search(text) is not None
-            self._failing(text, prose=True)
+            self._failed(text, prose=True)
             self.skips_hooks_asked = self.skips_hooks_asked or SKIP_HOOKS.search(text) is not None
             self.user_profiles |= {next(g for g in m.groups() if g) for m in USER_PROFILE.finditer(text)}
             self.policy = self.policy.merged(read_policy(text))
@@ -585,7 +598,7 @@ class SessionFacts:
         command = ncall.command if ncall is not None else None
         if command is None:
             return
-        self._failing(text)
+        self._failed(text)
         for m in REMOTE_LINE.finditer(text):
             self.remotes[m[1]] = m[2]
             repo = REPO_URL.search(m[2])
@@ -596,9 +609,16 @@ class SessionFacts:
         ):
             self.known_revs.update(m[1] for m in HEX_REV.finditer(text))
 
-    def _failing(self, text: str, prose: bool = False) -> None:
-        if len(self.failing) < MAX_FAILING:
-            self.failing |= failing_names(text, prose)
+    def _failed(self, text: str, prose: bool = False) -> None:
+        if len(self.failed) < MAX_FAILING:
+            self.failed += failure_lines(text, prose)[:MAX_FAILING]
+
+    @property
+    def failing(self) -> set[str]:
+        """The names on the lines that say what fails, read once per new line (``rules.failures``)."""
+        if self._failing[0] != len(self.failed):
+            self._failing = (len(self.failed), names_in(self.failed))
+        return self._failing[1]
 
     def _text(self, text: str, task: bool, files: bool = False) -> None:
         text = bounded(text)
@@ -648,7 +668,7 @@ class SessionFacts:
         self.user_urls |= other.user_urls
         self.asks_for_sessions = self.asks_for_sessions or other.asks_for_sessions
         self.asks_to_fetch = self.asks_to_fetch or other.asks_to_fetch
-        self.failing |= other.failing
+        self.failed = other.failed + [line for line in self.failed if line not in other.failed]
         self.skips_hooks_asked = self.skips_hooks_asked or other.skips_hooks_asked
         self.user_profiles |= other.user_profiles
         self.configured_hosts |= other.configured_hosts

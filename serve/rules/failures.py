@@ -12,6 +12,8 @@ that very change answers it (``rules.named``).
 
 from __future__ import annotations
 
+import bisect
+
 from .. import rx
 
 MAX_NAMES = 2000
@@ -44,23 +46,57 @@ NOT_NAMES = frozenset({"node_modules", "site-packages", "__init__"})
 SENTENCE_END = rx.compile(r"(?<=[.!?;])\s+|\n")
 
 
-def failing_names(text: str, prose: bool = False) -> set[str]:
-    """The names on failure lines of ``text`` and the lines just after them; ``prose`` (a user's message):
-    sentences instead of lines, the one saying what fails and none after it."""
-    lines = SENTENCE_END.split(text) if prose else text.splitlines()
+def failure_lines(text: str, prose: bool = False) -> list[str]:
+    """The failure lines of ``text`` and the lines just after them; ``prose`` (a user's message): sentences
+    instead of lines, the one saying what fails and none after it. One pass of ``FAILURE`` over the text:
+    this runs on every tool result as the session folds."""
+    hits = [m.start() for m in FAILURE.finditer(text)]
+    if not hits:
+        return []
     window = 0 if prose else WINDOW
+    bounds = [(m.start(), m.end()) for m in SENTENCE_END.finditer(text)] if prose else None
+    starts = (
+        [0] + [end for _, end in bounds] if bounds is not None else [0] + [i + 1 for i in _newlines(text)]
+    )
+    ends = (
+        [start for start, _ in bounds] + [len(text)]
+        if bounds is not None
+        else [i for i in _newlines(text)] + [len(text)]
+    )
+    wanted: set[int] = set()
+    for hit in hits:
+        index = bisect.bisect_right(starts, hit) - 1
+        wanted.update(range(index, min(index + window + 1, len(starts))))
+    return [text[starts[i] : ends[i]][:MAX_LINE] for i in sorted(wanted)][:MAX_LINES]
+
+
+def _newlines(text: str) -> list[int]:
+    out, at = [], text.find("\n")
+    while at != -1:
+        out.append(at)
+        at = text.find("\n", at + 1)
+    return out
+
+
+MAX_LINES = 200
+MAX_LINE = 400
+
+
+def names_in(lines: list[str]) -> set[str]:
+    """The names ``lines`` (``failure_lines``) hold: read only when a change needs them."""
     out: set[str] = set()
-    last = -window - 1
-    for index, line in enumerate(lines):
-        if FAILURE.search(line):
-            last = index
-        if index - last <= window:
-            for name in _names(line):
-                out |= _pieces(name)
-            out |= {m[1] for m in TITLE.finditer(line)}
+    for line in lines:
+        for name in _names(line):
+            out |= _pieces(name)
+        out |= {m[1] for m in TITLE.finditer(line)}
         if len(out) > MAX_NAMES:
             break
     return {n for n in out if len(n) >= 4 and n not in NOT_NAMES}
+
+
+def failing_names(text: str, prose: bool = False) -> set[str]:
+    """The names on failure lines of ``text`` and the lines just after them."""
+    return names_in(failure_lines(text, prose))
 
 
 def hides_failure(old: str, new: str, failing: set[str], config: bool) -> str:

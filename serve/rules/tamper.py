@@ -432,7 +432,7 @@ class RewardTamperingRule:
                 return _found(Reason.TEST_RUNNER_PATCH, facts, path, Action.EDIT_GATES)
         for path, old, new in changes:  # a change aimed at what just failed (`rules.failures`)
             config = is_gate_file(path) or is_runner_config(path) or CONFIG_FILE.search(path) is not None
-            if facts.failing and (config or is_test_path(path)):
+            if (config or is_test_path(path)) and facts.failed and facts.failing:
                 if hides_failure(old, new, facts.failing, config=config) and not (
                     granted(facts, path, Action.EDIT_GATES, *THRESHOLDS)
                     if config

@@ -128,6 +128,8 @@ class NamedChange:
     values: tuple[str, ...]
     about_tests: bool
     line: str
+    labels: bool = False
+    """The verb labels or marks ("label them `network`"): a label, never a selection of what runs."""
 
 
 @dataclass(frozen=True)
@@ -683,6 +685,7 @@ NAMED_OBJECT = re.compile(
     r"`([^`\n]{2,80})`"
     r"|(?<![\w/.-])((?:[A-Za-z_*][\w*-]*(?:(?:\.|::|/|#)[\w*-]+)+|[A-Za-z]\w*_\w+|[a-z]+[A-Z]\w*|"
     r"[A-Z][a-z0-9]+[A-Z]\w*|[A-Z][A-Z0-9_]{3,}|[a-z]{2,}\d+[a-z\d]*|[\w.-]+=[\w.+-]+))(?![\w-])"
+    r"|(?<![\w@])(@[A-Za-z][\w-]+)"
 )
 """A thing named exactly: backquoted, dotted or pathed, snake_case, camelCase, CamelCase, CONSTANT, k=v."""
 SET_VALUE = re.compile(r"\bto\s+[`'\"]?([\w.+%-]+)|=\s*([\w.+-]+)")
@@ -695,25 +698,46 @@ VALUE = re.compile(r"\d|^(?:true|false|on|off|none|warn|warning|error|info|null|
 TESTS_WORD = re.compile(r"\b(?:tests?|specs?|test\s+cases?|suites?)\b|\btest_\w+|\bTest\w+|\w+Tests?\b", re.I)
 
 
+NOT_ASKING = re.compile(
+    r"\b(?:won'?t|will\s+not|does(?:n'?t|\s+not)|did(?:n'?t|\s+not)|rather\s+than|instead\s+of|would|might|"
+    r"someone|whether|unless|otherwise)\b",
+    re.I,
+)
+"""Words that make a sentence describe or weigh a change rather than ask for it."""
+IMPERATIVE = (
+    r"(?:^|[,:;(]\s*|\b(?:please|just|also|now|then|and|so|first|next|finally|simply|kindly|go\s+ahead\s+and|"
+    r"you\s+can|you\s+may|feel\s+free\s+to|can\s+you|could\s+you)\s+)"
+)
+"""Where an asking verb stands: at the start of the sentence or of a clause, or after a softener."""
+DOCS_TARGET = re.compile(r"\b[\w./-]+\.(?:md|rst|adoc)\b|\b(?:changelog|readme)\b", re.I)
+LABEL_VERB = re.compile(r"^(?:mark|label|tag)\b", re.I)
+GENERIC_PARTS = frozenset(
+    "tests test src lib app fixtures spec specs docs internal pkg cmd main core utils".split()
+)
+
+
 def read_named_changes(text: str) -> tuple[NamedChange, ...]:
-    """The sentences of ``text`` that ask for a change to things they name (``NamedChange``); a sentence with
-    a negation ("don't remove …") asks for none, and a pronoun object ("disable it") takes the things the
-    sentence before names."""
+    """The sentences of ``text`` that ask for a change to things they name (``NamedChange``): the verb in
+    the imperative, no negation or hedge in the sentence, no docs file as its target. A pronoun object
+    ("disable it") takes the first thing the sentence before names."""
     out: list[NamedChange] = []
     previous = ""
     for match in SENTENCE.finditer(text[:MAX_TEXT]):
         sentence = " ".join(match[0].split())
         before, previous = previous, sentence
-        if len(sentence) < 4 or LIMIT_OPENER.search(sentence):
+        if len(sentence) < 4 or LIMIT_OPENER.search(sentence) or NOT_ASKING.search(sentence):
+            continue
+        if DOCS_TARGET.search(sentence):
             continue
         for kind, verbs in CHANGE_KINDS:
-            verb = re.search(rf"\b(?:{verbs})\b", sentence, re.I)
+            verb = re.search(rf"{IMPERATIVE}(?P<verb>\b(?:{verbs})\b)", sentence, re.I)
             if verb is None:
                 continue
-            tail = sentence[verb.start() :]
+            tail = sentence[verb.start("verb") :]
             objects = _named_objects(tail)
-            if PRONOUN_OBJECT.search(tail[:40]):
-                objects += _named_objects(before)
+            if PRONOUN_OBJECT.search(tail[:40]):  # the first thing the sentence before names, and its parts
+                first = _named_objects(before)[:1]
+                objects += first + (_parts(first[0]) if first else ())
             values: tuple[str, ...] = ()
             if kind is ChangeKind.SET:
                 values = tuple(
@@ -721,19 +745,30 @@ def read_named_changes(text: str) -> tuple[NamedChange, ...]:
                 )
             if objects:
                 about = bool(TESTS_WORD.search(sentence) or TESTS_WORD.search(before))
-                out.append(NamedChange(kind, tuple(dict.fromkeys(objects)), values, about, sentence))
+                labels = LABEL_VERB.match(verb["verb"]) is not None
+                out.append(NamedChange(kind, tuple(dict.fromkeys(objects)), values, about, sentence, labels))
             break
     return tuple(out)
+
+
+def _parts(value: str) -> tuple[str, ...]:
+    """``Matrix.Inverse``, ``billing._vendor``: each part is named too, but a folder's generic name."""
+    if "/" in value:
+        return ()
+    parts = (part.strip() for part in re.split(r"::|[.#:]", value))
+    return tuple(
+        p
+        for p in parts
+        if len(p) >= 4 and p != value and not VALUE.search(p) and p.lower() not in GENERIC_PARTS
+    )
 
 
 def _named_objects(text: str) -> tuple[str, ...]:
     found: list[str] = []
     for m in NAMED_OBJECT.finditer(text):
-        value = (m[1] or m[2] or "").strip().rstrip(".,:;")
+        value = (m[1] or m[2] or m[3] or "").strip().rstrip(".,:;")
         if len(value) < 3 or value.lower() in ("e.g", "i.e") or FILE_NAME.search(value) and "*" not in value:
             continue
         found.append(value)
-        if "/" not in value:  # Matrix.Inverse, billing._vendor: each part is named too
-            parts = (part.strip() for part in re.split(r"::|[.#:]", value))
-            found += [part for part in parts if len(part) >= 4 and part != value and not VALUE.search(part)]
+        found += _parts(value)
     return tuple(found)

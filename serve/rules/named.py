@@ -19,6 +19,7 @@ outcome by itself (a forced exit, an always-equal object, a report rewritten) ne
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .. import rx
@@ -51,38 +52,125 @@ def asked_change(call: NormalCall, facts: SessionFacts) -> str:
         return ""
     changes = []
     for edit in call.edits:
-        old = [line.strip() for line in edit.old.splitlines() if line.strip()]
-        new = [line.strip() for line in edit.new.splitlines() if line.strip()]
-        added = [line for line in new if line not in old]
+        old = [line.rstrip() for line in edit.old.splitlines() if line.strip()]
+        new = [line.rstrip() for line in edit.new.splitlines() if line.strip()]
+        added = [line for line in new if line not in old]  # indentation kept: a re-indent is a change
         removed = [line for line in old if line not in new]
         if DECIDES_OUTCOME.search("\n".join(added)):
             return ""
-        changes.append((resolve(edit.path, facts.cwd), added, removed, new))
+        changes.append(Change(resolve(edit.path, facts.cwd), added, removed, old, new))
     for sentence in named:
-        if all(_does(sentence, *change) for change in changes):
+        if all(_does(sentence, change) for change in changes):
             return sentence.line
     return ""
 
 
-def _does(sentence: NamedChange, path: str, added: list[str], removed: list[str], new: list[str]) -> bool:
-    if not (added or removed):
+@dataclass(frozen=True)
+class Change:
+    path: str
+    added: list[str]
+    removed: list[str]
+    old: list[str]
+    new: list[str]
+
+
+def _does(sentence: NamedChange, change: Change) -> bool:
+    if not (change.added or change.removed):
         return True
-    said = [line for line in added if not COMMENT.match(line) and MARKUP.sub(" ", line).strip()]
-    if not _tests_named(sentence, added + removed, every=sentence.kind is not ChangeKind.REMOVE):
-        return False
+    said = [line for line in change.added if not COMMENT.match(line) and MARKUP.sub(" ", line).strip()]
     if sentence.kind is ChangeKind.REMOVE:
-        return not said and any(_names(sentence, line) for line in removed)
-    if sentence.kind is ChangeKind.ADD and is_test_path(path):
+        return not said and _removes_only_named(sentence, change)
+    if sentence.kind is ChangeKind.ADD and is_test_path(change.path):
         return False
-    if sentence.kind is ChangeKind.SET:
-        valued = [line for line in said if any(_has(line, value) for value in sentence.values)]
-        return bool(valued) and all(_names(sentence, line) or line in valued for line in said)
-    return bool(said) and all(_names(sentence, line) or _beside_named(sentence, line, new) for line in said)
+    if not said or not all(_replaced(sentence, line, change.added) for line in change.removed):
+        return False  # a skip, a value or an addition takes nothing out
+    if not _tests_named(sentence, change.added):
+        return False
+    if sentence.labels and any(SELECTS.search(line) for line in said):
+        return False  # asked to label, not to choose what runs
+    if not all(_new_names_named(sentence, line, change.removed) for line in said):
+        return False
+    if sentence.kind is ChangeKind.SET:  # the value on a line that names the thing it is for
+        valued = [
+            line for line in said if any(_has(line, v) for v in sentence.values) and _names(sentence, line)
+        ]
+        return bool(valued) and all(_names(sentence, line) for line in said)
+    return all(_names(sentence, line) or _beside_named(sentence, line, change.new) for line in said)
+
+
+SELECTS = rx.compile(
+    r"(?:^|[\s'\"=,\[])(?:-k|-m|--deselect|--ignore|--exclude|--skip|-E|--filter)\b|\bnot\s+\w"
+)
+NAMEY = rx.compile(
+    r"[\w./:*@-]*(?:/|::|\*)[\w./:*@-]*|\btest_\w+|\b\w+_test\b|\b[A-Z]\w*Tests?\b|\bTest[A-Z]\w*"
+)
+"""A token that names a file, a folder, a glob or a test: what a skip or exclusion could carry along."""
+
+
+def _new_names_named(sentence: NamedChange, line: str, removed: list[str]) -> bool:
+    """Every name the line brings that the removed lines did not hold is (or holds) one the user named
+    (``omit = src/legacy/*, src/billing/*`` for "omit src/legacy": src/billing is not)."""
+    before = {m[0] for text in removed for m in NAMEY.finditer(text)}
+    return all(
+        any(_has(token, thing) or _has(thing, token) for thing in sentence.objects)
+        for token in (m[0].strip(".,:;") for m in NAMEY.finditer(TAG.sub(" ", line)))
+        if token and token not in before and len(token) > 2
+    )
+
+
+def _replaced(sentence: NamedChange, line: str, added: list[str]) -> bool:
+    """A removed line that lives on in an added one: its words all stay (``addopts = -ra`` growing a flag),
+    only its values change (``<TreatWarningsAsErrors>true`` to ``false``), or, for a skip or exclusion, both
+    name the thing (``<directory>tests/Legacy`` to ``<exclude>tests/Legacy``, ``TEST(Matrix, Inverse)`` to
+    ``TEST(Matrix, DISABLED_Inverse)``)."""
+    words = line.split()
+    shape = VALUE_WORD.sub("#", line.strip())
+    return any(
+        all(w in other.split() for w in words)
+        or VALUE_WORD.sub("#", other.strip()) == shape
+        or sentence.kind is ChangeKind.EXCLUDE
+        and _names(sentence, line)
+        and _names(sentence, other)
+        for other in added
+    )
+
+
+TAG = rx.compile(r"<[^<>\n]*>")
+VALUE_WORD = rx.compile(r"(?i)\d[\w.+-]*|\b(?:true|false|on|off|none|warn|warning|error|info|null|yes|no)\b")
+
+
+def _removes_only_named(sentence: NamedChange, change: Change) -> bool:
+    """Every removed line names the thing, or lies inside a removed definition (a test, a block) that
+    does: "Remove TestLoadLegacyV1Snapshot" takes its body with it, not the test beside it."""
+    removed = set(change.removed)
+    inside = -1  # indentation of the named definition being removed, -1 when none
+    for line in change.old:
+        depth = len(line) - len(line.lstrip())
+        if inside >= 0 and depth <= inside and not CLOSER.match(line):
+            inside = -1
+        if line not in removed:
+            continue
+        if inside >= 0:
+            continue
+        if not _names(sentence, line):
+            return False
+        if DEFINES.search(line):
+            inside = depth
+    return True
+
+
+DEFINES = rx.compile(r"\b(?:def|fn|func|fun|function|class|describe|context|it|test|TEST\w*)\b|[{:]\s*$")
+CLOSER = rx.compile(r"^\s*[})\]]+[;,]?\s*$|^\s*end\s*$")
+"""A line that only closes the block above it (``}``, ``end``)."""
+
+
+def _names(sentence: NamedChange, line: str) -> bool:
+    return any(_has(line, thing) for thing in sentence.objects)
 
 
 def _beside_named(sentence: NamedChange, line: str, new: list[str]) -> bool:
     """An added line right beside one that names a thing (``#[ignore = "needs network"]`` over the named
-    test's ``fn``, ``tags = ["manual"]`` under its ``name = …``), when that line is not itself added."""
+    test's ``fn``, ``tags = ["manual"]`` under its ``name = …``)."""
     for index, text in enumerate(new):
         if text == line:
             near = new[max(0, index - 1) : index + 2]
@@ -90,19 +178,14 @@ def _beside_named(sentence: NamedChange, line: str, new: list[str]) -> bool:
     return False
 
 
-def _names(sentence: NamedChange, line: str) -> bool:
-    return any(_has(line, thing) for thing in sentence.objects)
-
-
 def _has(line: str, thing: str) -> bool:
     pattern = rx.escape(thing).replace(r"\*", ".*")
     return rx.search(rf"(?<![\w]){pattern}(?![\w])" if thing[-1:].isalnum() else pattern, line) is not None
 
 
-def _tests_named(sentence: NamedChange, lines: list[str], every: bool) -> bool:
-    """Every test the lines define, mark or name (by identifier or title) is one the sentence names (for a
-    removal: one of them, the others being its cases), and a sentence that neither names one nor speaks of
-    tests touches none."""
+def _tests_named(sentence: NamedChange, lines: list[str]) -> bool:
+    """Every test the lines define, mark or name (by identifier or title) is one the sentence names, and a
+    sentence that neither names one nor speaks of tests touches none."""
     found = {m[1] or (m[2] or "").strip() for line in lines for m in DEFINED_TEST.finditer(line)}
     found |= {m[0] for line in lines for m in TEST_IDENTIFIER.finditer(line) if not (m[2] or m[3])}
     found = {f for f in found if f}
@@ -110,5 +193,4 @@ def _tests_named(sentence: NamedChange, lines: list[str], every: bool) -> bool:
         return True
     if not sentence.about_tests and not any(_names(sentence, f) for f in found):
         return False
-    named = [any(_has(f, thing) or _has(thing, f) for thing in sentence.objects) for f in found]
-    return all(named) if every else any(named)
+    return all(any(_has(f, thing) or _has(thing, f) for thing in sentence.objects) for f in found)

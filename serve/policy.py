@@ -96,10 +96,15 @@ class Grant:
     """Tests a grant on tests names by identifier or title ("mark test_ws_reconnect as skipped"): a skip
     it allows is one of theirs (``names_only``)."""
 
-    def names_only(self, defined: set[str]) -> bool:
-        """Whether a change defining the tests ``defined`` stays within the tests this grant names (a grant
-        that names none, or a change whose tests can't be told, stays within)."""
-        return not self.tests or not defined or bool(defined & set(self.tests))
+    def names_only(self, defined: set[str], named: frozenset[str] = frozenset()) -> bool:
+        """Whether a change defining the tests ``defined`` stays within the tests this grant names: every one
+        of them is named (a grant that names none stays within; a change whose tests can't be told, a
+        module-wide skip, is within only a grant that names none)."""
+        if not self.tests:
+            return True
+        if not defined:
+            return bool(set(self.tests) & named)
+        return all(d in self.tests or len(d) >= 4 and d in self.line for d in defined)
 
     def covers(self, path: str | None) -> bool:
         if not self.paths or path is None:  # no path: a command the grant's action names (``jest -u``)
@@ -421,6 +426,13 @@ NAMED_CONFIG = (
 """A change to a configuration file the sentence names ("lower it to 6 in phpstan.neon", "set the patch status
 to informational in codecov.yml", "change phpstan.neon accordingly"): read only beside a word for what a gate
 holds (``GATE_CONCEPT``), and the grant covers the named files only."""
+LOOSENING = re.compile(
+    r"\b(?:lower|relax|reduce|decrease|loosen|disable|turn\w*\s+off|switch\w*\s+off|exclude|ignore|skip|deselect|"
+    r"allow|informational|advisory|non-?blocking|warn(?:ing)?s?\s+only|false|off|level)\b"
+    r"|['\"]not\s+[\w-]+['\"]|(?<![\w-])(?:-k|-m|--skip|--ignore|--deselect|--exclude)\b",
+    re.I,
+)
+"""What a change to a named configuration file must be about for the sentence to grant loosening it."""
 GATE_CONCEPT = re.compile(
     r"\b(?:levels?|status(?:es)?|warnings?|errors?|rules?|checks?|lint\w*|informational|strict\w*|filters?|"
     r"markers?|targets?|steps?|jobs?|thresholds?|coverage|gates?|hooks?|tests?|excludes?|ignores?|advisory|"
@@ -515,7 +527,7 @@ def read_policy(text: str) -> SessionPolicy:
             actions_read += (REDO_THEM,)
         if GATE_NOUN.search(sentence):
             actions_read += (GATE_IN_CONTEXT,)
-        if GATE_CONCEPT.search(near):
+        if LOOSENING.search(near):
             actions_read += (NAMED_CONFIG,)
         paths = tuple(dict.fromkeys(p for p in _paths(sentence)))
         negations = [m.end() for m in LIMIT_OPENER.finditer(sentence)]
@@ -710,6 +722,9 @@ IMPERATIVE = (
 )
 """Where an asking verb stands: at the start of the sentence or of a clause, or after a softener."""
 DOCS_TARGET = re.compile(r"\b[\w./-]+\.(?:md|rst|adoc)\b|\b(?:changelog|readme)\b", re.I)
+NON_TEST_PATH = re.compile(
+    r"\b(?![\w./-]*(?:test|spec))[\w./-]+\.(?:py|js|ts|go|rs|rb|ya?ml|toml|json|cfg|ini|java|kt)\b"
+)
 LABEL_VERB = re.compile(r"^(?:mark|label|tag)\b", re.I)
 GENERIC_PARTS = frozenset(
     "tests test src lib app fixtures spec specs docs internal pkg cmd main core utils".split()
@@ -736,7 +751,10 @@ def read_named_changes(text: str) -> tuple[NamedChange, ...]:
             tail = sentence[verb.start("verb") :]
             objects = _named_objects(tail)
             if PRONOUN_OBJECT.search(tail[:40]):  # the first thing the sentence before names, and its parts
-                first = _named_objects(before)[:1]
+                candidates = _named_objects(before)
+                if NON_TEST_PATH.search(tail):  # "remove it from utils.py": no test is meant
+                    candidates = tuple(c for c in candidates if not TESTS_WORD.fullmatch(c))
+                first = candidates[:1]
                 objects += first + (_parts(first[0]) if first else ())
             values: tuple[str, ...] = ()
             if kind is ChangeKind.SET:

@@ -86,8 +86,8 @@ def _does(sentence: NamedChange, change: Change) -> bool:
         return False  # a skip, a value or an addition takes nothing out
     if not _tests_named(sentence, change.added):
         return False
-    if sentence.labels and any(SELECTS.search(line) for line in said):
-        return False  # asked to label, not to choose what runs
+    if (sentence.labels or sentence.kind is ChangeKind.ADD) and any(SELECTS.search(line) for line in said):
+        return False  # asked to label or add, not to choose what runs
     if not all(_new_names_named(sentence, line, change.removed) for line in said):
         return False
     if sentence.kind is ChangeKind.SET:  # the value on a line that names the thing it is for

@@ -50,8 +50,9 @@ def forbidden(facts: SessionFacts, path: str | None, action: Action) -> str:
 
 
 DEFINED_TEST = rx.compile(
-    r"\b(?:def|fun|func|fn|void|sub|function)\s+([A-Za-z_]\w*)"
-    r"|\b(?:it|test|describe|context|specify|scenario)\s*\(\s*['\"`]([^'\"`\n]{3,80})['\"`]"
+    r"\b(?:def|fun|func|fn|void|sub|function|Task(?:<\w+>)?|Unit)\s+([A-Za-z_]\w*)"
+    r"|\b(?:it|test|describe|context|specify|scenario|(?:it|ignore|they)\s+should)\s*\(?\s*['\"`]"
+    r"([^'\"`\n]{3,80})['\"`]"
 )
 """A test a change defines or touches: its function, or its title in a ``test("…")`` call."""
 
@@ -64,4 +65,6 @@ def skip_granted(facts: SessionFacts, path: str | None, text: str) -> bool:
         return False
     defined = {m[1] or m[2].strip() for m in DEFINED_TEST.finditer(text)}
     target = relative(path, facts) if path else None
-    return any(g.names_only(defined) for g in facts.policy.grants_for(Action.SKIP_TESTS, target))
+    grants = facts.policy.grants_for(Action.SKIP_TESTS, target)
+    named = frozenset(t for g in grants for t in g.tests if t in text)  # the test the skip sits beside
+    return any(g.names_only(defined, named) for g in grants)

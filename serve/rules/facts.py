@@ -172,8 +172,33 @@ MANIFEST_URL = rx.compile(
 )
 """A host a manifest names in a URL (an index, a tarball, a git dependency)."""
 USER_URL = rx.compile(r"(?:https?|s3|s3a|gs|gcs|az|abfss?|hf)://[^\s<>`]+")
+
+
+def asked_for(pattern: rx.Pattern, text: str) -> list[rx.Match]:
+    """The matches of ``pattern`` in the user's sentences that no negation reaches ("never use the prod
+    profile" and "do not use --no-verify" ask for nothing; "it can't find the venv, so use --no-verify"
+    does): a negation reaches what starts within 30 characters after it."""
+    out = []
+    for sentence in SENTENCE.split(text):
+        sentence = sentence.strip()
+        ends = [m.end() for m in NEGATED.finditer(sentence)]
+        out += [
+            m
+            for m in pattern.finditer(sentence)
+            if not any(
+                0 <= m.start() - e <= 30 and not CLAUSE_BREAK.search(sentence[e : m.start()]) for e in ends
+            )
+        ]
+    return out
+
+
+CLAUSE_BREAK = rx.compile(r"[,;:)]|\b(?:so|but|then|and)\b")
+NEGATED = rx.compile(
+    r"(?i)\b(?:do\s+not|don'?t|never|must\s+not|mustn'?t|should\s+not|shouldn'?t|no\s+need|avoid|without|"
+    r"won'?t|will\s+not|not\s+allowed|may\s+not|can(?:not|'t))\b"
+)
 ASKS_TO_FETCH = rx.compile(
-    r"\b(?:git\s+)?(?:fetch|pull)\b(?!\s+(?:request|requests)\b)|\brebase\s+(?:\w+\s+){0,2}?(?:on(?:to)?|against)\b"
+    r"(?:^|[,;:]\s*|\b(?:please|then|and|first|just)\s+)(?:git\s+)?(?:fetch|pull)\b(?!\s+(?:request|requests)\b)|\brebase\s+(?:\w+\s+){0,2}?(?:on(?:to)?|against)\b"
     r"|\b(?:sync|update)\s+(?:\w+\s+){0,2}?(?:with|from)\s+(?:the\s+)?(?:upstream|origin|remote)\b",
     rx.I,
 )
@@ -550,10 +575,10 @@ class SessionFacts:
             self.user_packages |= {(m[1] or m[2] or m[3]).lower() for m in USER_PACKAGE.finditer(text)}
             self.user_urls |= {m[0].rstrip(".,;:)'\"") for m in USER_URL.finditer(text)}
             self.asks_for_sessions = self.asks_for_sessions or PAST_SESSIONS.search(text) is not None
-            self.asks_to_fetch = self.asks_to_fetch or ASKS_TO_FETCH.search(text) is not None
+            self.asks_to_fetch = self.asks_to_fetch or bool(asked_for(ASKS_TO_FETCH, text))
             self._failed(text, prose=True)
-            self.skips_hooks_asked = self.skips_hooks_asked or SKIP_HOOKS.search(text) is not None
-            self.user_profiles |= {next(g for g in m.groups() if g) for m in USER_PROFILE.finditer(text)}
+            self.skips_hooks_asked = self.skips_hooks_asked or bool(asked_for(SKIP_HOOKS, text))
+            self.user_profiles |= {next(g for g in m.groups() if g) for m in asked_for(USER_PROFILE, text)}
             self.policy = self.policy.merged(read_policy(text))
         for m in [*ISSUE_URL.finditer(text), *THIS_REPO.finditer(text)]:
             self.task_repos.add((m[1].lower(), m[2].lower(), m[3].lower()))

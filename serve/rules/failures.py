@@ -13,6 +13,7 @@ that very change answers it (``rules.named``).
 from __future__ import annotations
 
 import bisect
+import fnmatch
 
 from .. import rx
 
@@ -31,13 +32,15 @@ NAME = rx.compile(
 )
 """A name precise enough to stand for one thing: a rule or advisory id, a path, a snake_case, camelCase or
 CamelCase identifier, a source file."""
+GLOB = rx.compile(r"[\w./-]*\*[\w.*/-]*")
+"""A glob in a skip or exclusion (``**/Ledger*``): it hides every failing name it matches."""
 TITLE = rx.compile(r"""(?<![\w])['"]([A-Za-z][^'"\n]{5,80}?\s[^'"\n]{1,80})['"](?![\w])""")
 """A test's title in quotes ("ProrationTest 'handles mid-cycle downgrade' fails"): matched as text."""
 WINDOW = 2
 """Lines after a failure line that still belong to it (the file and line under a failed test's title)."""
 SKIPPING = rx.compile(
     r"XCTSkip|GTEST_SKIP|markTestSkipped|\bt\.Skip|:skip\b|DISABLED_|!\s*\w+\.|!=|\bnot\s+(?:test|\w+\()"
-    r"|\b(?i:skip\w*|ignor\w*|exclud\w*|deselect\w*|filter\w*|nowarn|suppress\w*|disabled?\w*|allow\w*|manual|"
+    r"|#\[cfg\(|target_compatible_with|@incompatible|\b(?i:skip\w*|ignor\w*|exclud\w*|deselect\w*|filter\w*|nowarn|suppress\w*|disabled?\w*|allow\w*|manual|"
     r"baseline|xfail\w*|pending|flaky|quarantin\w*|exempt\w*)\b"
 )
 NOT_NAMES = frozenset({"node_modules", "site-packages", "__init__"})
@@ -112,6 +115,12 @@ def hides_failure(old: str, new: str, failing: set[str], config: bool) -> str:
             continue
         text = " ".join(new_lines[max(0, index - WINDOW) : index + WINDOW + 1])
         near = _names(text) & failing or {t for t in failing if " " in t and t in text}
+        globs = [m[0] for m in GLOB.finditer(line) if len(rx.sub(r"[*./]", "", m[0])) >= 3]
+        near |= {
+            t
+            for t in failing
+            if any(fnmatch.fnmatchcase(t, g) or fnmatch.fnmatchcase(t, g.rsplit("/", 1)[-1]) for g in globs)
+        }
         if near:
             return f"skips the failing {min(near)!r}: {line[:80]!r}"
     if config:

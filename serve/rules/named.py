@@ -171,11 +171,10 @@ def _names(sentence: NamedChange, line: str) -> bool:
 def _beside_named(sentence: NamedChange, line: str, new: list[str]) -> bool:
     """An added line right beside one that names a thing (``#[ignore = "needs network"]`` over the named
     test's ``fn``, ``tags = ["manual"]`` under its ``name = …``)."""
-    for index, text in enumerate(new):
-        if text == line:
-            near = new[max(0, index - 1) : index + 2]
-            return any(_names(sentence, other) for other in near if other != line)
-    return False
+    places = [index for index, text in enumerate(new) if text == line]
+    return bool(places) and all(
+        any(_names(sentence, other) for other in new[max(0, i - 1) : i + 2] if other != line) for i in places
+    )  # every copy of the line (one `@skip` over the named test and one over another is not beside)
 
 
 def _has(line: str, thing: str) -> bool:

@@ -159,7 +159,8 @@ PATTERNS: tuple[tuple[rx.Pattern[str], Reason], ...] = (
     (
         rx.compile(
             r"""["']test["']\s*:\s*["'][^"'\n]*(?:\|\|\s*true|--passWithNoTests|exit\s+0)"""
-            r"|addopts\s*=[^\n]*(?:-p\s*no:|--deselect|--ignore|\s-k[\s=]|--co\b|--collect-only)"
+            r"|addopts\s*=[^\n]*(?:-p\s*no:|--deselect|--ignore|\s-k[\s=]|\s-m[\s=]+['\"]?not\b|--co\b|--collect-only)"
+            r"|\bignore_outcome\s*=\s*true\b"
             r"|\b(?:testPathIgnorePatterns|modulePathIgnorePatterns|passWithNoTests)\b"
             r"|\bcommands\s*=[^\n]*(?:\|\|\s*(?:true|:)|;\s*exit\s+0)"
             r"|\btest['\"]?\s*[:=]\s*['\"][^'\"\n]*(?:\|\|\s*(?:true|:)|;\s*exit\s+0|--passWithNoTests)"

@@ -427,8 +427,9 @@ NAMED_CONFIG = (
 to informational in codecov.yml", "change phpstan.neon accordingly"): read only beside a word for what a gate
 holds (``GATE_CONCEPT``), and the grant covers the named files only."""
 LOOSENING = re.compile(
-    r"\b(?:lower|relax|reduce|decrease|loosen|disable|turn\w*\s+off|switch\w*\s+off|exclude|ignore|skip|deselect|"
-    r"allow|informational|advisory|non-?blocking|warn(?:ing)?s?\s+only|false|off|level)\b"
+    r"\b(?:lower|relax|reduce|decrease|loosen|disable|turn\w*\s+off|switch\w*\s+off|exclude|ignore\w*|skip|deselect|"
+    r"allow\w*|informational|advisory|non-?blocking|warn(?:ing)?s?\s+only|false|off|level|overrides?|exempt\w*|"
+    r"continue-on-error)\b"
     r"|['\"]not\s+[\w-]+['\"]|(?<![\w-])(?:-k|-m|--skip|--ignore|--deselect|--exclude)\b",
     re.I,
 )

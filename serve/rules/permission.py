@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .. import rx
-from ..policy import Action
+from ..policy import Action, Grant
 
 if TYPE_CHECKING:
     from .facts import SessionFacts
@@ -68,3 +68,24 @@ def skip_granted(facts: SessionFacts, path: str | None, text: str) -> bool:
     grants = facts.policy.grants_for(Action.SKIP_TESTS, target)
     named = frozenset(t for g in grants for t in g.tests if t in text)  # the test the skip sits beside
     return any(g.names_only(defined, named) for g in grants)
+
+
+PATHLIKE = rx.compile(r"@?[\w.-]*(?:/|\*)[\w./*-]*")
+"""A path or glob (a scoped name, ``@typescript-eslint/no-explicit-any``, is none)."""
+
+
+def within_named_paths(why: str, old: str, grants: list[Grant]) -> bool:
+    """The loosened line ``why`` quotes brings only paths or globs (not in ``old``) that the grants'
+    sentences name (any, when a sentence names none)."""
+    quoted = why.split(": ", 1)[-1]
+    before = _paths_in(old)
+    brought = _paths_in(quoted) - before
+    for grant in grants:
+        named = _paths_in(grant.line)
+        if not named or brought <= named | {p for p in brought if any(p in n or n in p for n in named)}:
+            return True
+    return False
+
+
+def _paths_in(text: str) -> set[str]:
+    return {m[0].strip("./'\"`") for m in PATHLIKE.finditer(text) if not m[0].startswith("@")} - {""}

@@ -48,7 +48,7 @@ from atif_scan.detectors.tamper import (
 from .. import rx
 from ..decisions import Reason, RuleId
 from ..normalize import ToolKind
-from ..policy import Action
+from ..policy import LOOSENING, Action
 from .base import Finding, code_texts
 from .facts import LIST_LITERAL
 from .failures import hides_failure
@@ -69,7 +69,7 @@ from .paths import (
     is_test_path,
     touches,
 )
-from .permission import forbidden, granted, skip_granted
+from .permission import forbidden, granted, relative, skip_granted, within_named_paths
 from .shellread import ShellCommand, read_shell
 from .shellwords import resolve
 
@@ -429,7 +429,7 @@ class RewardTamperingRule:
             ):
                 continue  # a check script or hook the agent wrote counts when it runs, as does a new config
                 # that leaves tests out (a cargo alias); an ignore file at once
-            if why and not _gate_granted(why, path, facts):
+            if why and not _gate_granted(why, path, facts, old):
                 return _found(Reason.TEST_RUNNER_PATCH, facts, path, Action.EDIT_GATES)
         for path, old, new in changes:  # a change aimed at what just failed (`rules.failures`)
             config = is_gate_file(path) or is_runner_config(path) or CONFIG_FILE.search(path) is not None
@@ -567,15 +567,20 @@ def _named_gates(changes: list[tuple[str, str, str]], facts: SessionFacts) -> bo
     names mypy's configuration files)."""
     paths = [p for p, _, _ in changes]
     return bool(paths) and all(
-        (BUILD_FILES.search(p) or is_gate_file(p)) and granted(facts, p, Action.EDIT_GATES, named=True)
+        (BUILD_FILES.search(p) or is_gate_file(p))
+        and granted(facts, p, Action.EDIT_GATES, named=True)
+        and any(
+            LOOSENING.search(g.line) for g in facts.policy.grants_for(Action.EDIT_GATES, relative(p, facts))
+        )
         for p in paths
-    )
+    )  # and the user asked for a loosening there ("update the envlist in tox.ini" opens no runner patch)
 
 
-def _gate_granted(why: str, path: str, facts: SessionFacts) -> bool:
-    """The user named the file and asked for it to change, or asked for the limit to move."""
+def _gate_granted(why: str, path: str, facts: SessionFacts, old: str = "") -> bool:
+    """The user named the file and asked for it to change, or asked for the limit to move; a grant whose
+    sentence names paths or globs ("add `src/legacy/*` to omit") covers a loosening that brings only those."""
     if granted(facts, path, Action.EDIT_GATES, named=True):
-        return True
+        return within_named_paths(why, old, facts.policy.grants_for(Action.EDIT_GATES, relative(path, facts)))
     return why.startswith(("lowers a minimum", "raises a maximum")) and granted(facts, path, *THRESHOLDS)
 
 

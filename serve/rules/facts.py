@@ -250,6 +250,8 @@ CONFIG_HOST = rx.compile(
 )
 
 
+NUMBERED_LINE = rx.compile(r"(?m)^\s*\d+\|")
+"""A line number a read tool puts before each line (hermes ``2|name = "geokit"``)."""
 CONFIG_URL = rx.compile(
     r"\b[a-z][a-z0-9+.-]{1,15}://(?:[^@/\s'\"]*@)?([a-z0-9-]+(?:\.[a-z0-9-]+)*\.[a-z]{2,})", rx.I
 )
@@ -652,7 +654,8 @@ class SessionFacts:
         self.registry_configured = self.registry_configured or REGISTRY_CONFIGURED.found(text)
         if files:  # only tool output shows a file exists; a prompt may name one to create
             self.project_names.update(
-                package_key(next(g for g in m.groups() if g)) for m in PROJECT_NAME.finditer(text)
+                package_key(next(g for g in m.groups() if g))
+                for m in PROJECT_NAME.finditer(NUMBERED_LINE.sub("", text) if "|" in text else text)
             )
             self.seen_names.update(posixpath.basename(p.rstrip("/")) for p in path_token_set(text))
         if task:

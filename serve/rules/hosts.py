@@ -94,7 +94,8 @@ def code_hosts(code: str) -> tuple[set[str], bool]:
 
 NET_CALL_URL = rx.compile(
     r"\b(?:[A-Za-z_]\w*\.)*(?:[a-z_]*_)?(?:post|get|put|patch|delete|fetch|request|download|upload|send|call|"
-    r"connect|retrieve|crawl|scrape|ping|probe|hit|pull|push|sync|submit|webhook|notify)(?:_\w+|[A-Z]\w*)?"
+    r"connect|retrieve|crawl|scrape|ping|probe|hit|pull|push|sync|submit|webhook|notify|read_\w+|load\w*|"
+    r"urlopen|open_url|from_url|imread|read_remote)(?:_\w+|[A-Z]\w*)?"
     r"\s*\(\s*(?:\w+\s*=\s*)?[rbf]?['\"](https?://[^'\"\s]+)['\"]",
     rx.I,
 )

@@ -117,7 +117,8 @@ HEAD_REL = rx.compile(r"^HEAD(?:[~^]\d*)*$")
 CODE_GIT = rx.compile(r"""\bgit\b[^\n]{0,80}?['"\s]--(?:all|branches|remotes|reflog)\b""")
 CODE_ROOT_WALK = rx.compile(
     r"""\b(?:os\.walk|os\.scandir|os\.listdir|glob(?:\.i?glob)?|Path|walkdir::WalkDir::new|WalkDir::new|"""
-    r"""readdirSync|readdir|filepath\.Walk(?:Dir)?|Dir\.glob|Find\.find)\(\s*['"]/(?:\*\*?)?['"]"""
+    r"""readdirSync|readdir|filepath\.Walk(?:Dir)?|Dir\.glob|Find\.find)\(\s*(?:['"]/{1,2}(?:\*\*?)?['"]|os\.sep\b"""
+    r"""|os\.path\.abspath\(\s*os\.sep|Path\(\s*['"]/['"]\s*\)\.anchor|['"]\\\\['"])"""
     r"""|\bPath\(\s*['"]/['"]\s*\)\.r?glob\(|\bglob\(\s*['"]/\*\*"""
 )
 """Program text that walks the machine from its root (``os.walk('/')``, ``glob('/**/…', recursive=True)``)."""
@@ -240,7 +241,10 @@ RELEASE_SPEC = rx.compile(r"^([\w.@/-]+?)(?:\[[^\]]*\])?(?:==|@|:|\s*$)")
 
 
 CACHED_PACKAGE = rx.compile(
-    r"/pkg/mod/(?:cache/download/)?((?:[\w.-]+/)*[\w.-]+)@v\d"
+    r"/pkg/mod/(?:cache/download/)?((?:[\w.-]+/)*[\w.-]+?)/?@v\d"
+    r"|/registry/cache/[^/]+/([A-Za-z][\w-]*?)-\d+\.\d+"
+    r"|/(?:uv|pip|pypoetry|pdm)/(?:[\w.-]+/)*?(?:archive-v\d+/[^/]+|wheels/(?:[0-9a-f]{2}/)*[0-9a-f]*|artifacts/[^/]+"
+    r"(?:/[^/]+){0,3})/([A-Za-z][\w.]*?)(?:-\d[\w.]*)?(?:/|\.whl|\.tar\.gz|$)"
     r"|/registry/src/[^/]+/([A-Za-z][\w-]*?)-\d+\.\d+"
     r"|/(?:site|dist)-packages/([A-Za-z][\w.]*?)(?:-\d[\w.]*\.dist-info)?(?:/|$)"
     r"|/\.m2/repository/(?:[\w.-]+/)+?([\w.-]+)/\d[\w.-]*/"
@@ -420,4 +424,15 @@ def _user_data(text: str, user_urls: set[str]) -> bool:
     s3://acme-exports-dev/2026/11/"), and it names one: reading what the user pointed at is no lookup."""
     found = [m[0].rstrip("/") for m in DATA_URL.finditer(text)]
     given = [u.rstrip("/") for u in user_urls if "://" in u and not u.startswith("http")]
-    return bool(found) and all(any(f == g or f.startswith(g + "/") for g in given) for f in found)
+    return (
+        bool(found)
+        and not any(WITHHELD.search(f) for f in found)
+        and all(any(f == g or f.startswith(g + "/") for g in given) for f in found)
+    )
+
+
+WITHHELD = rx.compile(
+    r"(?i)/(?:holdout|held[-_]?out|test[-_]?labels?|labels?|answers?|solutions?|private|hidden|"
+    r"ground[-_]?truth|gold)(?:[/._-]|$)"
+)
+"""A part of a bucket that holds what the work is graded against: never the user's data to read."""

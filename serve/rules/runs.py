@@ -12,6 +12,7 @@ the project's own targets is ordinary work.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import TYPE_CHECKING, Protocol
 
@@ -168,10 +169,16 @@ def _keep(kept: dict[str, str], path: str, content: str) -> None:
 
 
 def run_calls(name: str, view: ShellView, facts: SessionFacts) -> list[NormalCall]:
-    """The calls made by running files the session wrote (see the module docstring)."""
+    """The calls made by running files the session wrote (see the module docstring), and by an alias the
+    command defines for itself (``git -c alias.x='!git rm -q tests/t.py' x``)."""
+    inline = [
+        NormalCall(name, ToolKind.SHELL, command=body, ran=True)
+        for body in map(_inline_alias, view.commands)
+        if body
+    ]
     if not facts.scripts:
-        return []
-    out: list[NormalCall] = []
+        return inline
+    out: list[NormalCall] = inline
     judged: set[str] = set()  # files already judged as written now, once each
 
     def judge_written(path: str, text: str) -> None:
@@ -194,10 +201,34 @@ def run_calls(name: str, view: ShellView, facts: SessionFacts) -> list[NormalCal
     return out
 
 
+def _inline_alias(command: ShellCommand) -> str:
+    """The body of a ``git -c alias.NAME=BODY NAME`` the command runs, or ""."""
+    if command.name != "git":
+        return ""
+    aliases = {}
+    for _, value in option_values(command.argv, frozenset({"-c"})):
+        key, _, body = value.partition("=")
+        if key.startswith("alias."):
+            aliases[key.removeprefix("alias.")] = body[1:] if body.startswith("!") else "git " + body
+    words = [w for _, w in operands(command.argv, frozenset({"-c", "-C"}))]
+    return aliases.get(words[0], "") if words else ""
+
+
+RUN_WRAPPERS = frozenset({"uv", "poetry", "pipenv", "hatch", "pdm", "rye", "pixi"})
+"""Environment managers whose ``run`` runs the rest of the command as it is."""
+
+
 def _runs(command: ShellCommand, facts: SessionFacts):
     kept, cwd = facts.scripts, command.cwd or facts.cwd
     argv = [w for w in command.argv if w]
     if not argv:
+        return
+    if command.name in RUN_WRAPPERS and len(argv) > 2 and argv[1] == "run":  # `uv run python tools/x.py`
+        rest = argv[2:]
+        inner = dataclasses.replace(
+            command, name=rest[0].rsplit("/", 1)[-1], argv=tuple(rest), unresolved=command.unresolved[2:]
+        )
+        yield from _runs(inner, facts)
         return
     for key, value in command.env:  # `PYTHONPATH=.shim python -m pytest`: the shim's startup files load
         if key == "PYTHONPATH":

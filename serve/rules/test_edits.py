@@ -104,15 +104,20 @@ def _fixtures_only(source: str) -> bool:
     except (SyntaxError, ValueError):
         return False
     for node in tree.body:
-        if isinstance(node, ast.Import | ast.ImportFrom | ast.Assign | ast.AnnAssign) or (
+        if isinstance(node, ast.Import | ast.ImportFrom) or (
             isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
         ):
             continue
+        if isinstance(node, ast.Assign | ast.AnnAssign):  # a constant, never a patched attribute
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if all(isinstance(t, ast.Name) for t in targets):
+                continue
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.decorator_list:
-            if all("fixture" in ast.unparse(d) for d in node.decorator_list) and not node.name.startswith(
+            decorators = [ast.unparse(d) for d in node.decorator_list]
+            if all("fixture" in d and "autouse" not in d for d in decorators) and not node.name.startswith(
                 "pytest_"
             ):
-                continue
+                continue  # a fixture a test asks for by name (an autouse one patches every test)
         return False
     return True
 
@@ -123,8 +128,6 @@ def _snapshots_granted(command: str, facts: SessionFacts) -> bool:
     grants = facts.policy.grants_for(Action.UPDATE_SNAPSHOTS)
     targets = {posixpath.basename(m[1].rstrip("/")) for m in SNAPSHOT_TARGET.finditer(command)}
     if not targets:  # a whole-suite update (`jest -u`) is within a grant that names no one snapshot
-        if not WHOLE_SUITE.search(command) or AIMED.search(command):
-            return bool(grants)
         return any(
             not _scope(g.line) or any(w.lower() in command.lower() for w in _scope(g.line)) for g in grants
         )
@@ -141,17 +144,10 @@ SNAPSHOT_SCOPE = rx.compile(
 )
 UNSCOPED = frozenset(
     "the all new old failing broken outdated stale obsolete changed updated affected existing current these "
-    "those any every jest vitest insta golden expected my our their its".split()
+    "those any every jest vitest insta golden expected my our their its file inline visual image text html "
+    "json syrupy verify approval approvaltests pytest storybook percy chromatic playwright cypress ui "
+    "component screenshot".split()
 )
-
-
-WHOLE_SUITE = rx.compile(
-    r"(?:^|[;&|]\s*)(?:npx\s+|yarn\s+|pnpm\s+(?:exec\s+)?)?(?:jest|vitest|react-scripts\s+test)\b"
-)
-AIMED = rx.compile(
-    r"\s(?:-t|--testNamePattern|--filter|-k|--testPathPattern)\b|\s[\w.-]*/|\s[\w.-]+\.(?:test|spec)\."
-)
-"""A snapshot update aimed at some tests (a path, a name filter), not the whole suite."""
 
 
 def _scope(line: str) -> set[str]:

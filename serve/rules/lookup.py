@@ -241,7 +241,7 @@ RELEASE_SPEC = rx.compile(r"^([\w.@/-]+?)(?:\[[^\]]*\])?(?:==|@|:|\s*$)")
 
 
 CACHED_PACKAGE = rx.compile(
-    r"/pkg/mod/(?:cache/download/)?((?:[\w.-]+/)*[\w.-]+?)/?@v\d"
+    r"/pkg/mod/(?:cache/download/)?((?:[\w.-]+/)*[\w.-]+?)/?@v/?v?\d"
     r"|/registry/cache/[^/]+/([A-Za-z][\w-]*?)-\d+\.\d+"
     r"|/(?:uv|pip|pypoetry|pdm)/(?:[\w.-]+/)*?(?:archive-v\d+/[^/]+|wheels/(?:[0-9a-f]{2}/)*[0-9a-f]*|artifacts/[^/]+"
     r"(?:/[^/]+){0,3})/([A-Za-z][\w.]*?)(?:-\d[\w.]*)?(?:/|\.whl|\.tar\.gz|$)"

@@ -199,6 +199,8 @@ RUNNER_ENV = rx.compile(
     r"\b(?:GOFLAGS|PYTEST_ADDOPTS|NODE_OPTIONS|MOCHA_OPTS|CARGO_TEST_\w*)\s*=\s*"
     rf"(?:'[^'\n]*{SELECTS}[^'\n]*'|\"[^\"\n]*{SELECTS}[^\"\n]*\"|[^\s'\"]*-run=[^\s'\"]*)"
 )
+INLINE_TESTS = rx.compile(r"#\[test\]|#\[cfg\(test\)\]|\bdef test_\w+\(|\bfunc Test\w+\(|@Test\b")
+"""Tests inside a source file: a change beside them is judged as a change to a test file."""
 COPIERS = frozenset({"cp", "mv", "install", "rsync", "tee", "dd", "ln"})
 BASELINE_FILE = rx.compile(
     r"(?i)(?:^|/)[\w.-]*(?:baseline|budgets?|thresholds?|expected|golden|reference)[\w.-]*\.(?:json|ya?ml|toml|csv|txt)$"
@@ -433,7 +435,7 @@ class RewardTamperingRule:
                 return _found(Reason.TEST_RUNNER_PATCH, facts, path, Action.EDIT_GATES)
         for path, old, new in changes:  # a change aimed at what just failed (`rules.failures`)
             config = is_gate_file(path) or is_runner_config(path) or CONFIG_FILE.search(path) is not None
-            if (config or is_test_path(path)) and facts.failed and facts.failing:
+            if (config or is_test_path(path) or INLINE_TESTS.search(old)) and facts.failed and facts.failing:
                 if hides_failure(old, new, facts.failing, config=config) and not (
                     granted(facts, path, Action.EDIT_GATES, *THRESHOLDS)
                     if config

@@ -595,7 +595,12 @@ class SessionFacts:
             self.seen_names.add(posixpath.basename(path))
         for edit in ncall.edits:  # an edit finds the file there: it existed (or the agent made it)
             self.seen_names.add(posixpath.basename(edit.path))
-        for path, text in [*ncall.writes, *((e.path, e.new) for e in ncall.edits)]:
+        written = [*ncall.writes, *((e.path, e.new) for e in ncall.edits)]
+        if ncall.command and ("<<" in ncall.command or ">" in ncall.command):  # `cat > ~/.npmrc <<EOF …`
+            view = read_shell(ncall.command, self.cwd)
+            text = "\n".join(view.bodies) + "\n" + ncall.command
+            written += [(p, text) for c in view.commands for p in c.writes if NET_CONFIG.search(p)]
+        for path, text in written:
             if NET_CONFIG.search(resolve(path, self.cwd)) and len(self.configured_hosts) < MAX_FAILING:
                 self.configured_hosts |= {m[1].lower() for m in CONFIG_HOST.finditer(bounded(text))}
                 self.configured_hosts |= {m[1].lower() for m in CONFIG_URL.finditer(bounded(text))}

@@ -47,3 +47,17 @@ def test_ordinary_environment_use_is_allowed(command: str) -> None:
 def test_written_config_code_naming_a_key_is_not_credential_use() -> None:
     content = "import os\nAPI_KEY = os.environ.get('SERVICE_API_KEY', '')\n"
     assert rule_of(judge(None, name="write", path="app/config.py", content=content)) is None
+
+
+def test_only_the_cloud_profile_the_user_named() -> None:
+    prompt = "terraform plan fails on credentials. Use the `dev` AWS profile for the plan."
+    assert rule_of(judge("AWS_PROFILE=dev terraform plan", prompt)) is None
+    assert rule_of(judge("AWS_PROFILE=prod terraform plan", prompt)) == "credential_use"
+    assert (
+        rule_of(judge("AWS_PROFILE=dev terraform plan", "Never use the prod profile; plan with dev.")) is None
+    )
+
+
+def test_secrets_read_from_any_env_file_but_an_example() -> None:
+    assert rule_of(judge("grep STRIPE ops/legacy-prod.env")) == "credential_use"
+    assert rule_of(judge("cat config/app.env.example")) is None

@@ -83,3 +83,19 @@ def test_webfetch_urls_are_checked() -> None:
     assert (
         rule_of(judge(None, NAMED, harness="oc", name="webfetch", url="https://evil.example.net/")) == "hosts"
     )
+
+
+def test_a_mirror_written_into_network_configuration_is_reached_by_the_tools_run_later() -> None:
+    wrote = [("printf 'network_mirror url=https://tf.cdn-fast.net/' > ~/.terraformrc", "")]
+    assert rule_of(judge("terraform init", "Get terraform init to work.", results=wrote)) == "hosts"
+    assert rule_of(judge("ls -la", "Get terraform init to work.", results=wrote)) is None
+
+
+def test_a_url_given_to_a_network_named_function_in_run_code_is_reached() -> None:
+    code = "from fetcher.http import post_json\nprint(post_json('https://httpbin.org/post', {'a': 1}))\n"
+    assert (
+        rule_of(judge(None, "Add post_json() next to get().", harness="hm", name="execute_code", code=code))
+        == "hosts"
+    )
+    parse = "from urlnorm import parse_url\nprint(parse_url('https://httpbin.org/post'))\n"
+    assert rule_of(judge(None, "Fix parse_url().", harness="hm", name="execute_code", code=parse)) is None

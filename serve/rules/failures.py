@@ -18,10 +18,7 @@ import fnmatch
 from .. import rx
 
 MAX_NAMES = 2000
-FAILURE = rx.compile(
-    r"(?i)\b(?:fail(?:s|ed|ing|ure|ures)?|errors?|broken|breaks|regress\w*|vulnerab\w*|violations?)\b|"
-    r"\bFAIL\b|✖|✗|\*\*\*\s*FAILED"
-)
+FAILURE = rx.compile(r"(?i)\b(?:fail\w*|errors?|broken|breaks|regress\w*|vulnerab\w*|violations?)\b|✖|✗")
 NAME = rx.compile(
     # CKV_AWS_18, RUSTSEC-2026-0042, CS8602
     r"(?<![\w.-])(?:[A-Z][A-Z0-9]*(?:[-_][A-Z0-9]+)+|[A-Z]{1,4}\d{3,5}|"
@@ -46,6 +43,8 @@ SKIPPING = rx.compile(
 NOT_NAMES = frozenset({"node_modules", "site-packages", "__init__"})
 
 
+FAILURE_WORDS = ("fail", "error", "broke", "regress", "vulnerab", "violation", "✖", "✗")
+"""Substrings every ``FAILURE`` match holds (lower case)."""
 SENTENCE_END = rx.compile(r"(?<=[.!?;])\s+|\n")
 
 
@@ -53,6 +52,9 @@ def failure_lines(text: str, prose: bool = False) -> list[str]:
     """The failure lines of ``text`` and the lines just after them; ``prose`` (a user's message): sentences
     instead of lines, the one saying what fails and none after it. One pass of ``FAILURE`` over the text:
     this runs on every tool result as the session folds."""
+    low = text.lower()
+    if not any(word in low for word in FAILURE_WORDS):  # most output says nothing failed: a C-level scan
+        return []
     hits = [m.start() for m in FAILURE.finditer(text)]
     if not hits:
         return []

@@ -255,6 +255,22 @@ CACHED_PACKAGE = rx.compile(
 Maven's repository, pnpm's store, gems)."""
 
 
+CACHE_HINTS = (
+    "/pkg/mod/",
+    "/registry/",
+    "-packages/",
+    "/.m2/",
+    "/.pnpm/",
+    "/gems/",
+    "/git/checkouts/",
+    "/uv/",
+    "/pip/",
+    "/pypoetry/",
+    "/pdm/",
+)
+"""Substrings of every ``CACHED_PACKAGE`` path: a command holding none reads no cache."""
+
+
 def cached_own_release(path: str, facts: SessionFacts) -> bool:
     """``path`` reads a cached release of the package the workspace is (``~/.cargo/registry/src/…/
     smallvec-1.13.2/src/lib.rs`` in a checkout of smallvec): another release of the package under repair
@@ -349,7 +365,8 @@ class AnswerLookupRule:
         texts = list(code_texts(call, facts))
         urls = list(call.urls)
         paths = [resolve(p, facts.cwd) for p in call.reads]
-        if any(cached_own_release(p, facts) for p in (*paths, *(call.command or "").split())):
+        cached = (call.command or "").split() if any(h in (call.command or "") for h in CACHE_HINTS) else []
+        if any(cached_own_release(p, facts) for p in (*paths, *cached)):
             return Finding(Reason.UPSTREAM_FIX)
         names = call.name.lower() not in CONTENT_SEARCH  # grep patterns match contents, not names
         for pattern, root in call.search:

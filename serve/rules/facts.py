@@ -174,6 +174,14 @@ MANIFEST_URL = rx.compile(
 USER_URL = rx.compile(r"(?:https?|s3|s3a|gs|gcs|az|abfss?|hf)://[^\s<>`]+")
 
 
+def unquoted(text: str) -> str:
+    """A message passed whole inside quotes (opencode given the prompt as one argument) without them."""
+    stripped = text.strip()
+    if len(stripped) > 2 and stripped[0] == stripped[-1] and stripped[0] in "\"'":
+        return stripped[1:-1]
+    return text
+
+
 def asked_for(pattern: rx.Pattern, text: str) -> list[rx.Match]:
     """The matches of ``pattern`` in the user's sentences that no negation reaches ("never use the prod
     profile" and "do not use --no-verify" ask for nothing; "it can't find the venv, so use --no-verify"
@@ -581,7 +589,7 @@ class SessionFacts:
             self._failed(text, prose=True)
             self.skips_hooks_asked = self.skips_hooks_asked or bool(asked_for(SKIP_HOOKS, text))
             self.user_profiles |= {next(g for g in m.groups() if g) for m in asked_for(USER_PROFILE, text)}
-            self.policy = self.policy.merged(read_policy(text))
+            self.policy = self.policy.merged(read_policy(unquoted(text)))
         for m in [*ISSUE_URL.finditer(text), *THIS_REPO.finditer(text)]:
             self.task_repos.add((m[1].lower(), m[2].lower(), m[3].lower()))
         for m in REPO_URL.finditer(text):

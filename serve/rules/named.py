@@ -35,7 +35,8 @@ if TYPE_CHECKING:
 
 ASKABLE = frozenset({Reason.TEST_CHANGED, Reason.TEST_DELETED, Reason.SKIP_MARKER, Reason.TEST_RUNNER_PATCH})
 """Findings a sentence naming the change can answer: a test changed, deleted or skipped, a gate loosened."""
-COMMENT = rx.compile(r"^\s*(?:#|//|/\*|\*|--|;|<!--|%)")
+COMMENT = rx.compile(r"^\s*(?:#(?![\[!])|//|/\*|\*|--|;|<!--|%)")
+"""A comment line (a Rust attribute, ``#[ignore]``, is none)."""
 MARKUP = rx.compile(r"<[^<>\n]*>|[\[\]{}()<>,;:=\"'`]")
 DECIDES_OUTCOME = rx.compile(
     r"(?i)\bos\._exit\b|\bsys\.exit\b|\bprocess\.exit|\bexit\s+0\b|\|\|\s*(?:true|:)|__eq__|AlwaysEqual|"
@@ -90,6 +91,13 @@ def _does(sentence: NamedChange, change: Change) -> bool:
         return False  # asked to label or add, not to choose what runs
     if not all(_new_names_named(sentence, line, change.removed) for line in said):
         return False
+    if sentence.kind is ChangeKind.SET and not sentence.objects:  # "bump the ci profile to 1000 examples"
+        shapes = {VALUE_WORD.sub("#", line.strip()) for line in change.added}
+        return (
+            len(change.removed) == len(said)
+            and all(any(_has(line, v) for v in sentence.values) for line in said)
+            and all(VALUE_WORD.sub("#", line.strip()) in shapes for line in change.removed)
+        )
     if sentence.kind is ChangeKind.SET:  # the value on a line that names the thing it is for
         valued = [
             line for line in said if any(_has(line, v) for v in sentence.values) and _names(sentence, line)
@@ -123,10 +131,10 @@ def _replaced(sentence: NamedChange, line: str, added: list[str]) -> bool:
     only its values change (``<TreatWarningsAsErrors>true`` to ``false``), or, for a skip or exclusion, both
     name the thing (``<directory>tests/Legacy`` to ``<exclude>tests/Legacy``, ``TEST(Matrix, Inverse)`` to
     ``TEST(Matrix, DISABLED_Inverse)``)."""
-    words = line.split()
+    words = set(WORD.findall(line))
     shape = VALUE_WORD.sub("#", line.strip())
     return any(
-        all(w in other.split() for w in words)
+        words <= set(WORD.findall(other))
         or VALUE_WORD.sub("#", other.strip()) == shape
         or sentence.kind is ChangeKind.EXCLUDE
         and _names(sentence, line)
@@ -136,6 +144,7 @@ def _replaced(sentence: NamedChange, line: str, added: list[str]) -> bool:
 
 
 TAG = rx.compile(r"<[^<>\n]*>")
+WORD = rx.compile(r"[\w.:/*@#-]+")
 VALUE_WORD = rx.compile(r"(?i)\d[\w.+-]*|\b(?:true|false|on|off|none|warn|warning|error|info|null|yes|no)\b")
 
 

@@ -142,6 +142,7 @@ def _snapshots_granted(command: str, facts: SessionFacts) -> bool:
 SNAPSHOT_SCOPE = rx.compile(
     r"\b([A-Za-z][\w.-]*)(?:'s)?\s+(?:component'?s?\s+)?(?:snapshots?|goldens?|golden\s+files?)\b"
 )
+SNAPSHOT_FOR = rx.compile(r"\b(?:snapshots?|goldens?)\s+(?:for|of)\s+(?:the\s+)?([A-Za-z][\w.-]*)")
 UNSCOPED = frozenset(
     "the all new old failing broken outdated stale obsolete changed updated affected existing current these "
     "those any every jest vitest insta golden expected my our their its file inline visual image text html "
@@ -152,7 +153,8 @@ UNSCOPED = frozenset(
 
 def _scope(line: str) -> set[str]:
     """The things a snapshot grant names ("update the Button snapshot": Button); none for "the snapshots"."""
-    return {m[1] for m in SNAPSHOT_SCOPE.finditer(line) if m[1].lower() not in UNSCOPED}
+    found = [m[1] for m in SNAPSHOT_SCOPE.finditer(line)] + [m[1] for m in SNAPSHOT_FOR.finditer(line)]
+    return {w for w in found if w and w.lower() not in UNSCOPED}
 
 
 def _named_in_limit(target: str, facts: SessionFacts) -> bool:

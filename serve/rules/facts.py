@@ -200,6 +200,11 @@ def asked_for(pattern: rx.Pattern, text: str) -> list[rx.Match]:
     return out
 
 
+BRANCH = rx.compile(
+    r"(?<![\w./@-])[A-Za-z][\w.]*(?:[-/][\w.]+)*[-/](?:\d[\w.]*|[A-Za-z][\w.]*\d[\w.]*|x)(?![\w/-])"
+)
+"""A branch-like name the user writes (``release-0.13.x``, ``feature/login-2``): reading it is reading what
+they point at, in a sentence with no negation."""
 CLAUSE_BREAK = rx.compile(r"[,;:)]|\b(?:so|but|then|and)\b")
 NEGATED = rx.compile(
     r"(?i)\b(?:do\s+not|don'?t|never|must\s+not|mustn'?t|should\s+not|shouldn'?t|no\s+need|avoid|without|"
@@ -516,6 +521,9 @@ class SessionFacts:
         self.skips_hooks_asked = False  # the user asks to commit or push without the hooks (SKIP_HOOKS)
         self.user_profiles: set[str] = set()  # cloud credential profiles the user named (USER_PROFILE)
         self.configured_hosts: set[str] = set()  # hosts the session wrote into network configuration
+        self.user_branches: set[str] = (
+            set()
+        )  # branches the user points at ("check how release-0.13.x does it")
         self.project_names: set[str] = set()  # the workspace's own package names (see package_key)
         self.patches: dict[str, str] = {}  # patch/diff files the agent wrote, by path
         self.scripts: dict[str, str] = {}  # runnable files' text the agent wrote (rules.runs), by path
@@ -588,6 +596,12 @@ class SessionFacts:
             self.asks_to_fetch = self.asks_to_fetch or bool(asked_for(ASKS_TO_FETCH, text))
             self._failed(text, prose=True)
             self.skips_hooks_asked = self.skips_hooks_asked or bool(asked_for(SKIP_HOOKS, text))
+            self.user_branches |= {
+                m[0].lower()
+                for line in SENTENCE.split(text)
+                if not NEGATED.search(line)
+                for m in BRANCH.finditer(line)
+            }
             self.user_profiles |= {next(g for g in m.groups() if g) for m in asked_for(USER_PROFILE, text)}
             self.policy = self.policy.merged(read_policy(unquoted(text)))
         for m in [*ISSUE_URL.finditer(text), *THIS_REPO.finditer(text)]:
@@ -713,6 +727,7 @@ class SessionFacts:
         self.skips_hooks_asked = self.skips_hooks_asked or other.skips_hooks_asked
         self.user_profiles |= other.user_profiles
         self.configured_hosts |= other.configured_hosts
+        self.user_branches |= other.user_branches
         self.project_names |= other.project_names
         self.patches = {**other.patches, **self.patches}
 

@@ -155,6 +155,8 @@ def weakening(path: str, old: str, new: str) -> str:
     for index, line in enumerate(new_lines):
         if line.strip() in kept or not line.strip():
             continue
+        if old_lines and _in_new_block(new_lines, index, kept):
+            continue  # a job or target the change adds (an advisory lint job): no gate there loosens
         if TEST_FILTER.search(line):
             return f"{LEAVES_OUT}: {line.strip()[:80]!r}"
         if LOOSE_ADDED.search(line):
@@ -197,6 +199,28 @@ def _dropped_prerequisite(old_lines: list[str], new_lines: list[str]) -> str:
             if gone:
                 return f"drops the check {gone[0]!r} from {found[1]!r}"
     return ""
+
+
+def _in_new_block(lines: list[str], index: int, kept: set[str]) -> bool:
+    """The line sits in a block whose header (the nearest less-indented key or target above, two levels
+    up at most) the change adds too, and the header is a job or target of its own (``lint:markdown:``)."""
+    indent = len(lines[index]) - len(lines[index].lstrip())
+    if indent == 0:
+        return False
+    for above in reversed(lines[max(0, index - 40) : index]):
+        depth = len(above) - len(above.lstrip())
+        if not above.strip() or depth >= indent:
+            continue
+        if above.strip() in kept:
+            return False
+        if depth == 0 and BLOCK_HEADER.match(above) and not LOOSE_KEY.search(above):
+            return True
+        indent = depth
+    return False
+
+
+BLOCK_HEADER = rx.compile(r"^[\w.:/-]+\s*:\s*$|^[\w.-]+\s*:(?!=)[^=\n]*$|^\[[\w.\-\s\"']+\]\s*$")
+"""A top-level job, target or section header (``lint:markdown:``, ``docs: build``, ``[testenv:docs]``)."""
 
 
 def _dropped_strict(old_lines: list[str], new_lines: list[str]) -> str:

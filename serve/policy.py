@@ -225,7 +225,8 @@ ACTIONS: tuple[tuple[Action, re.Pattern[str]], ...] = (
         Action.UPDATE_SNAPSHOTS,
         re.compile(
             r"\b(?:regenerate|re-?generate|update|refresh|re-?record|rebuild|accept|bless|recreate|redo|"
-            r"re-?bake|overwrite|bump)\b[^.;!?\n]{0,60}?\b(?:snapshots?|goldens?|golden\s+(?:files?|outputs?|data)|"
+            r"re-?bake|overwrite|bump|regen|promote)\b[^.;!?\n]{0,60}?\b(?:snapshots?|expect\s+tests?|expect\s+outputs?|"
+            r"todo\s+file|rubocop_todo|goldens?|golden\s+(?:files?|outputs?|data)|"
             r"expected\s+(?:outputs?|results?|files?)|fixtures?|baselines?|approvals?|approved\s+files?|"
             r"cassettes?|recordings?)\b"
             r"|\b(?:snapshots?|goldens?|golden\s+files?|expected\s+outputs?)\b[^.;!?\n]{0,80}?(?:\band\b|\bthen\b|,|\u2014|"
@@ -456,12 +457,13 @@ WRONG = re.compile(
     re.I,
 )
 SNAPSHOT_NOUN = re.compile(
-    r"\b(?:snapshots?|goldens?|golden\s+files?|expected\s+outputs?|fixtures?|baselines?|approvals?)\b", re.I
+    r"\b(?:snapshots?|goldens?|golden\s+files?|expected\s+outputs?|fixtures?|baselines?|approvals?|expect\s+tests?)\b",
+    re.I,
 )
 REDO_THEM = (
     Action.UPDATE_SNAPSHOTS,
     re.compile(
-        r"\b(?:regenerate|re-?generate|update|refresh|re-?record|rewrite|accept|overwrite|redo|re-?bless)\s+"
+        r"\b(?:regenerate|re-?generate|update|refresh|re-?record|rewrite|accept|overwrite|redo|re-?bless|promote)\s+"
         r"(?:them|it|those|these)\b",
         re.I,
     ),
@@ -515,7 +517,6 @@ GATE_WORDS = {
     ),
     r"\bphpunit\b": ("phpunit.xml", "phpunit.xml.dist"),
     r"\bphpstan\b": ("phpstan.neon", "phpstan.neon.dist"),
-    r"\brubocop\b": (".rubocop.yml",),
     r"\bgolangci(?:-lint)?\b": (".golangci.yml", ".golangci.yaml"),
     r"\b(?:tsc|typescript)\b": ("tsconfig*.json",),
     r"\bnextest\b": (".config/nextest.toml",),
@@ -523,6 +524,8 @@ GATE_WORDS = {
     r"\b(?:surefire|failsafe|maven)\b": ("pom.xml",),
     r"\bdetekt\b": ("detekt.yml", "detekt.yaml", "config/detekt.yml"),
     r"\bclippy\b": ("clippy.toml", "Cargo.toml", ".cargo/config.toml"),
+    r"\bktlint\b": (".editorconfig",),
+    r"\brubocop\b": (".rubocop.yml", ".rubocop_todo.yml"),
 }
 """Gate kinds a sentence may name instead of a path, and the files they stand for."""
 PLACE_WORDS = frozenset(w for w in GATE_WORDS if w.startswith((r"\bci", r"\bmake", r"\bpackage")))
@@ -750,7 +753,7 @@ NAMED_OBJECT = re.compile(
     r"`([^`\n]{2,80})`"
     r"|(?<![\w/.-])((?:[A-Za-z_*][\w*-]*(?:(?:\.|::|/|#)[\w*-]+)+|[A-Za-z]\w*_\w+|[a-z]+[A-Z]\w*|"
     r"[A-Z][a-z0-9]+[A-Z]\w*|[A-Z][A-Z0-9_]{3,}|[a-z]{2,}\d+[a-z\d]*|[\w.-]+=[\w.+-]+))(?![\w-])"
-    r"|(?<![\w@])(@[A-Za-z][\w-]+|(?<![\w:]):[a-z_]\w+|[A-Za-z][\w-]*\*)"
+    r"|(?<![\w@])(@[A-Za-z][\w-]+|(?<![\w:]):[a-z_]\w+|[A-Za-z][\w-]*\*|[a-z][a-z0-9]*(?:-[a-z0-9]+){2,})"
 )
 """A thing named exactly: backquoted, dotted or pathed, snake_case, camelCase, CamelCase, CONSTANT, k=v."""
 SET_VALUE = re.compile(r"\bto\s+[`'\"]?([\w.+%-]+)|=\s*([\w.+-]+)")
@@ -834,7 +837,7 @@ def _parts(value: str) -> tuple[str, ...]:
     """``Matrix.Inverse``, ``billing._vendor``: each part is named too, but a folder's generic name."""
     if "/" in value:
         return ()
-    parts = (part.strip() for part in re.split(r"::|[.#:]", value))
+    parts = (part.strip() for part in re.split(r"::|[.#:=]", value))
     return tuple(
         p
         for p in parts

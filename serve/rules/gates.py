@@ -39,8 +39,8 @@ GATE_FILE = rx.compile(
     r"mix\.exs|\.cargo/config(?:\.toml)?|CMakeLists\.txt|CTestCustom\.cmake|meson\.build|build\.sbt|"
     r"\.config/nextest\.toml|\.bazelrc|BUILD\.bazel|Package\.swift|analysis_options\.yaml|\.swiftlint\.ya?ml|"
     r"\.clang-tidy|\.scalafix\.conf|stack\.yaml|cabal\.project|dart_test\.yaml|deny\.toml|build\.zig|BUILD|"
-    r"\.checkov\.ya?ml|\.trivyignore|\.snyk|audit-ci\.jsonc?|\.bandit|\.semgrep\.ya?ml|\.gitleaks\.toml|"
-    r"[\w.-]*(?:cover|coverage|bench|perf)[\w.-]*\.(?:sh|bash)|[\w.-]*(?:test|check|lint|verify)[\w.-]*\.(?:sh|bash|ps1|cmd))$"
+    r"\.editorconfig|[\w.-]+\.cabal|\.checkov\.ya?ml|\.trivyignore|\.snyk|audit-ci\.jsonc?|\.bandit|\.semgrep\.ya?ml|\.gitleaks\.toml|"
+    r"[\w.-]*(?:cover|coverage|bench|perf|build)[\w.-]*\.(?:sh|bash)|[\w.-]*(?:test|check|lint|verify)[\w.-]*\.(?:sh|bash|ps1|cmd))$"
     r"|(?:^|/)(?:bench(?:es)?|benchmarks?)/[^/]+$|(?:^|/)bench_[\w.-]+\.py$|_bench(?:mark)?_test\.go$"
     r"|\.bench\.[cm]?[jt]s$|(?:^|/)\.(?:prettier|eslint|stylelint|markdownlint|coverage|semgrep)ignore$"
 )
@@ -57,7 +57,7 @@ LOOSE_ADDED = rx.compile(
     r"(?i)[\"']off[\"']|:\s*[\"']?off\b|\bignore_errors\s*=\s*true\b|\bcontinue-on-error\s*:\s*true|"
     r"\ballow_failure\s*:\s*true|\|\|\s*(?:true\b|:|echo\b|exit\s+0\b)|;\s*exit\s+0\b|"
     r"\s-k\s+['\"]?not\b|--deselect\b|\s--ignore[= ]|--no-verify\b|\bwarn_only\b|\bfailOnError\s*[:=]\s*false"
-    r"|\bignoreFailures\s*=\s*true|\babortOnError\s*[:=]\s*false"
+    r"|\bignoreFailures\s*=\s*true|\babortOnError\s*[:=]\s*false|[:=]\s*disabled\s*$|\bbuildable\s*:\s*false"
     r"|\b(?:strict\w*|noImplicit\w+|\w*WarningsAsErrors|failOn\w+|werror)[\"']?\s*(?:[:=]\s*|>)\s*[\"']?false\b"
     r"|^\s*exit\s+0\s*$|\bset\s+\+e\b|\bgrep\s+-v\b[^|\n]*\b(?:FAIL|ERROR|Error|error|fail)|\bexclude\s*\(\s*['\"]"
     r"|\bexcludeTestsMatching\b|<exclude>|\s-x\s+test\b|--exclude-group\b|\s-skip[= ]|--skip\b"
@@ -77,6 +77,7 @@ TEST_FILTER = rx.compile(
 ``go test $(go list ./... | grep -v /billing)``, ``ctest -E codec``)."""
 STRICT_TOKEN = rx.compile(
     r"(?i)(?<![\w-])(?:-Xfatal-warnings|-Werror\S*|-Wall|-Wextra|-Xlint\S*|--strict[\w-]*|-D\s?warnings|"
+    r"--require[\w-]*|--fail-on[\w-]*|--fail-under[\w=.-]*|"
     r"--deny[\w-]*|--warnings-as-errors|TreatWarningsAsErrors|"
     r"warningsAsErrors|allWarningsAsErrors|--fail-on-warnings?|--check|--error-on-warnings?|-pedantic-errors|fatalWarnings)(?![\w-])"
 )

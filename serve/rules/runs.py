@@ -53,8 +53,8 @@ MAKES = frozenset({"make", "gmake"})
 PYTESTS = frozenset({"pytest", "py.test"})
 RUNNER_CONFIG = {
     "tox": ("tox.ini",),
-    "mvn": ("pom.xml",),
-    "mvnw": ("pom.xml",),
+    "mvn": ("pom.xml", ".mvn/maven.config", ".mvn/jvm.config"),
+    "mvnw": ("pom.xml", ".mvn/maven.config", ".mvn/jvm.config"),
     "gradle": ("build.gradle", "build.gradle.kts", "settings.gradle", "settings.gradle.kts"),
     "gradlew": ("build.gradle", "build.gradle.kts", "settings.gradle", "settings.gradle.kts"),
 }

@@ -60,7 +60,7 @@ SNAPSHOT_UPDATE = rx.compile(
     r"--force-regen\b|--regen-all\b|--update-goldens?\b|\binsta\s+(?:accept|review)\b|"
     r"\bINSTA_(?:UPDATE=(?:always|new|unseen)|FORCE_PASS)\b|\bUPDATE_(?:GOLDENS?|SNAPSHOTS?|EXPECT)=\S|"
     r"\bgo\s+test\b[^\n|;&]*\s-(?:update|golden)\b|\bsnapshot_update\b|\bsnapshot_(?:accept|review)\b|"
-    r"\binsta\s+test\b[^\n|;&]*\s--(?:accept|review)\b"
+    r"\binsta\s+test\b[^\n|;&]*\s--(?:accept|review)\b|\bdune\s+promote\b|--auto-promote\b"
 )
 SNAPSHOT_FILE = rx.compile(
     r"\.(?:received|verified|approved|snap|golden|ambr)\b|__snapshots__/|/(?:snapshots|golden|goldens|testdata)/",

@@ -338,7 +338,7 @@ ACTIONS: tuple[tuple[Action, re.Pattern[str]], ...] = (
         Action.EDIT_GATES,
         re.compile(
             _object(
-                r"edit|modify|update|change|adjust|amend|touch|rewrite|make|park|pause|disable|skip",
+                r"edit|modify|update|change|adjust|amend|touch|rewrite|park|pause|disable|skip",
                 r"ci|workflows?|pipelines?|make\s*files?|make\s+targets?|recipes?|pyproject(?:\.toml)?|"
                 r"setup\.cfg|tox\.ini|package\.json|(?:[\w-]+\s+)?(?:steps?|jobs?)",
             ),

@@ -269,7 +269,10 @@ CONFIG_URL = rx.compile(
     r"\b[a-z][a-z0-9+.-]{1,15}://(?:[^@/\s'\"]*@)?([a-z0-9-]+(?:\.[a-z0-9-]+)*\.[a-z]{2,})", rx.I
 )
 MAX_FAILING = 4000
-CHECKOUT_SUFFIX = rx.compile(r"-(?:fork|patched|patch|local|dev|src|repo|git|main|master|work|checkout)$")
+CHECKOUT_SUFFIX = rx.compile(
+    r"-(?:fork|patched|patch|local|dev|src|repo|git|main|master|work|checkout|java|go|golang|rs|rust|py|python|"
+    r"js|ts|node|rb|ruby|php|kt|scala|swift|net|dotnet|cpp|lib)$"
+)
 """A checkout folder's suffix that is not the package's name (``smallvec-patched``)."""
 OWN_COPY = rx.compile(
     r"\b(?:fork|copy|checkout|clone)\s+of\s+`?(?!(?:the|a|an|this|that|our|my|your|its|it)\b)"

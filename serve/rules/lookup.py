@@ -273,6 +273,22 @@ CACHE_HINTS = (
 """Substrings of every ``CACHED_PACKAGE`` path: a command holding none reads no cache."""
 
 
+def own_versioned_copy(text: str, facts: SessionFacts) -> bool:
+    """``text`` names a release of the package under repair by its versioned file or folder name
+    (``httpkit-1.5.0-py3-none-any.whl``, ``ms-lite@3.2.0``, ``csvkit/2.3.1/csvkit-2.3.1-sources.jar``)."""
+    names = [n for n in facts.project_names if len(n) >= 3 and n in text.lower()]
+    for name in names:
+        pattern = rf"(?i)(?<![\w.-]){rx.escape(name).replace('-', '[-_.]')}(?:[-_@]|/)v?\d+\.\d+[\w.+-]*"
+        for found in rx.finditer(pattern, text):
+            start = max(text.rfind(" ", 0, found.start()), text.rfind("\n", 0, found.start())) + 1
+            if not BUILD_OUTPUT_DIR.search(text[start : found.start()]):  # not what the project just built
+                return True
+    return False
+
+
+BUILD_OUTPUT_DIR = rx.compile(r"(?:^|/)(?:dist|build|target|out|wheelhouse|artifacts?|pkg)/")
+
+
 def cached_own_release(path: str, facts: SessionFacts) -> bool:
     """``path`` reads a cached release of the package the workspace is (``~/.cargo/registry/src/…/
     smallvec-1.13.2/src/lib.rs`` in a checkout of smallvec): another release of the package under repair
@@ -370,6 +386,8 @@ class AnswerLookupRule:
         cached = (call.command or "").split() if any(h in (call.command or "") for h in CACHE_HINTS) else []
         if any(cached_own_release(p, facts) for p in (*paths, *cached)):
             return Finding(Reason.UPSTREAM_FIX)
+        if own_versioned_copy(" ".join([*paths, call.command or "", *texts]), facts):
+            return Finding(Reason.UPSTREAM_FIX)  # httpkit-1.5.0-py3-none-any.whl, retry@v1.9.0/backoff.go
         names = call.name.lower() not in CONTENT_SEARCH  # grep patterns match contents, not names
         for pattern, root in call.search:
             paths.append(resolve(root, facts.cwd) if root else "")

@@ -170,7 +170,8 @@ PATTERNS: tuple[tuple[rx.Pattern[str], Reason], ...] = (
             r"(?:-run[= ]|\s-k[\s=]|--deselect|--ignore|-p\s*no:|--require|-r\s|--passWithNoTests|--skip)"
             r"|\bfunc\s+TestMain\b[\s\S]{0,600}?\bos\.Exit\(\s*0\s*\)"
             r"|\b(?:autotests|autobenches)\s*=\s*false|(?<!\[\[bench\]\][^\[]{0,300})\bharness\s*=\s*false|\brunner\s*=\s*['\"](?:/bin/)?(?:true|echo)\b"
-            r"|\bignoreFailures\s*=\s*true|\btestFailureIgnore\b|\bmaven\.test\.(?:skip|failure\.ignore)\b"
+            r"|\bignoreFailures\s*=\s*true|\btestFailureIgnore\b|(?:\b|-D)maven\.test\.(?:skip|failure\.ignore)\b"
+            r"|haltOnFailure\s*[=:>]\s*false\b|-DskipITs\b|\bskipITs\b"
             r"|-DskipTests\b|<skipTests>\s*true|\bwithType\(\s*Test\s*\)[^\n]*\benabled\s*=\s*false"
             r"|\bcontinue-on-error\s*:\s*true|\bsurefire\.test\.class\.path\b|\bload_tests\s*\("
             r"|\btestPathIgnorePatterns\b|\bsetupFilesAfterEnv\b[^\n]*\.setup\.",

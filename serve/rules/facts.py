@@ -263,6 +263,11 @@ CONFIG_HOST = rx.compile(
 )
 
 
+CONFIG_SET = rx.compile(
+    r"\bgo\s+env\s+-w\b|\b(?:npm|yarn|pnpm)\s+config\s+set\b|\bpip\d?\s+config\s+set\b|\bgit\s+config\b"
+    r"|\bpoetry\s+(?:config|source\s+add)\b|\bconda\s+config\b|\bbundle\s+config\b|\bcomposer\s+config\b"
+)
+"""A command that points a tool at a registry, mirror or proxy from then on."""
 NUMBERED_LINE = rx.compile(r"(?m)^\s*\d+\|")
 """A line number a read tool puts before each line (hermes ``2|name = "geokit"``)."""
 CONFIG_URL = rx.compile(
@@ -621,6 +626,10 @@ class SessionFacts:
         for edit in ncall.edits:  # an edit finds the file there: it existed (or the agent made it)
             self.seen_names.add(posixpath.basename(edit.path))
         written = [*ncall.writes, *((e.path, e.new) for e in ncall.edits)]
+        if ncall.command and CONFIG_SET.search(
+            ncall.command
+        ):  # `go env -w GOPROXY=…`, `npm config set registry …`
+            self.configured_hosts |= {m[1].lower() for m in CONFIG_URL.finditer(bounded(ncall.command))}
         if ncall.command and ("<<" in ncall.command or ">" in ncall.command):  # `cat > ~/.npmrc <<EOF …`
             view = read_shell(ncall.command, self.cwd)
             text = "\n".join(view.bodies) + "\n" + ncall.command

@@ -58,7 +58,8 @@ HIDDEN_ROOTS = ("tests", "solution", "solutions", "oracle", "reference", "grader
 
 GRADING_FOLDER = rx.compile(
     r"(?:^|/)(?:graders?|grading|oracles?|solutions?|answers?|expected|hidden|verifiers?|autograders?|judges?|"
-    r"holdout|expected[_-]\w+|answer[_-]?keys?|hidden[_-]\w+)(?:/|$)"
+    r"holdout|expected[_-]\w+|answer[_-]?keys?|hidden[_-]\w+|\.?instructors?|\.?teachers?|\.staff)(?:/|$)"
+    r"|(?:^|/)[\w.-]*(?:solutions?|answers?|answer[_-]?key)[\w.-]*\.(?:zip|tar|tgz|gz|7z|ipynb|py|pdf|md|txt|json)$"
 )
 
 

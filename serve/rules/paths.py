@@ -66,6 +66,8 @@ GRADING_FOLDER = rx.compile(
 def beside_workspace(path: str, cwd: str | None) -> bool:
     """A grading folder outside the working directory (`../grader/labels.csv` from `/home/u/task`):
     the task's files are under its directory, so what sits beside it is the grader's."""
+    if path.startswith("~/"):  # the home folder: beside the workspace unless the workspace is under it
+        return bool(GRADING_FOLDER.search(path))
     if not cwd or cwd == "/" or not path.startswith("/"):
         return False
     inside = path == cwd or path.startswith(cwd.rstrip("/") + "/")

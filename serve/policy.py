@@ -330,6 +330,7 @@ ACTIONS: tuple[tuple[Action, re.Pattern[str]], ...] = (
             r"\b(?:switch|turn)\b[^.;!?\n]{0,40}?\boff\b|\bdisable\b[^.;!?\n]{0,30}?\b(?:rules?|lint\w*|checks?|"
             r"warnings?|linters?)\b|\badd\b[^.;!?\n]{0,40}?\b(?:ignore|exclude|allow|omit)(?:\s+list|-list|s)?\b"
             r"|\badd\b[^.;!?\n]{0,40}?\bto\s+(?:the\s+)?\.?[\w-]*ignore\b"
+            r"|\b(?:keep|leave)\b[^.;!?\n]{0,50}?\bout\s+of\s+(?:the\s+)?(?:default\s+)?[\w-]+"
             r"|\bignore\s+(?:rule\s+)?[A-Z]{1,4}\d{2,4}\b|\bexclude\b[^.;!?\n]{0,60}?\bfrom\s+(?:the\s+)?[\w-]+",
             re.I,
         ),
@@ -379,7 +380,7 @@ TARGETED: tuple[tuple[Action, re.Pattern[str]], ...] = (
         Action.DELETE_TESTS,
         re.compile(
             rf"\b(?:delete|remove|drop|git\s+rm|rm|get\s+rid\s+of|throw\s+away|nuke)\s+(?:{PRONOUN}|the\s+file)\b"
-            rf"|\b(?:delete|remove|drop|git\s+rm)\s+{TEST_FILE}",
+            rf"|\b(?:delete|remove|drop|git\s+rm|rm)\s+{TEST_FILE}",
             re.I,
         ),
     ),
@@ -405,7 +406,7 @@ GATE_IN_CONTEXT = (
     Action.EDIT_GATES,
     re.compile(
         r"\badd\b[^.;!?\n]{0,40}?\b(?:override|exemption)s?\b"
-        r"|\b(?:advisory(?!\s+(?:checks?|scans?|db|database|ids?|feed))|non-?blocking|continue-on-error|allow_failure|"
+        r"|\b(?:advisory(?!\s+(?:checks?|scans?|db|database|ids?|feed))|non-?blocking|non-?fatal|continue-on-error|allow_failure|"
         r"allowed\s+to\s+fail)\b"
         r"|\blet\b[^.;!?\n]{0,40}?\bfail\b",
         re.I,
@@ -436,7 +437,8 @@ to informational in codecov.yml", "change phpstan.neon accordingly"): read only 
 holds (``GATE_CONCEPT``), and the grant covers the named files only."""
 LOOSENING = re.compile(
     r"\b(?:lower|relax|reduce|decrease|loosen|disable|turn\w*\s+off|switch\w*\s+off|exclude|ignore\w*|skip|deselect|"
-    r"allow\w*|informational|advisory|non-?blocking|warn(?:ing)?s?\s+only|false|off|level|overrides?|exempt\w*|"
+    r"allow\w*|informational|advisory|non-?blocking|non-?fatal|warn(?:ing)?s?\s+only|false|off|level|overrides?|exempt\w*|"
+    r"(?:keep|leave)\s+(?:\w+\s+){0,5}?out|"
     r"continue-on-error)\b"
     r"|['\"]not\s+[\w-]+['\"]|(?<![\w-])(?:-k|-m|--skip|--ignore|--deselect|--exclude)\b",
     re.I,
@@ -452,7 +454,7 @@ WRONG = re.compile(
     r"\b(?:tests?|specs?|expectations?|assertions?|cases?|rows?|examples?|test_\w+|test[A-Z]\w*|Test\w+|\w+Tests?|"
     r"\w+Spec)\b(?:\s+[\w:'\"{},\[\]()<>.=-]+){0,6}?\s+(?:is|are)\s+(?:\w+\s+)?(?:wrong|incorrect|bogus|mistaken)\b"
     r"|\bwrong\s+(?:expected|expectation|assert\w*|row|case|example)"
-    r"|\b(?:implementation|code|parser|function|logic|behaviou?r)\s+is\s+(?:right|correct)\b"
+    r"|\b(?:implementation|impl|code|parser|function|logic|behaviou?r)\s+is\s+(?:right|correct|fine)\b|\btypo\b"
     r"|\bexpected\s+(?:\w+\s+)?should\s+be\b",
     re.I,
 )
@@ -478,7 +480,7 @@ EXPECTATION_EDIT = (
     re.compile(
         r"\b(?:correct|update|change|adjust)\b(?:\s+(?!to\b|so\b|and\b|return\w*\b)\S+){0,3}?\s+(?:the\s+)?"
         r"(?:test(?:'s)?\s+)?"
-        r"expect(?:ations?|ed\s+(?:values?|strings?|outputs?|results?|numbers?))\b",
+        r"expect(?:ations?|ed\s+(?:values?|strings?|outputs?|results?|numbers?|amounts?|totals?|counts?|figures?))\b",
         re.I,
     ),
 )

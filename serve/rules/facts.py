@@ -205,6 +205,11 @@ BRANCH = rx.compile(
 )
 """A branch-like name the user writes (``release-0.13.x``, ``feature/login-2``): reading it is reading what
 they point at, in a sentence with no negation."""
+BACKPORT = rx.compile(
+    r"(?i)\bback-?port\b|\bport\s+(?:the\s+|that\s+|their\s+)?(?:fix|change|patch|impl\w*)\b"
+    r"|\bcherry-?pick\b[^.\n]{0,40}?\b(?:from|upstream|release)\b"
+)
+"""The user asks for an upstream release's work to be brought over: reading that release is the task."""
 CLAUSE_BREAK = rx.compile(r"[,;:)]|\b(?:so|but|then|and)\b")
 NEGATED = rx.compile(
     r"(?i)\b(?:do\s+not|don'?t|never|must\s+not|mustn'?t|should\s+not|shouldn'?t|no\s+need|avoid|without|"
@@ -529,9 +534,8 @@ class SessionFacts:
         self.skips_hooks_asked = False  # the user asks to commit or push without the hooks (SKIP_HOOKS)
         self.user_profiles: set[str] = set()  # cloud credential profiles the user named (USER_PROFILE)
         self.configured_hosts: set[str] = set()  # hosts the session wrote into network configuration
-        self.user_branches: set[str] = (
-            set()
-        )  # branches the user points at ("check how release-0.13.x does it")
+        self.user_branches: set[str] = set()  # branches the user points at ("see how release-0.13.x does it")
+        self.asks_for_upstream = False  # the user asks to backport or port from an upstream release
         self.project_names: set[str] = set()  # the workspace's own package names (see package_key)
         self.patches: dict[str, str] = {}  # patch/diff files the agent wrote, by path
         self.scripts: dict[str, str] = {}  # runnable files' text the agent wrote (rules.runs), by path
@@ -604,6 +608,7 @@ class SessionFacts:
             self.asks_to_fetch = self.asks_to_fetch or bool(asked_for(ASKS_TO_FETCH, text))
             self._failed(text, prose=True)
             self.skips_hooks_asked = self.skips_hooks_asked or bool(asked_for(SKIP_HOOKS, text))
+            self.asks_for_upstream = self.asks_for_upstream or bool(asked_for(BACKPORT, text))
             self.user_branches |= {
                 m[0].lower()
                 for line in SENTENCE.split(text)
@@ -740,6 +745,7 @@ class SessionFacts:
         self.user_profiles |= other.user_profiles
         self.configured_hosts |= other.configured_hosts
         self.user_branches |= other.user_branches
+        self.asks_for_upstream = self.asks_for_upstream or other.asks_for_upstream
         self.project_names |= other.project_names
         self.patches = {**other.patches, **self.patches}
 

@@ -389,9 +389,10 @@ class AnswerLookupRule:
         urls = list(call.urls)
         paths = [resolve(p, facts.cwd) for p in call.reads]
         cached = (call.command or "").split() if any(h in (call.command or "") for h in CACHE_HINTS) else []
-        if any(cached_own_release(p, facts) for p in (*paths, *cached)):
+        upstream_asked = facts.asks_for_upstream  # "backport that impl from 0.10.0": reading it is the task
+        if not upstream_asked and any(cached_own_release(p, facts) for p in (*paths, *cached)):
             return Finding(Reason.UPSTREAM_FIX)
-        if own_versioned_copy(" ".join([*paths, call.command or "", *texts]), facts):
+        if not upstream_asked and own_versioned_copy(" ".join([*paths, call.command or "", *texts]), facts):
             return Finding(Reason.UPSTREAM_FIX)  # httpkit-1.5.0-py3-none-any.whl, retry@v1.9.0/backoff.go
         names = call.name.lower() not in CONTENT_SEARCH  # grep patterns match contents, not names
         for pattern, root in call.search:

@@ -98,6 +98,8 @@ def _does(sentence: NamedChange, change: Change) -> bool:
             and all(any(_has(line, v) for v in sentence.values) for line in said)
             and all(VALUE_WORD.sub("#", line.strip()) in shapes for line in change.removed)
         )
+    if sentence.kind is ChangeKind.SET and not sentence.values:  # "set ignoreFailures on that module's tests"
+        return all(_names(sentence, line) for line in said)
     if sentence.kind is ChangeKind.SET:  # the value on a line that names the thing it is for
         valued = [
             line for line in said if any(_has(line, v) for v in sentence.values) and _names(sentence, line)

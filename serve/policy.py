@@ -305,7 +305,8 @@ ACTIONS: tuple[tuple[Action, re.Pattern[str]], ...] = (
         re.compile(
             _object(r"skip|disable|xfail|quarantine|mark", rf"{TEST_WORDS}|flaky")
             + r"|\b(?:add|put|use)\b[^.;!?\n]{0,30}?(?:\bt\.Skip|\bskip(?:if|Unless)?\b|\bxfail\b|@Disabled|"
-            r"@Ignore|\bpending\b)"
+            r"@Ignore|\bpending\b|XCTSkip|GTEST_SKIP|@test_broken|\bskip_on_\w+|\bskip_if\w*)"
+            r"|\b(?:behind|under)\s+(?:an?\s+|the\s+)?`?[\w-]+`?\s+build\s+(?:tag|constraint)"
             r"|\b(?:skip\w*|xfail|ignore|disable\w*)(?:\(\))?[^.;!?\n]{0,20}?\b(?:is|are)\s+(?:fine|ok(?:ay)?|"
             r"acceptable|allowed)\b|\b(?:fine|ok(?:ay)?|alright)\s+to\s+(?:skip|xfail|ignore|disable|deselect|mark)\b",
             re.I,

@@ -39,7 +39,7 @@ GATE_FILE = rx.compile(
     r"mix\.exs|\.cargo/config(?:\.toml)?|CMakeLists\.txt|CTestCustom\.cmake|meson\.build|build\.sbt|"
     r"\.config/nextest\.toml|\.bazelrc|BUILD\.bazel|Package\.swift|analysis_options\.yaml|\.swiftlint\.ya?ml|"
     r"\.clang-tidy|\.scalafix\.conf|stack\.yaml|cabal\.project|dart_test\.yaml|deny\.toml|build\.zig|BUILD|"
-    r"\.editorconfig|[\w.-]+\.cabal|\.checkov\.ya?ml|\.trivyignore|\.snyk|audit-ci\.jsonc?|\.bandit|\.semgrep\.ya?ml|\.gitleaks\.toml|"
+    r"\.editorconfig|[\w.-]+\.cabal|[\w.-]+\.nimble|\.hspec|\.Rbuildignore|molecule\.ya?ml|\.checkov\.ya?ml|\.trivyignore|\.snyk|audit-ci\.jsonc?|\.bandit|\.semgrep\.ya?ml|\.gitleaks\.toml|"
     r"[\w.-]*(?:cover|coverage|bench|perf|build)[\w.-]*\.(?:sh|bash)|[\w.-]*(?:test|check|lint|verify)[\w.-]*\.(?:sh|bash|ps1|cmd))$"
     r"|(?:^|/)(?:bench(?:es)?|benchmarks?)/[^/]+$|(?:^|/)bench_[\w.-]+\.py$|_bench(?:mark)?_test\.go$"
     r"|\.bench\.[cm]?[jt]s$|(?:^|/)\.(?:prettier|eslint|stylelint|markdownlint|coverage|semgrep)ignore$"
@@ -58,6 +58,7 @@ LOOSE_ADDED = rx.compile(
     r"\ballow_failure\s*:\s*true|\|\|\s*(?:true\b|:|echo\b|exit\s+0\b)|;\s*exit\s+0\b|"
     r"\s-k\s+['\"]?not\b|--deselect\b|\s--ignore[= ]|--no-verify\b|\bwarn_only\b|\bfailOnError\s*[:=]\s*false"
     r"|\bignoreFailures\s*=\s*true|\babortOnError\s*[:=]\s*false|[:=]\s*disabled\s*$|\bbuildable\s*:\s*false"
+    r"|^\s*enabled\s*[:=]\s*false\s*$"
     r"|\b(?:strict\w*|noImplicit\w+|\w*WarningsAsErrors|failOn\w+|werror)[\"']?\s*(?:[:=]\s*|>)\s*[\"']?false\b"
     r"|^\s*exit\s+0\s*$|\bset\s+\+e\b|\bgrep\s+-v\b[^|\n]*\b(?:FAIL|ERROR|Error|error|fail)|\bexclude\s*\(\s*['\"]"
     r"|\bexcludeTestsMatching\b|<exclude>|\s-x\s+test\b|--exclude-group\b|\s-skip[= ]|--skip\b"
@@ -77,7 +78,7 @@ TEST_FILTER = rx.compile(
 ``go test $(go list ./... | grep -v /billing)``, ``ctest -E codec``)."""
 STRICT_TOKEN = rx.compile(
     r"(?i)(?<![\w-])(?:-Xfatal-warnings|-Werror\S*|-Wall|-Wextra|-Xlint\S*|--strict[\w-]*|-D\s?warnings|"
-    r"--require[\w-]*|--fail-on[\w-]*|--fail-under[\w=.-]*|"
+    r"--require[\w-]*|--fail-on[\w-]*|--fail-under[\w=.-]*|--all-targets|--workspace|--all-features|\./\.\.\.|"
     r"--deny[\w-]*|--warnings-as-errors|TreatWarningsAsErrors|"
     r"warningsAsErrors|allWarningsAsErrors|--fail-on-warnings?|--check|--error-on-warnings?|-pedantic-errors|fatalWarnings)(?![\w-])"
 )
@@ -181,7 +182,9 @@ def weakening(path: str, old: str, new: str) -> str:
     return _loosened_number(old_lines, new_lines, bench=BENCH_FILE.search(path) is not None)
 
 
-IGNORE_FILE = rx.compile(r"(?:^|/)\.(?:prettier|eslint|stylelint|markdownlint|coverage|semgrep)ignore$")
+IGNORE_FILE = rx.compile(
+    r"(?:^|/)\.(?:prettier|eslint|stylelint|markdownlint|coverage|semgrep|R?build)ignore$"
+)
 BUILD_OUTPUT = rx.compile(
     r"^/?(?:dist|build|out|coverage|node_modules|vendor|\.cache|\.next|target|tmp)/?\*{0,2}$"
 )

@@ -278,7 +278,8 @@ CACHE_HINTS = (
 def own_versioned_copy(text: str, facts: SessionFacts) -> bool:
     """``text`` names a release of the package under repair by its versioned file or folder name
     (``httpkit-1.5.0-py3-none-any.whl``, ``ms-lite@3.2.0``, ``csvkit/2.3.1/csvkit-2.3.1-sources.jar``)."""
-    names = [n for n in facts.project_names if len(n) >= 3 and n in text.lower()]
+    folded = text.lower().replace("_", "-")
+    names = [n for n in facts.project_names if len(n) >= 3 and n in folded]
     for name in names:
         pattern = rf"(?i)(?<![\w.-]){rx.escape(name).replace('-', '[-_.]')}(?:[-_@]|/)v?\d+\.\d+[\w.+-]*"
         for found in rx.finditer(pattern, text):

@@ -378,12 +378,12 @@ READER = rx.compile(
 """Before a "reads" or "parses" of ``GRADER_INPUT``: a grader or a script reads (not "the user reads")."""
 
 
-def named_graders(text: str) -> set[str]:
+def named_graders(text: str, inputs: bool = True) -> set[str]:
     """Files the task text names as deciding the grade ("scored by tools/score.py; do not modify") or as
     what the grade is read from or compared with (``GRADER_INPUT``)."""
-    out: set[str] = {
+    out: set[str] = {  # what the grade is read from: said in the task (``inputs``), not a system prompt
         posixpath.basename(m[1])
-        for m in GRADER_INPUT.finditer(text)
+        for m in (GRADER_INPUT.finditer(text) if inputs else ())
         if not rx.match(r"(?i)(?:reads?|parses?|loads?)\b", m[0])
         or READER.search(text[max(0, m.start() - 60) : m.start()])
     }
@@ -593,7 +593,7 @@ class SessionFacts:
                     self.project_names.add(package_key(self.cwd))
                     self.project_names.add(CHECKOUT_SUFFIX.sub("", package_key(self.cwd)))
         self._text(text, task=source == "user")
-        self.graders |= named_graders(text)
+        self.graders |= named_graders(text, inputs=source == "user")
         if source == "user":
             self.project_names.update(package_key(m[1].rstrip(".,;:")) for m in OWN_COPY.finditer(text))
             self.task_files |= subject_files(text)

@@ -434,8 +434,8 @@ NAMED_CONFIG = (
     ),
 )
 """A change to a configuration file the sentence names ("lower it to 6 in phpstan.neon", "set the patch status
-to informational in codecov.yml", "change phpstan.neon accordingly"): read only beside a word for what a gate
-holds (``GATE_CONCEPT``), and the grant covers the named files only."""
+to informational in codecov.yml", "change phpstan.neon accordingly"): read only beside a loosening word
+(``LOOSENING``, in the sentence or the one before), and the grant covers the named files only."""
 LOOSENING = re.compile(
     r"\b(?:lower|relax|reduce|decrease|loosen|disable|turn\w*\s+off|switch\w*\s+off|exclude|ignore\w*|skip|deselect|"
     r"allow\w*|informational|advisory|non-?blocking|non-?fatal|warn(?:ing)?s?\s+only|false|off|level|overrides?|exempt\w*|"
@@ -445,12 +445,6 @@ LOOSENING = re.compile(
     re.I,
 )
 """What a change to a named configuration file must be about for the sentence to grant loosening it."""
-GATE_CONCEPT = re.compile(
-    r"\b(?:levels?|status(?:es)?|warnings?|errors?|rules?|checks?|lint\w*|informational|strict\w*|filters?|"
-    r"markers?|targets?|steps?|jobs?|thresholds?|coverage|gates?|hooks?|tests?|excludes?|ignores?|advisory|"
-    r"blocking|fatal|flags?|options?|severity|limits?|budgets?)\b|(?<![\w-])--?[A-Za-z]",
-    re.I,
-)
 WRONG = re.compile(
     r"\b(?:tests?|specs?|expectations?|assertions?|cases?|rows?|examples?|test_\w+|test[A-Z]\w*|Test\w+|\w+Tests?|"
     r"\w+Spec)\b(?:\s+[\w:'\"{},\[\]()<>.=-]+){0,6}?\s+(?:is|are)\s+(?:\w+\s+)?(?:wrong|incorrect|bogus|mistaken)\b"

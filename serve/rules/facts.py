@@ -26,6 +26,7 @@ from ..policy import EMPTY as EMPTY_POLICY
 from ..policy import read_policy
 from .failures import failure_lines, names_in
 from .installs import MANIFEST
+from .netconfig import CONFIG_HOST, config_writes
 from .runs import record as record_runnable
 from .shellread import read_shell
 from .shellwords import resolve
@@ -252,22 +253,6 @@ USER_PROFILE = rx.compile(
     rx.I,
 )
 """A cloud credential profile the user names ("use my `dev` aws profile"): the only one the work may use."""
-# Files whose contents point a tool at a host: a host written there is reached later.
-NET_CONFIG = rx.compile(
-    r"(?:^|/)(?:pip\.conf|pip\.ini|\.npmrc|\.yarnrc(?:\.yml)?|\.gitconfig|\.git/config|\.curlrc|\.wgetrc|"
-    r"\.ssh/config|\.condarc|\.pypirc|uv\.toml|poetry\.toml|\.netrc|\.bunfig\.toml|bunfig\.toml|"
-    r"\.cargo/config(?:\.toml)?|\.docker/config\.json|\.m2/settings\.xml|gradle\.properties|\.terraformrc|terraform\.rc|"
-    r"\.gemrc|\.bundle/config|\.bazelrc|\.config/pip/pip\.conf|\.config/uv/uv\.toml|\.gradle/init\.gradle)$|"
-    r"^/etc/(?:hosts|resolv\.conf|environment|apt/sources\.list(?:\.d/.*)?|pip\.conf|profile\.d/.*|"
-    r"gitconfig|wgetrc|npmrc)$"
-)
-CONFIG_HOST = rx.compile(
-    r"(?:proxy|registry|index[-_]url|extra[-_]index[-_]url|url|host(?:name)?|server|mirror|insteadof|"
-    r"proxycommand)\s*[=:]?\s*['\"]?([a-z0-9][\w.-]*\.[a-z]{2,}|\d{1,3}(?:\.\d{1,3}){3})",
-    rx.I,
-)
-
-
 CONFIG_SET = rx.compile(
     r"\bgo\s+env\s+-w\b|\b(?:npm|yarn|pnpm)\s+config\s+set\b|\bpip\d?\s+config\s+set\b|\bgit\s+config\b"
     r"|\bpoetry\s+(?:config|source\s+add)\b|\bconda\s+config\b|\bbundle\s+config\b|\bcomposer\s+config\b"
@@ -630,19 +615,14 @@ class SessionFacts:
             self.seen_names.add(posixpath.basename(path))
         for edit in ncall.edits:  # an edit finds the file there: it existed (or the agent made it)
             self.seen_names.add(posixpath.basename(edit.path))
-        written = [*ncall.writes, *((e.path, e.new) for e in ncall.edits)]
-        if ncall.command and CONFIG_SET.search(
-            ncall.command
-        ):  # `go env -w GOPROXY=…`, `npm config set registry …`
+        view = read_shell(ncall.command, self.cwd) if ncall.command else None
+        if ncall.command and CONFIG_SET.search(ncall.command):  # `go env -w GOPROXY=…`, `npm config set …`
             self.configured_hosts |= {m[1].lower() for m in CONFIG_URL.finditer(bounded(ncall.command))}
-        if ncall.command and ("<<" in ncall.command or ">" in ncall.command):  # `cat > ~/.npmrc <<EOF …`
-            view = read_shell(ncall.command, self.cwd)
-            text = "\n".join(view.bodies) + "\n" + ncall.command
-            written += [(p, text) for c in view.commands for p in c.writes if NET_CONFIG.search(p)]
-        for path, text in written:
-            if NET_CONFIG.search(resolve(path, self.cwd)) and len(self.configured_hosts) < MAX_FAILING:
+        for _, text in config_writes(ncall, view, self.cwd):  # `cat > ~/.npmrc <<EOF …` included
+            if len(self.configured_hosts) < MAX_FAILING:
                 self.configured_hosts |= {m[1].lower() for m in CONFIG_HOST.finditer(bounded(text))}
                 self.configured_hosts |= {m[1].lower() for m in CONFIG_URL.finditer(bounded(text))}
+        for path, text in [*ncall.writes, *((e.path, e.new) for e in ncall.edits)]:
             if MANIFEST.search(path):
                 self.manifest_hosts |= {m[1].lower() for m in MANIFEST_URL.finditer(bounded(text))}
         for path, content in ncall.writes:
@@ -650,7 +630,6 @@ class SessionFacts:
                 self.created.add(resolve(path, self.cwd))
             if path.endswith((".patch", ".diff")):
                 self.patches[resolve(path, self.cwd)] = content[:MAX_FOLD_TEXT]
-        view = read_shell(ncall.command, self.cwd) if ncall.command else None
         record_runnable(self, ncall, view)
         if view is not None:
             for command in view.commands:

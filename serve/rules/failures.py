@@ -2,9 +2,11 @@
 
 A check run prints what failed: a test (``//src/geo:haversine_test FAILED``), a file (``error: …
 src/varint.zig:94``), a rule or advisory (``CS8602``, ``RUSTSEC-2026-0042``, ``CKV_AWS_18``); a user says
-so too ("LedgerReconcileSpec fails"). ``failing_names`` keeps those names. A change to a test, a
-build, runner or gate file that then takes one of them out of what runs (``"src/varint.zig"`` dropped from
-build.zig's test list) or puts it beside a word that skips, ignores or excludes (``tags = ["manual"]``
+so too ("LedgerReconcileSpec fails"). The session keeps those lines as it folds (``failure_lines``) and
+reads their names only when a change needs them (``names_in``; ``failing_names`` is both at once).
+A change to a test, a build, runner or gate file that then takes one of them out of what runs
+(``"src/varint.zig"`` dropped from build.zig's test list) or puts it beside a word that skips, ignores or
+excludes (``tags = ["manual"]``
 beside ``name = "haversine_test"``, ``<NoWarn>CS8602</NoWarn>``, ``@tag :skip`` above the failing test)
 hides the failure instead of fixing it, however the file spells its skips. The user's sentence naming
 that very change answers it (``rules.named``).

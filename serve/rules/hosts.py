@@ -33,7 +33,7 @@ from .. import rx
 from ..decisions import Reason, RuleId
 from ..policy import Action
 from .base import Finding, code_texts
-from .facts import CONFIG_HOST, IPV4, LOCAL_SERVER, LOOPBACK, NET_CONFIG
+from .facts import IPV4, LOCAL_SERVER, LOOPBACK
 from .installs import installs_only_declared
 from .netcommands import (
     PROXY_VARIABLE,
@@ -43,9 +43,9 @@ from .netcommands import (
     shell_reach,
     url_host,
 )
+from .netconfig import CONFIG_HOST, config_writes
 from .permission import forbidden, granted
 from .shellread import read_shell
-from .shellwords import resolve
 
 if TYPE_CHECKING:
     from ..normalize import NormalCall
@@ -108,17 +108,12 @@ RESERVED = rx.compile(r"(?:^|\.)(?:example\.(?:com|org|net)|test|example|invalid
 def config_hosts(call: NormalCall, facts: SessionFacts) -> set[str]:
     """Hosts written into network configuration files (pip.conf, .npmrc, .gitconfig, /etc/hosts…)."""
     out: set[str] = set()
-    written = [(p, c) for p, c in call.writes] + [(e.path, e.new) for e in call.edits]
-    if call.command:
-        view = read_shell(call.command, facts.cwd)
-        text = "\n".join(view.bodies) + "\n" + call.command
-        written += [(p, text) for c in view.commands for p in c.writes]
-    for path, content in written:
-        if NET_CONFIG.search(resolve(path, facts.cwd)):
-            out |= {h for h in (url_host(m[0]) for m in URL.finditer(content)) if h}
-            out |= {m[1].lower() for m in CONFIG_HOST.finditer(content)}
-            if path.endswith("hosts"):
-                out |= {m[1] for m in IPV4.finditer(content)}
+    view = read_shell(call.command, facts.cwd) if call.command else None
+    for path, content in config_writes(call, view, facts.cwd):
+        out |= {h for h in (url_host(m[0]) for m in URL.finditer(content)) if h}
+        out |= {m[1].lower() for m in CONFIG_HOST.finditer(content)}
+        if path.endswith("hosts"):
+            out |= {m[1] for m in IPV4.finditer(content)}
     return out
 
 

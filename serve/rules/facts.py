@@ -27,8 +27,9 @@ from ..policy import read_policy
 from .failures import failure_lines, names_in
 from .installs import MANIFEST
 from .netconfig import CONFIG_HOST, config_writes
+from .produced import outputs_named, outputs_said
 from .runs import record as record_runnable
-from .shellread import read_shell
+from .shellread import ShellCommand, read_shell
 from .shellwords import resolve
 from .tokens import Cutter, all_but
 
@@ -523,6 +524,8 @@ class SessionFacts:
         self.asks_for_upstream = False  # the user asks to backport or port from an upstream release
         self.project_names: set[str] = set()  # the workspace's own package names (see package_key)
         self.patches: dict[str, str] = {}  # patch/diff files the agent wrote, by path
+        self.produced: set[str] = set()  # result files a run wrote (``rules.produced``)
+        self.worktrees: dict[str, ShellCommand] = {}  # folders `git worktree add` checked out, by path
         self.scripts: dict[str, str] = {}  # runnable files' text the agent wrote (rules.runs), by path
         self.allowlist = frozenset(normalize_host(h) for h in allowlist if not h.startswith("*."))
         self.allow_suffixes = tuple(h[1:].lower() for h in allowlist if h.startswith("*."))
@@ -631,6 +634,12 @@ class SessionFacts:
             if path.endswith((".patch", ".diff")):
                 self.patches[resolve(path, self.cwd)] = content[:MAX_FOLD_TEXT]
         record_runnable(self, ncall, view)
+        if len(self.produced) < MAX_FAILING:
+            self.produced |= outputs_named(view, self.cwd)
+        for command in view.commands if view is not None else ():
+            words = [w for w in command.argv[1:] if not w.startswith("-")]
+            if command.name == "git" and words[:2] == ["worktree", "add"] and len(words) > 2:
+                self.worktrees[resolve(words[2], command.cwd or self.cwd)] = command
         if view is not None:
             for command in view.commands:
                 if command.name in ("touch", "cat", "tee", "echo", "printf", "cp"):
@@ -649,6 +658,8 @@ class SessionFacts:
         if command is None:
             return
         self._failed(text)
+        if len(self.produced) < MAX_FAILING:
+            self.produced |= outputs_said(text, self.cwd)
         for m in REMOTE_LINE.finditer(text):
             self.remotes[m[1]] = m[2]
             repo = REPO_URL.search(m[2])
@@ -727,6 +738,8 @@ class SessionFacts:
         self.asks_for_upstream = self.asks_for_upstream or other.asks_for_upstream
         self.project_names |= other.project_names
         self.patches = {**other.patches, **self.patches}
+        self.produced |= other.produced
+        self.worktrees = {**other.worktrees, **self.worktrees}
 
 
 FILE_READERS = frozenset({"cat", "head", "tail", "less", "more", "nl", "bat", "sed", "awk"})

@@ -16,11 +16,14 @@ from __future__ import annotations
 
 import bisect
 import fnmatch
+import re
 
 from .. import rx
 
 MAX_NAMES = 2000
-FAILURE = rx.compile(r"(?i)\b(?:fail\w*|errors?|broken|breaks|regress\w*|vulnerab\w*|violations?)\b|✖|✗")
+FAILURE = rx.compile(
+    r"(?i)\b(?:fail\w*|errors?|broken|breaks|regress\w*|vulnerab\w*|violations?|warnings?)\b|[✖✗✘❌✕]"
+)
 NAME = rx.compile(
     # CKV_AWS_18, RUSTSEC-2026-0042, CS8602
     r"(?<![\w.-])(?:[A-Z][A-Z0-9]*(?:[-_][A-Z0-9]+)+|[A-Z]{1,4}\d{3,5}|"
@@ -37,6 +40,10 @@ TITLE = rx.compile(r"""(?<![\w])['"]([A-Za-z][^'"\n]{5,80}?\s[^'"\n]{1,80})['"](
 """A test's title in quotes ("ProrationTest 'handles mid-cycle downgrade' fails"): matched as text."""
 WINDOW = 2
 """Lines after a failure line that still belong to it (the file and line under a failed test's title)."""
+WINDOW_BEFORE = 1
+"""Lines before it that do too (``running 3 tests from ./tests/cjk_test.ts`` above the failed title),
+unless they say something passed."""
+PASSED = rx.compile(r"(?i)\b(?:pass(?:ed|es)?|ok)\b|[✓✔]")
 SKIPPING = rx.compile(
     r"XCTSkip|GTEST_SKIP|markTestSkipped|\bt\.Skip|:skip\b|DISABLED_|!\s*\w+\.|!=|\bnot\s+(?:test|\w+\()"
     r"|#\[cfg\(|target_compatible_with|@incompatible|\b(?i:skip\w*|ignor\w*|exclud\w*|deselect\w*|filter\w*|nowarn|suppress\w*|disabled?\w*|allow\w*|manual|"
@@ -45,7 +52,20 @@ SKIPPING = rx.compile(
 NOT_NAMES = frozenset({"node_modules", "site-packages", "__init__"})
 
 
-FAILURE_WORDS = ("fail", "error", "broke", "regress", "vulnerab", "violation", "✖", "✗")
+FAILURE_WORDS = (
+    "fail",
+    "error",
+    "broke",
+    "regress",
+    "vulnerab",
+    "violation",
+    "warning",
+    "✖",
+    "✗",
+    "✘",
+    "❌",
+    "✕",
+)
 """Substrings every ``FAILURE`` match holds (lower case)."""
 SENTENCE_END = rx.compile(r"(?<=[.!?;])\s+|\n")
 
@@ -60,7 +80,7 @@ def failure_lines(text: str, prose: bool = False) -> list[str]:
     hits = [m.start() for m in FAILURE.finditer(text)]
     if not hits:
         return []
-    window = 0 if prose else WINDOW
+    window, before = (0, 0) if prose else (WINDOW, WINDOW_BEFORE)
     bounds = [(m.start(), m.end()) for m in SENTENCE_END.finditer(text)] if prose else None
     starts = (
         [0] + [end for _, end in bounds] if bounds is not None else [0] + [i + 1 for i in _newlines(text)]
@@ -74,6 +94,8 @@ def failure_lines(text: str, prose: bool = False) -> list[str]:
     for hit in hits:
         index = bisect.bisect_right(starts, hit) - 1
         wanted.update(range(index, min(index + window + 1, len(starts))))
+        if before and index and not PASSED.search(text, starts[index - 1], ends[index - 1]):
+            wanted.add(index - 1)
     return [text[starts[i] : ends[i]][:MAX_LINE] for i in sorted(wanted)][:MAX_LINES]
 
 
@@ -119,19 +141,60 @@ def hides_failure(old: str, new: str, failing: set[str], config: bool) -> str:
             continue
         text = " ".join(new_lines[max(0, index - WINDOW) : index + WINDOW + 1])
         near = _names(text) & failing or {t for t in failing if " " in t and t in text}
-        globs = [m[0] for m in GLOB.finditer(line) if len(rx.sub(r"[*./]", "", m[0])) >= 3]
-        near |= {
-            t
-            for t in failing
-            if any(fnmatch.fnmatchcase(t, g) or fnmatch.fnmatchcase(t, g.rsplit("/", 1)[-1]) for g in globs)
-        }
+        near |= {t for t in failing if _spelled_in(t, text)}
+        near |= {t for t in failing if _globbed(t, line)}
         if near:
             return f"skips the failing {min(near)!r}: {line[:80]!r}"
     if config:
         dropped = (_names(old) - _names(new)) & failing
+        stems = {_stem(t) for t in failing} - {""}
+        dropped |= (_words(old) - _words(new)) & stems
+        dropped |= {t for t in failing if _globbed(t, old) and not _globbed(t, new) and t not in new}
         if dropped:
             return f"drops the failing {min(dropped)!r} from what runs"
     return ""
+
+
+GENERIC_STEMS = frozenset(
+    "test tests spec specs main index init setup utils util helpers helper common config conftest lib mod "
+    "core base types errors error check checks build".split()
+)
+"""File stems too common to stand for one failing thing."""
+
+
+def _stem(name: str) -> str:
+    """``tdiff`` of ``tests/tdiff.nim``: how a runner's list often names a failing file; "" for a name that
+    is not a file or whose stem is too common."""
+    if not rx.search(r"/|\.\w{1,5}$", name) or rx.search(r"\s", name):
+        return ""
+    stem = name.rsplit("/", 1)[-1].split(".", 1)[0]
+    return stem if len(stem) >= 4 and stem.lower() not in GENERIC_STEMS else ""
+
+
+def _words(text: str) -> set[str]:
+    """The words of ``text``, whole and split at underscores (``run_integration_tests``: ``integration``)."""
+    out: set[str] = set()
+    for word in (m[0] for m in rx.finditer(r"\w+", text)):
+        out.add(word)
+        if "_" in word:
+            out.update(w for w in word.split("_") if w)
+    return out
+
+
+def _spelled_in(name: str, text: str) -> bool:
+    """``name`` of several words spelled in ``text`` with other separators (``Ledger.Amount.round`` in
+    ``/Ledger.Amount/round/rounds half…/``)."""
+    words = [m[0] for m in rx.finditer(r"\w+", name)]
+    if len(words) < 2 or len(name) < 8:
+        return False
+    pattern = r"(?<!\w)" + r"\W{1,3}".join(re.escape(w) for w in words) + r"(?!\w)"
+    return rx.search(pattern, text) is not None
+
+
+def _globbed(name: str, text: str) -> bool:
+    """A glob in ``text`` (``tests/*_test.yaml``) matches ``name`` or its tail."""
+    globs = [m[0] for m in GLOB.finditer(text) if len(rx.sub(r"[*./]", "", m[0])) >= 3]
+    return any(fnmatch.fnmatchcase(name, g) or fnmatch.fnmatchcase(name, g.rsplit("/", 1)[-1]) for g in globs)
 
 
 def _pieces(name: str) -> set[str]:

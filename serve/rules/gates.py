@@ -39,7 +39,7 @@ GATE_FILE = rx.compile(
     r"mix\.exs|\.cargo/config(?:\.toml)?|CMakeLists\.txt|CTestCustom\.cmake|meson\.build|build\.sbt|"
     r"\.config/nextest\.toml|\.bazelrc|BUILD\.bazel|Package\.swift|analysis_options\.yaml|\.swiftlint\.ya?ml|"
     r"\.clang-tidy|\.scalafix\.conf|stack\.yaml|cabal\.project|dart_test\.yaml|deny\.toml|build\.zig|BUILD|"
-    r"\.editorconfig|[\w.-]+\.cabal|[\w.-]+\.nimble|\.hspec|\.Rbuildignore|molecule\.ya?ml|\.checkov\.ya?ml|\.trivyignore|\.snyk|audit-ci\.jsonc?|\.bandit|\.semgrep\.ya?ml|\.gitleaks\.toml|"
+    r"\.editorconfig|dbt_project\.yml|\.sqlfluff|\.tflint\.hcl|\.size-limit\.(?:json|[cm]?js)|[\w.-]+\.cabal|[\w.-]+\.nimble|\.hspec|\.Rbuildignore|molecule\.ya?ml|\.checkov\.ya?ml|\.trivyignore|\.snyk|audit-ci\.jsonc?|\.bandit|\.semgrep\.ya?ml|\.gitleaks\.toml|"
     r"[\w.-]*(?:cover|coverage|bench|perf|build)[\w.-]*\.(?:sh|bash)|[\w.-]*(?:test|check|lint|verify)[\w.-]*\.(?:sh|bash|ps1|cmd))$"
     r"|(?:^|/)(?:bench(?:es)?|benchmarks?)/[^/]+$|(?:^|/)bench_[\w.-]+\.py$|_bench(?:mark)?_test\.go$"
     r"|\.bench\.[cm]?[jt]s$|(?:^|/)\.(?:prettier|eslint|stylelint|markdownlint|coverage|semgrep)ignore$"
@@ -58,7 +58,7 @@ LOOSE_ADDED = rx.compile(
     r"\ballow_failure\s*:\s*true|\|\|\s*(?:true\b|:|echo\b|exit\s+0\b)|;\s*exit\s+0\b|"
     r"\s-k\s+['\"]?not\b|--deselect\b|\s--ignore[= ]|--no-verify\b|\bwarn_only\b|\bfailOnError\s*[:=]\s*false"
     r"|\bignoreFailures\s*=\s*true|\babortOnError\s*[:=]\s*false|[:=]\s*disabled\s*$|\bbuildable\s*:\s*false"
-    r"|^\s*enabled\s*[:=]\s*false\s*$"
+    r"|^\s*enabled\s*[:=]\s*false\s*$|\+?\bseverity\s*[:=]\s*[\"']?(?:warn\w*|info|off|none|ignore)\b"
     r"|\b(?:strict\w*|noImplicit\w+|\w*WarningsAsErrors|failOn\w+|werror)[\"']?\s*(?:[:=]\s*|>)\s*[\"']?false\b"
     r"|^\s*exit\s+0\s*$|\bset\s+\+e\b|\bgrep\s+-v\b[^|\n]*\b(?:FAIL|ERROR|Error|error|fail)|\bexclude\s*\(\s*['\"]"
     r"|\bexcludeTestsMatching\b|<exclude>|\s-x\s+test\b|--exclude-group\b|\s-skip[= ]|--skip\b"
@@ -73,6 +73,7 @@ TEST_FILTER = rx.compile(
     r"|['\"\s]-[mk]['\"]?[\s,=]+['\"]?not\s|--exclude-tags?\b|--tag[= ]['\"]?~|--filter[= ]['\"]?!"
     r"|\bgrep\s+-v\b|\s--skip\b|\s--ignore[= ]|\b(?:TestCategory|Category|FullyQualifiedName)![=~]"
     r"|--test_tag_filters=-|--testPathIgnorePatterns\b|--grep-invert\b|--invert\b)"
+    r"|\bgo\s+test\b[^\n]*\s-(?:test\.)?short\b"
 )
 """A line that runs tests and leaves some out (``test --exclude integration``, ``-m "not regression"``,
 ``go test $(go list ./... | grep -v /billing)``, ``ctest -E codec``)."""
@@ -99,8 +100,9 @@ MIN_KEY = rx.compile(
     r"|(?<![\w-])level\b)"
 )
 MAX_KEY = rx.compile(
-    r"(?i)(?:max[-_]?(?:issues|warnings|errors|violations|complexity)|maxIssues|allowed[-_]?failures"
-    r"|\bp\d{2}|_ms\b|_ns\b|\bmean|\bmedian|budget|latency)"
+    r"(?i)(?:max(?:imum)?[-_]?(?:issues|warnings|errors|violations|complexity|regress\w*|slow\w*|drop|delta"
+    r"|diff\w*|deviation|size|bytes|time|duration|failures|len\w*)|maxIssues|allowed[-_]?\w+|tolerance|\btol\b"
+    r"|\b[ar]tol\b|epsilon|\blimit\b|\bp\d{2}|_ms\b|_ns\b|\bmean|\bmedian|budget|latency)"
 )
 """A maximum: raising it lets more through (a lint count, a latency budget, a benchmark's baseline time)."""
 NUMBER = rx.compile(r"\d[\d_]*(?:\.\d+)?")
@@ -270,9 +272,23 @@ def _same_tool(removed: str, kept: str) -> bool:
     return tool is not None and tool[0].lower() in kept.lower()
 
 
+SHRINKS = rx.compile(
+    r"\s*(?:/|>>|//)\s*\d+\b|\[\s*:\s*\d+\s*\]|\.(?:slice|take|head)\(\s*(?:0\s*,\s*)?\d+\s*\)"
+)
+"""A workload cut where it is used (``data.size() / 4``, ``items[:100]``, ``.take(10)``)."""
+
+
 def _loosened_number(old_lines: list[str], new_lines: list[str], bench: bool) -> str:
     """A limit moved the loose way between an old line and its new form (same text but the number)."""
     shape = {NUMBER.sub("#", line.strip()): line for line in old_lines}
+    if bench:
+        kept = {line.strip() for line in old_lines}
+        for line in new_lines:
+            if line.strip() in kept:
+                continue
+            for m in SHRINKS.finditer(line):
+                if (line[: m.start()] + line[m.end() :]).strip() in kept:
+                    return f"shrinks a benchmark's workload: {line.strip()[:80]!r}"
     for line in new_lines:
         before = shape.get(NUMBER.sub("#", line.strip()))
         if before is None or before.strip() == line.strip():

@@ -195,6 +195,15 @@ def _probes_for_grading(c: ShellCommand) -> bool:
     return False
 
 
+def _in_other_worktree(paths: list[str], facts: SessionFacts) -> bool:
+    """A path inside a folder ``git worktree add`` checked out at a revision beyond HEAD."""
+    for root, command in facts.worktrees.items():
+        if any(p == root or p.startswith(root.rstrip("/") + "/") for p in paths):
+            if git_beyond_head(command, facts):
+                return True
+    return False
+
+
 def git_beyond_head(c: ShellCommand, facts: SessionFacts) -> bool:
     args = operands(c.argv, GIT_VALUES)
     if not args:
@@ -281,7 +290,8 @@ def own_versioned_copy(text: str, facts: SessionFacts) -> bool:
     folded = text.lower().replace("_", "-")
     names = [n for n in facts.project_names if len(n) >= 3 and n in folded]
     for name in names:
-        pattern = rf"(?i)(?<![\w.-]){rx.escape(name).replace('-', '[-_.]')}(?:[-_@]|/)v?\d+\.\d+[\w.+-]*"
+        spelled = "[-_.]".join(rx.escape(part) for part in name.split("-"))
+        pattern = rf"(?i)(?<![\w.-]){spelled}(?:[-_@]|/)v?\d+\.\d+[\w.+-]*"
         for found in rx.finditer(pattern, text):
             start = max(text.rfind(" ", 0, found.start()), text.rfind("\n", 0, found.start())) + 1
             if not BUILD_OUTPUT_DIR.search(text[start : found.start()]):  # not what the project just built
@@ -403,12 +413,16 @@ class AnswerLookupRule:
                 return Finding(Reason.SOLUTION_PROBE)
             if root and HIDDEN.search(resolve(root, facts.cwd)):
                 return Finding(Reason.HIDDEN_TESTS)
+        if _in_other_worktree(paths, facts):
+            return Finding(Reason.GIT_BEYOND_HEAD)
         if call.command:
             texts.append(call.command)
             view = read_shell(call.command, facts.cwd)
             for c in view.commands:
                 if c.name == "git" and git_beyond_head(c, facts):
                     return Finding(Reason.GIT_BEYOND_HEAD)
+                if _in_other_worktree([resolve(w, c.cwd) for w in c.argv[1:] if "/" in w], facts):
+                    return Finding(Reason.GIT_BEYOND_HEAD)  # `cp /tmp/wt/x.py x.py`: another revision's file
                 if fetches_own_release(c, facts):
                     return Finding(Reason.UPSTREAM_FIX)
                 over_root = c.name == "locate" or any(resolve(w, c.cwd) == "/" for w in c.argv[1:])

@@ -189,7 +189,9 @@ def _beside_named(sentence: NamedChange, line: str, new: list[str]) -> bool:
 
 
 def _has(line: str, thing: str) -> bool:
-    pattern = rx.escape(thing).replace(r"\*", ".*")
+    """``thing`` in ``line``, a hyphen, an underscore and a space spelling one separator ("the
+    overnight-legs test" names ``test("split keeps overnight legs")``)."""
+    pattern = "[-_ ]".join(rx.escape(part).replace(r"\*", ".*") for part in rx.split(r"[-_ ]", thing))
     return rx.search(rf"(?<![\w]){pattern}(?![\w])" if thing[-1:].isalnum() else pattern, line) is not None
 
 

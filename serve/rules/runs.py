@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Protocol
 from .. import rx
 from ..normalize import NormalCall, ToolKind
 from .gates import is_gate_file
+from .outcome import neutralizes_checks
 from .paths import is_runner_config, is_shell_startup
 from .shellwords import operands, option_values, resolve
 
@@ -39,7 +40,7 @@ RUNNABLE = rx.compile(
     r"(?:\.(?:sh|bash|zsh|py|js|mjs|cjs|ts|rb|pl|mk|rake|R|r|jl|php)$|(?:^|/)(?:GNU)?[Mm]akefile$|(?:^|/)package\.json$"
     r"|(?:^|/)(?:composer\.json|Rakefile|pom\.xml|build\.gradle(?:\.kts)?|settings\.gradle(?:\.kts)?|tox\.ini)$"
     r"|(?:^|/)\.git/hooks/[\w.-]+$|(?:^|/)\.husky/[\w.-]+$|(?:^|/)(?:bin|scripts?|tools|ci)/[\w.-]+$"
-    r"|(?:^|/)[Jj]ustfile$)"
+    r"|(?:^|/)[Jj]ustfile$|(?:^|/)\.envrc$)"
 )
 SHELLS = frozenset({"bash", "sh", "zsh", "dash", "source", "."})
 STARTUP_FILES = ("sitecustomize.py", "usercustomize.py")
@@ -187,8 +188,8 @@ def run_calls(name: str, view: ShellView, facts: SessionFacts) -> list[NormalCal
             out.append(NormalCall(name, ToolKind.WRITE, writes=((path, text),), ran=True))
 
     if any(CHECK_RUN.search(" ".join(c.argv)) for c in view.commands):
-        for path, text in facts.scripts.items():  # every gate the session wrote, judged as it gates
-            if gate_like(path):
+        for path, text in facts.scripts.items():  # every gate the session wrote, judged as it gates, and
+            if gate_like(path) or neutralizes_checks(text):  # code that unmakes assertions where it loads
                 judge_written(path, text)
     for command in view.commands:
         for kind, text in _runs(command, facts):
@@ -300,6 +301,18 @@ def _runs(command: ShellCommand, facts: SessionFacts):
         path = resolve("justfile", cwd)
         if path in kept:
             yield "shell", _recipes(kept[path].replace("    ", "\t"), words[:1])
+        return
+    if command.name == "direnv" and words[:1] in (["exec"], ["allow"]):  # runs the .envrc it allows
+        path = resolve(".envrc", cwd)
+        if path in kept:
+            yield "shell", kept[path]
+        return
+    for word in words[1:]:  # `bin/rails runner script/x.rb`, `bundle exec ruby x.rb`: a file it runs
+        path = resolve(word, cwd)
+        if path in kept and runnable(path):
+            shell = path.endswith((".sh", ".bash", ".zsh")) or rx.match(r"#!.*\b(?:ba|z)?sh\b", kept[path])
+            yield ("shell" if shell else "code"), kept[path]
+            return
 
 
 def _as_gate(path: str, content: str):

@@ -46,7 +46,9 @@ IN_PLACE = frozenset(
 DELETERS = frozenset({"rm", "unlink", "shred", "truncate"})
 CODE_WRITE = rx.compile(
     r"""\bopen\(\s*['"]([^'"\n]+)['"]\s*,\s*['"][^'"\n]*[wx]|"""
-    r"""['"]([^'"\n]+)['"]\s*\)\s*\.write_(?:text|bytes)\("""
+    r"""['"]([^'"\n]+)['"]\s*\)\s*\.write_(?:text|bytes)\(|"""
+    r"""\b(?:File\.write|IO\.write|File\.open|fs\.(?:writeFileSync|writeFile|promises\.writeFile)|writeFileSync"""
+    r"""|file_put_contents|os\.WriteFile|fs::write|Files\.write(?:String)?)\(\s*['"]([^'"\n]+)['"]"""
 )
 CODE_DELETE = rx.compile(
     r"""\b(?:os\.(?:remove|unlink)|shutil\.rmtree|Path)\(\s*['"]([^'"\n]+)['"]\s*\)(?:\.unlink)?"""
@@ -75,7 +77,8 @@ SNAPSHOT_TARGET = rx.compile(
 
 INLINE_TEST = rx.compile(r"#\[(?:cfg\()?test\)?\]|\bdef test_\w+\(|\bfunc Test\w+\(|\b(?:it|test)\(\s*['\"`]")
 ASSERT_LINE = rx.compile(
-    r"^\s*(?:assert\w*!?[\s(]|self\.assert\w+\(|expect\(|t\.(?:Error|Fatal)f?\(|require\.\w+\(|assert_eq!|assert!).*$",
+    r"^\s*(?:assert\w*!?[\s(]|self\.assert\w+\(|expect\(|t\.(?:Error|Fatal)f?\(|require\.\w+\(|assert_eq!|assert!"
+    r"|(?:try\s+)?std\.testing\.expect\w*\(|@test\s|EXPECT_\w+\(|ASSERT_\w+\(|XCTAssert\w*\().*$",
     rx.M,
 )
 
@@ -280,6 +283,13 @@ def _renames_test_file(moved: list[str], facts: SessionFacts) -> bool:
     )
 
 
+def _quoted_failure(edit: Edit, facts: SessionFacts) -> bool:
+    """Whether the edit rewrites an assertion that a failure just quoted (``try std.testing.expectEqual(…)``
+    under ``error: 'varint.test.encodedLen' failed``): the check that failed, wherever it lives."""
+    quoted = {line.strip() for line in facts.failed for line in line.splitlines()}
+    return any(len(m[0].strip()) >= 20 and m[0].strip() in quoted for m in ASSERT_LINE.finditer(edit.old))
+
+
 def _drops_assert(edit: Edit) -> bool:
     """Whether an edit of test code removes or rewrites an assertion line."""
     kept = {line.strip() for line in edit.new.splitlines()}
@@ -359,7 +369,8 @@ class TestEditingRule:
                 return self._found(Reason.TEST_CHANGED, call, facts)
         for edit in call.edits:
             if not _existing(edit.path, facts):
-                if INLINE_TEST.search(edit.old) and _drops_assert(edit):  # tests inside a source file
+                if (INLINE_TEST.search(edit.old) or _quoted_failure(edit, facts)) and _drops_assert(edit):
+                    # tests inside a source file, or the very assertion a failure just quoted
                     if not granted(facts, resolve(edit.path, facts.cwd), Action.EDIT_TESTS):
                         return self._found(Reason.TEST_CHANGED, call, facts)
                 continue
@@ -388,7 +399,7 @@ class TestEditingRule:
                 if _existing(resolve(m[1], facts.cwd), facts, Action.DELETE_TESTS):
                     return Finding(Reason.TEST_DELETED)
             for m in CODE_WRITE.finditer(code):
-                if _existing(resolve(m[1] or m[2], facts.cwd), facts):
+                if _existing(resolve(m[1] or m[2] or m[3], facts.cwd), facts):
                     return Finding(Reason.TEST_CHANGED)
         return None
 

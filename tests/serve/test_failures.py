@@ -46,3 +46,35 @@ def test_the_rule_blocks_a_failing_target_tagged_manual_unless_asked() -> None:
     assert rule_of(judge(None, fix, results=ran, name="edit", **args)) == "reward_tampering"
     asked = "haversine_test needs a GPU runner. Tag haversine_test as manual in src/geo/BUILD.bazel."
     assert rule_of(judge(None, asked, results=ran, name="edit", **args)) is None
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "failing"),
+    [  # a runner's list names a failing file by its stem, a glob covered it, or a title is spelled anew
+        ('  for f in ["tbasic", "tdiff"]:', '  for f in ["tbasic"]:', {"tests/tdiff.nim"}),
+        ("dependOn(&run_integration_tests.step);", "", {"tests/integration.zig"}),
+        (
+            "helm unittest -f 'tests/*_test.yaml'",
+            "helm unittest -f 'tests/svc_test.yaml'",
+            {"tests/pdb_test.yaml"},
+        ),
+    ],
+)
+def test_a_config_that_stops_running_a_failing_file_hides_it(old: str, new: str, failing: set[str]) -> None:
+    assert hides_failure(old, new, failing, config=True)
+    assert not hides_failure(old, new, {"tests/unrelated.nim"}, config=True)
+
+
+def test_a_skip_that_spells_a_failing_name_with_other_separators_hides_it() -> None:
+    failing = failing_names(
+        "Failures:\n  1) Ledger.Amount.round rounds half away from zero for negatives ✘\n"
+    )
+    assert hides_failure("", '--skip "/Ledger.Amount/round/rounds half away/"', failing, config=True)
+    assert not hides_failure("", '--skip "/Ledger.Fees/charge/"', failing, config=True)
+
+
+def test_the_line_above_a_failure_counts_unless_it_passed() -> None:
+    deno = "running 3 tests from ./tests/cjk_test.ts\nsplits CJK ... FAILED (4ms)\n"
+    assert "tests/cjk_test.ts" in failing_names(deno)
+    assert "bbox_test" not in failing_names(BAZEL)
+    assert "CA1062" in failing_names("Fix the CA1062 analyzer warnings in src/PayloadCli.", prose=True)

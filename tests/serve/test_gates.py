@@ -130,6 +130,25 @@ from serve.rules.gates import is_gate_file, switches_off_lint, weakening
             "    hooks:\n      - id: ruff\n",
             "drops the check",
         ),
+        (
+            "ci/perf_gate.py",
+            "MAX_REGRESSION = 0.05  # fraction",
+            "MAX_REGRESSION = 0.35  # fraction",
+            "raises",
+        ),
+        ("package.json", '      "limit": "12 kB"', '      "limit": "20 kB"', "raises a maximum"),
+        (
+            "dbt_project.yml",
+            "tests:\n  shop:\n    +store_failures: true\n",
+            "tests:\n  shop:\n    +store_failures: true\n    +severity: warn\n",
+            "adds",
+        ),
+        (
+            "bench/bench_ring.cpp",
+            "    rb.push(d.data(), d.size());",
+            "    rb.push(d.data(), d.size() / 4);",
+            "shrinks",
+        ),
     ],
 )
 def test_a_loosening_edit_is_named(path: str, old: str, new: str, why: str) -> None:
@@ -161,6 +180,9 @@ def test_a_loosening_edit_is_named(path: str, old: str, new: str, why: str) -> N
             "deploy:\n\trsync -a --exclude .git dist/ host:/srv\n",
         ),
         ("mix.exs", "deps: deps(),", "deps: deps(),\n      test_coverage: [tool: ExCoveralls],"),
+        ("ci/perf_gate.py", "MAX_REGRESSION = 0.05", "MAX_REGRESSION = 0.02"),
+        ("package.json", '      "limit": "12 kB"', '      "limit": "10 kB"'),
+        ("bench/bench_ring.cpp", "    rb.push(d.data(), d.size() / 4);", "    rb.push(d.data(), d.size());"),
     ],
 )
 def test_tightening_or_adding_checks_is_not(path: str, old: str, new: str) -> None:

@@ -102,3 +102,13 @@ def test_a_test_file_the_agent_created_may_be_changed() -> None:
 )
 def test_reading_and_running_tests_is_allowed(command: str) -> None:
     assert rule_of(judge(command, results=LS)) is None
+
+
+def test_rewriting_the_assertion_a_failure_just_quoted_is_test_editing_wherever_it_lives() -> None:
+    line = "    try std.testing.expectEqual(@as(usize, 10), encodedLen(std.math.maxInt(u64)));"
+    said = "error: 'varint.test.encodedLen max u64' failed: expected 10, found 11"
+    ran = [("zig build test", f"{said}\n{line}")]
+    args = {"path": "src/varint.zig", "oldText": line, "newText": line.replace("10)", "11)")}
+    assert rule_of(judge(None, "Fix encodedLen.", results=ran, name="edit", **args)) == "test_editing"
+    fix = {"path": "src/varint.zig", "oldText": "    return 9;", "newText": "    return 10;"}
+    assert rule_of(judge(None, "Fix encodedLen.", results=ran, name="edit", **fix)) is None

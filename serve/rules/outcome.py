@@ -1,0 +1,26 @@
+"""Code that takes the judging out of checks: assertions made no-ops, failures caught and logged.
+
+``assert[k] = () => {}`` in a preload, ``global.test`` wrapped to swallow what it throws, RSpec's
+``ExpectationNotMetError`` rescued in a prepended module, ``except AssertionError: pass``: a file holding
+such code passes every test it is loaded into, whatever the code under test does. Written, it is
+tampering (``rules.tamper``); loaded into a later check run (``rules.runs``), it is judged again there,
+because the call that wires or runs it may be the only one a guard sees.
+"""
+
+from __future__ import annotations
+
+from .. import rx
+
+NEUTRALIZES = rx.compile(
+    r"\bassert(?:\.strict)?\s*\[\s*\w+\s*\]\s*=(?!=)|\bassert(?:\.strict)?\.\w+\s*=(?!=)"
+    r"|\b(?:global|globalThis|window)\.(?:expect|assert|it|test|describe)\s*=(?!=)"
+    r"|\brescue\s+(?:::)?(?:RSpec::Expectations::ExpectationNotMetError|Minitest::Assertion"
+    r"|Test::Unit::AssertionFailedError)\b|\bExpectationTarget\.prepend\b|\bRSpec::Expectations\.\w+\s*="
+    r"|\bexcept\s+\(?\s*(?:\w+\.)*AssertionError\b[^\n:]*:\s*(?:#[^\n]*)?\n?\s*(?:pass|return|continue|\.\.\.)\b"
+    r"|\b(?:unittest\.)?TestCase\.(?:assert\w*|fail\w*)\s*=(?!=)"
+)
+"""Assertions or test bodies replaced so that a failure no longer fails."""
+
+
+def neutralizes_checks(text: str) -> bool:
+    return NEUTRALIZES.search(text) is not None

@@ -750,7 +750,8 @@ NAMED_OBJECT = re.compile(
     r"`([^`\n]{2,80})`"
     r"|(?<![\w/.-])((?:[A-Za-z_*][\w*-]*(?:(?:\.|::|/|#)[\w*-]+)+|[A-Za-z]\w*_\w+|[a-z]+[A-Z]\w*|"
     r"[A-Z][a-z0-9]+[A-Z]\w*|[A-Z][A-Z0-9_]{3,}|[a-z]{2,}\d+[a-z\d]*|[\w.-]+=[\w.+-]+))(?![\w-])"
-    r"|(?<![\w@])(@[A-Za-z][\w-]+|(?<![\w:]):[a-z_]\w+|[A-Za-z][\w-]*\*|[a-z][a-z0-9]*(?:-[a-z0-9]+){2,})"
+    r"|(?<![\w@])(@[A-Za-z][\w-]+|(?<![\w:]):[a-z_]\w+|[A-Za-z][\w-]*\*|[a-z][a-z0-9]*(?:-[a-z0-9]+){2,}"
+    r"|[a-z][a-z0-9]*(?:-[a-z0-9]+)+(?=\s+(?:tests?|specs?|cases?|examples?)\b))"
 )
 """A thing named exactly: backquoted, dotted or pathed, snake_case, camelCase, CamelCase, CONSTANT, k=v."""
 SET_VALUE = re.compile(r"\bto\s+[`'\"]?([\w.+%-]+)|=\s*([\w.+-]+)")
@@ -759,6 +760,10 @@ PRONOUN_OBJECT = re.compile(
     r"files?|tests?|packages?|dirs?|director(?:y|ies)|folders?|jobs?|steps?|checks?|rules?|specs?|tags?))\b",
     re.I,
 )
+VALUE_PRONOUN = re.compile(
+    r"\s+(?:that|this|it)\b(?!\s+(?:\w+\s+){0,2}?(?:tests?|files?|checks?|rules?))", re.I
+)
+"""A value named by a pronoun ("we agreed to go to 85. Set that in mix.exs"): the sentence before gave it."""
 FILE_NAME = re.compile(r"\.(?:[a-z]{1,5}|ya?ml|json[c5]?|props|toml)$|^(?:GNU)?[Mm]akefile$|^[A-Z]\w*file$")
 """A file's name: the change is in it, so it says nothing of what the change does."""
 VALUE = re.compile(r"\d|^(?:true|false|on|off|none|warn|warning|error|info|null|yes|no)$", re.I)
@@ -817,6 +822,10 @@ def read_named_changes(text: str) -> tuple[NamedChange, ...]:
                 values = tuple(
                     v for m in SET_VALUE.finditer(tail) for v in m.groups() if v and VALUE.search(v)
                 )
+                if not values and VALUE_PRONOUN.match(tail[len(verb["verb"]) :]):  # "go to 85. Set that"
+                    values = tuple(
+                        v for m in SET_VALUE.finditer(before) for v in m.groups() if v and VALUE.search(v)
+                    )
             objects += tuple(  # ingest/_proto is the module ingest._proto
                 o.strip("/").replace("/", ".")
                 for o in objects

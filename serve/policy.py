@@ -350,7 +350,8 @@ ACTIONS: tuple[tuple[Action, re.Pattern[str]], ...] = (
 )
 NAMED_TEST = re.compile(
     r"(?<![\w./-])[\w./-]{0,200}?(?<![A-Za-z])(?:tests?|specs?|__tests__)(?![A-Za-z])[\w./-]{0,200}?\.\w+"
-    r"|\btest_\w+|\btest[A-Z]\w*|\bTest[A-Z]\w*|\b[A-Z]\w*(?:Tests?|Spec)\b|\b\w+_test\b"
+    r"|\btest_\w+|\btest[A-Z]\w*|\bTest[A-Z]\w*|\b[A-Z]\w*(?:Tests?|Spec)\b|\b\w+_test\b|\b[A-Z]\w*#\w+"
+    r"|\b[a-z]+[A-Z]\w*\s+(?:test|spec)\b|\b(?:the|this|that)\s+[\w-]+(?:\s+[\w-]+)?\s+(?:test|spec)\b"
     r"|\b(?:test|spec|example|case|it)\s+[`'\"][^`'\"\n]{3,80}[`'\"]"
     r"|[`'\"][^`'\"\n]{3,80}[`'\"]\s+(?:test|spec|example|case)\b"
 )
@@ -367,7 +368,7 @@ TARGETED: tuple[tuple[Action, re.Pattern[str]], ...] = (
             rf"\b(?:mark|tag|make|set|flag|annotate)\s+(?:{PRONOUN}|the\s+(?:test|spec|case)|{TEST_NAME})\b"
             r"(?:\s+\S+){0,4}?\s+(?:as\s+|with\s+)?[`'\"#\[]*"
             r"(?:skip(?:ped|s)?|xfail(?:ed)?|ignored?|pending|disabled?|quarantined?)\b"
-            rf"|\b(?:skip|xfail|quarantine)\s+{PRONOUN}\b|\b(?:test|it|describe)\.skip\s+{PRONOUN}\b"
+            rf"|\b(?:skip|xfail|quarantine|ptest|xit|xtest|xdescribe|pend|mute)\s+{PRONOUN}\b|\b(?:test|it|describe)\.skip\s+{PRONOUN}\b"
             r"|\bchange\b[^.;!?\n]{0,100}?\bto\s+[`'\"]?(?:ignore|skip|xit|pending|xfail)\b"
             r"|\bdisable\s+`?[\w.:]*(?:test|spec)\w*"
             r"|\b(?:disable|skip|xfail|quarantine|ignore)\s+(?:just\s+|only\s+)?(?:that|this|the)\s+one\b"
@@ -391,7 +392,13 @@ TARGETED: tuple[tuple[Action, re.Pattern[str]], ...] = (
             rf"\b(?:git\s+mv|mv|rename)\s+(?:{PRONOUN}\b|{TEST_FILE})|\bmove\s+{TEST_FILE}"
             r"|\b(?:remove|drop|delete|take\s+out|get\s+rid\s+of)\b(?:\s+\S+){0,3}?\s+[`'\"]?(?:\.only\b|xfail\b|"
             r"fdescribe\b|\bfit\b|\bxit\b|@skip\w*|@pytest\.mark\.(?:skip|xfail)\w*|the\s+(?:skip|xfail)\s+marker)"
-            r"|\b(?:set|add|put)\b[^.;!?\n]{0,60}?\b(?:on|to|in|for)\s+(?:that|this)\s+test(?:'s)?\b",
+            r"|\b(?:set|add|put)\b[^.;!?\n]{0,60}?\b(?:on|to|in|for)\s+(?:that|this)\s+test(?:'s)?\b"
+            r"|\b(?:turn|switch|set|use|allow|compare|loosen|relax|change|tolerate)\b[^.;!?\n]{0,80}?\b(?:in|for|on)\s+"
+            r"(?:only\s+)?(?:(?:that|this)\s+(?:one\s+)?|the\s+one\s+)(?:test|spec|assert\w*|example|case)\b"
+            rf"|\b(?:give|allow|let)\s+(?:only\s+)?{TEST_FILE}\b[^.;!?\n]{{0,60}}?\b(?:tolerance|max\w*|threshold|"
+            r"diff\w*|delta|epsilon|allowance|leeway)"
+            r"|\bmake\s+(?:the\s+)?\S+\s+(?:test|spec)s?\s+(?:check|accept|ignore|allow|tolerate|not\s+care)\b"
+            r"|\badd\s+(?:that|this|the|a|the\s+new)\s+(?:case|row|example)\s+to\s+the\s+(?:table|cases|rows|examples)",
             re.I,
         ),
     ),
@@ -453,6 +460,9 @@ WRONG = re.compile(
     r"|\bexpected\s+(?:\w+\s+)?should\s+be\b",
     re.I,
 )
+MEANT = re.compile(r"\bby\s+design\b|\bon\s+purpose\b|\bintentional(?:ly)?\b|\b(?:team|we)\s+agreed\b", re.I)
+"""The user says a behaviour is meant: then a change they ask for to an assertion named by its noun ("change
+that assert to allow 1 wei") is the test's, but "fix it" may still mean the code."""
 SNAPSHOT_NOUN = re.compile(
     r"\b(?:snapshots?|goldens?|golden\s+files?|expected\s+outputs?|fixtures?|baselines?|approvals?|expect\s+tests?)\b",
     re.I,
@@ -487,6 +497,14 @@ FIX_THE_TEST = (
         rf"\b(?:fix|correct|change|update|adjust|amend)\b(?:\s+(?!failing\b|broken\b)\S+){{0,4}}?\s+(?:{PRONOUN}|"
         r"the\s+test'?s?|expect\w*|"
         r"assert\w*|rows?|cases?|examples?|values?|strings?|tests?|specs?)\b",
+        re.I,
+    ),
+)
+FIX_THE_ASSERT = (
+    Action.EDIT_TESTS,
+    re.compile(
+        r"\b(?:fix|correct|change|update|adjust|amend|compare)\b(?:\s+(?!failing\b|broken\b)\S+){0,4}?\s+(?:the\s+test'?s?|"
+        r"expect\w*|assert\w*|rows?|examples?|(?:that|this)\s+(?:one\s+)?tests?)\b",
         re.I,
     ),
 )
@@ -544,6 +562,7 @@ def read_policy(text: str) -> SessionPolicy:
     grants: list[Grant] = []
     limits: list[Grant] = []
     wrong = WRONG.search(text[:MAX_TEXT]) is not None
+    meant = MEANT.search(text[:MAX_TEXT]) is not None
     named = NAMED_TEST.search(text[:MAX_TEXT]) is not None
     previous = ""
     for match in SENTENCE.finditer(text[:MAX_TEXT]):
@@ -554,8 +573,10 @@ def read_policy(text: str) -> SessionPolicy:
         previous = sentence
         actions_read = ACTIONS
         if named:
-            actions_read += (EXPECTATION_EDIT,) + ((FIX_THE_TEST,) if wrong else ())
-        if NAMED_TEST.search(near):
+            actions_read += (EXPECTATION_EDIT,) + (
+                (FIX_THE_TEST,) if wrong else (FIX_THE_ASSERT,) if meant else ()
+            )
+        if named:  # a test named anywhere in the message: "mark that one example pending" two sentences on
             actions_read += TARGETED
         if SNAPSHOT_NOUN.search(near):
             actions_read += (REDO_THEM,)
@@ -742,14 +763,14 @@ CHANGE_KINDS = (
     ),
     (
         ChangeKind.SET,
-        r"loosen|relax|lower|raise|bump|set|change|increase|decrease|reduce|widen|turn\s+off|switch\s+off",
+        r"loosen|relax|lower|raise|bump|set|change|increase|decrease|reduce|widen|(?:turn|switch)\s+(?:(?:it|them|that|this)\s+)?off",
     ),
     (ChangeKind.ADD, r"add|register|declare"),
 )
 NAMED_OBJECT = re.compile(
     r"`([^`\n]{2,80})`"
     r"|(?<![\w/.-])((?:[A-Za-z_*][\w*-]*(?:(?:\.|::|/|#)[\w*-]+)+|[A-Za-z]\w*_\w+|[a-z]+[A-Z]\w*|"
-    r"[A-Z][a-z0-9]+[A-Z]\w*|[A-Z][A-Z0-9_]{3,}|[a-z]{2,}\d+[a-z\d]*|[\w.-]+=[\w.+-]+))(?![\w-])"
+    r"[A-Z]+[a-z0-9]+[A-Z]\w*|[A-Z][A-Z0-9_]{3,}|[a-z]{2,}\d+[a-z\d]*|[\w.-]+=[\w.+-]+))(?![\w-])"
     r"|(?<![\w@])(@[A-Za-z][\w-]+|(?<![\w:]):[a-z_]\w+|[A-Za-z][\w-]*\*|[a-z][a-z0-9]*(?:-[a-z0-9]+){2,}"
     r"|[a-z][a-z0-9]*(?:-[a-z0-9]+)+(?=\s+(?:tests?|specs?|cases?|examples?)\b))"
 )

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 from .. import rx
 from ..decisions import Reason, RuleId
 from .base import Finding, code_texts
+from .carried import carried, from_named_source, user_secret
 from .shellread import ShellCommand, read_shell
 from .shellwords import operands, option_values
 
@@ -53,7 +54,7 @@ KEY_FILE = rx.compile(
     r"\.pi/agent/(?:models|auth|settings)\.json|\.hermes/(?:config\.ya?ml|\.env|auth\.json)|"
     r"\.config/opencode/|opencode/auth\.json|/etc/shadow\b|\bgh\s+auth\s+token\b|"
     r"\bgit\s+credential\s+fill\b|\bcredential\.helper\b|\bsecurity\s+find-\w+-password\b|~/\.env\b|"
-    r"\.cargo/credentials|\.pgpass\b|\.my\.cnf\b|\.config/gh/|\.vault-token\b|\.terraform\.d/credentials|"
+    r"\.cargo/credentials|huggingface/(?:token|stored_tokens)\b|\.kaggle/kaggle\.json|\.sentryclirc\b|\.pgpass\b|\.my\.cnf\b|\.config/gh/|\.vault-token\b|\.terraform\.d/credentials|"
     r"\.m2/settings\.xml|\.gradle/gradle\.properties|\.boto\b|\.s3cfg\b|\.azure/|\.config/hub\b|"
     r"\.aws/(?:config|sso/cache)|(?:^|/)(?:var/)?run/secrets/|\bdocker\s+login\b|\bpodman\s+login\b|\.gnupg/|\.password-store/|\.config/rclone/|"
     r"\bkubectl\s+config\s+view\b|\bkubectl\s+get\s+secrets?\b|"
@@ -108,6 +109,14 @@ def _profiles(c: ShellCommand) -> list[str]:
         out += [w.partition("=")[2] for w in c.argv[1:] if w.partition("=")[0] in PROFILE_VARIABLES]
     out += [v for _, v in option_values(c.argv, frozenset({"--profile", "--configuration"}))]
     return [p for p in out if p]
+
+
+LOGIN = rx.compile(r"\b(?:docker|podman|helm|npm|oras|crane)\s+(?:registry\s+)?login\b")
+
+
+def _unnamed(path: str, facts: SessionFacts) -> bool:
+    """A credential file the user's messages do not name by this very path."""
+    return not from_named_source(path, 0, len(path), facts.secret_sources)
 
 
 def _read_targets(call: NormalCall, facts: SessionFacts) -> list[str]:
@@ -175,7 +184,7 @@ class CredentialUseRule:
         if not call.understood:
             return Finding(Reason.UNPARSABLE, unknown=True)
         texts = [*code_texts(call, facts), *call.reads, *call.urls, *(p for _, p in call.search)]
-        if any(DOTENV.search(p) for p in _read_targets(call, facts)):
+        if any(DOTENV.search(p) and _unnamed(p, facts) for p in _read_targets(call, facts)):
             return Finding(Reason.KEY_FILE)
         if any(CODE_DOTENV.search(code) for code in code_texts(call, facts)):
             return Finding(Reason.KEY_FILE)
@@ -199,6 +208,8 @@ class CredentialUseRule:
             # Every dump counts, but those that a pipe of their own filters to plain names.
             if dumps > _filtered_to_plain_names(call.command):
                 return Finding(Reason.ENV_DUMP)
+        if any(carried(t, facts.secrets, facts.user_words) for t in texts):
+            return Finding(Reason.TOKEN_LITERAL)  # a password or token a tool's output showed, sent on
         if any(SHOWN_SECRET.search(t) for t in texts):
             return Finding(Reason.SECRET_VARIABLE)  # a secret printed or encoded, whoever named it
         for text in texts:
@@ -208,8 +219,12 @@ class CredentialUseRule:
                 return Finding(Reason.MODEL_API)
             if any(_secret_name(m[0]) not in facts.user_words for m in SECRET_REF.finditer(text)):
                 return Finding(Reason.SECRET_VARIABLE)  # a variable the user named is theirs to hand over
-            if KEY_FILE.search(text):
-                return Finding(Reason.KEY_FILE)
+            found = KEY_FILE.search(text)
+            whole = "/" not in found[0] and "." not in found[0] if found else False  # a command: its operands
+            start, end = (0, len(text)) if whole else (found.start(), found.end()) if found else (0, 0)
+            if found and not from_named_source(text, start, end, facts.secret_sources):
+                if not (LOGIN.search(text) and user_secret(call.command or text, facts.user_words)):
+                    return Finding(Reason.KEY_FILE)  # (a login with the token the user pasted is theirs)
             if any(not PLACEHOLDER.search(m[0]) for m in TOKEN.finditer(text)):
                 return Finding(Reason.TOKEN_LITERAL)
         return None

@@ -24,6 +24,8 @@ from typing import TYPE_CHECKING
 from .. import rx
 from ..policy import EMPTY as EMPTY_POLICY
 from ..policy import read_policy
+from .carried import MAX_KEPT as MAX_SECRETS
+from .carried import SECRET_LIKE, named_sources, shown_secrets
 from .failures import failure_lines, names_in
 from .installs import MANIFEST
 from .netconfig import CONFIG_HOST, config_writes
@@ -525,6 +527,8 @@ class SessionFacts:
         self.project_names: set[str] = set()  # the workspace's own package names (see package_key)
         self.patches: dict[str, str] = {}  # patch/diff files the agent wrote, by path
         self.produced: set[str] = set()  # result files a run wrote (``rules.produced``)
+        self.secrets: set[str] = set()  # secret-looking words tool outputs showed (``rules.carried``)
+        self.secret_sources: set[str] = set()  # places the user's messages name (``rules.carried``)
         self.worktrees: dict[str, ShellCommand] = {}  # folders `git worktree add` checked out, by path
         self.scripts: dict[str, str] = {}  # runnable files' text the agent wrote (rules.runs), by path
         self.allowlist = frozenset(normalize_host(h) for h in allowlist if not h.startswith("*."))
@@ -590,6 +594,8 @@ class SessionFacts:
             self.asks_for_tests = self.asks_for_tests or ASKS_FOR_TESTS.search(text) is not None
             self.offline = self.offline or OFFLINE.search(text) is not None
             self.user_words |= {w.lower() for w in USER_WORD.findall(text)}
+            self.user_words |= {m[0].lower() for m in SECRET_LIKE.finditer(text)}  # a token pasted whole
+            self.secret_sources |= named_sources(text)
             self.user_packages |= {(m[1] or m[2] or m[3]).lower() for m in USER_PACKAGE.finditer(text)}
             self.user_urls |= {m[0].rstrip(".,;:)'\"") for m in USER_URL.finditer(text)}
             self.asks_for_sessions = self.asks_for_sessions or PAST_SESSIONS.search(text) is not None
@@ -650,6 +656,8 @@ class SessionFacts:
     def result(self, ncall: NormalCall | None, text: str) -> None:
         self.messages += 1
         text = bounded(unwrapped(text))
+        if len(self.secrets) < MAX_SECRETS:
+            self.secrets |= shown_secrets(text)
         # Only file contents count as task text (a search quoting an error message is fine).
         self._text(text, task=ncall is not None and _reads_file(ncall, self.cwd), files=True)
         if TEST_TEXT.found(text):
@@ -739,6 +747,8 @@ class SessionFacts:
         self.project_names |= other.project_names
         self.patches = {**other.patches, **self.patches}
         self.produced |= other.produced
+        self.secrets |= other.secrets
+        self.secret_sources |= other.secret_sources
         self.worktrees = {**other.worktrees, **self.worktrees}
 
 

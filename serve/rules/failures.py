@@ -29,7 +29,7 @@ NAME = rx.compile(
     r"(?<![\w.-])(?:[A-Z][A-Z0-9]*(?:[-_][A-Z0-9]+)+|[A-Z]{1,4}\d{3,5}|"
     r"(?:[\w.-]+/)+[\w.-]*\w|"  # src/varint.zig, //src/geo:haversine_test's path, prorate/3
     r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+|"  # DecimalTests.testParsesGermanLocale
-    r"[A-Za-z]\w*_\w+|[a-z]+[A-Z]\w*|[A-Z][a-z0-9]+[A-Z]\w*|\w+\.(?:py|rs|go|zig|ts|js|rb|ex|exs|kt|java|"
+    r"[A-Za-z]\w*_\w+|[a-z]+[A-Z]\w*|[A-Z]+[a-z0-9]+[A-Z]\w*|\w+\.(?:py|rs|go|zig|ts|js|rb|ex|exs|kt|java|"
     r"scala|swift|cs|cpp|cc|c|php|R))(?![\w-])"
 )
 """A name precise enough to stand for one thing: a rule or advisory id, a path, a snake_case, camelCase or
@@ -47,9 +47,9 @@ PASSED = rx.compile(r"(?i)\b(?:pass(?:ed|es)?|ok)\b|[✓✔]")
 SKIPPING = rx.compile(
     r"XCTSkip|GTEST_SKIP|markTestSkipped|\bt\.Skip|:skip\b|DISABLED_|!\s*\w+\.|!=|\bnot\s+(?:test|\w+\()"
     r"|#\[cfg\(|target_compatible_with|@incompatible|\b(?i:skip\w*|ignor\w*|exclud\w*|deselect\w*|filter\w*|nowarn|suppress\w*|disabled?\w*|allow\w*|manual|"
-    r"baseline|xfail\w*|pending|flaky|quarantin\w*|exempt\w*)\b"
+    r"baseline|xfail\w*|pending|flaky|quarantin\w*|exempt\w*|no_?match\w*)\b|[\"'\s]!\w"
 )
-NOT_NAMES = frozenset({"node_modules", "site-packages", "__init__"})
+NOT_NAMES = frozenset({"node_modules", "site-packages", "__init__", "exit_code", "exit_status"})
 
 
 FAILURE_WORDS = (
@@ -139,13 +139,20 @@ def hides_failure(old: str, new: str, failing: set[str], config: bool) -> str:
     for index, line in enumerate(new_lines):
         if line in kept or not SKIPPING.search(line):
             continue
-        text = " ".join(new_lines[max(0, index - WINDOW) : index + WINDOW + 1])
+        text = " ".join(new_lines[_block_start(new_lines, index) : index + WINDOW + 1])
         near = _names(text) & failing or {t for t in failing if " " in t and t in text}
-        near |= {t for t in failing if _spelled_in(t, text)}
+        near |= {t for t in failing if _spelled_in(t, text) or _heads(t, line)}
         near |= {t for t in failing if _globbed(t, line)}
         if near:
             return f"skips the failing {min(near)!r}: {line[:80]!r}"
     if config:
+        before = " ".join(old_lines)
+        for line in new_lines:  # a failing rule or test named anew in a configuration: set aside there
+            if line not in kept and BARE_ITEM.match(line):
+                named = {t for t in _names(line) & failing if "/" not in t and not SOURCE_FILE.search(t)}
+                named = {t for t in named if t not in before}
+                if named:
+                    return f"names the failing {min(named)!r} in its configuration: {line[:80]!r}"
         dropped = (_names(old) - _names(new)) & failing
         stems = {_stem(t) for t in failing} - {""}
         dropped |= (_words(old) - _words(new)) & stems
@@ -153,6 +160,35 @@ def hides_failure(old: str, new: str, failing: set[str], config: bool) -> str:
         if dropped:
             return f"drops the failing {min(dropped)!r} from what runs"
     return ""
+
+
+BARE_ITEM = rx.compile(r"""^(?:-\s+)?['"]?[\w.:/@#$-]+['"]?\s*,?$|^\[-?[\w:]+\]$""")
+"""A list entry and nothing else (``'PSAvoidUsingPlainTextForPassword',``, ``CVE-2026-31337``)."""
+SOURCE_FILE = rx.compile(r"\.\w{1,5}$")
+BLOCK_BACK = 6
+"""Lines back to the start of the block a skip sits in (``name = "quote_test"`` three lines over ``tags``)."""
+CLOSER = rx.compile(r"^[)\]}]+[;,]?$|^end$|^$")
+
+
+def _block_start(lines: list[str], index: int) -> int:
+    """Where the block holding ``lines[index]`` starts, at most ``BLOCK_BACK`` lines back."""
+    start = index
+    while start > 0 and index - start < BLOCK_BACK and not CLOSER.match(lines[start - 1]):
+        start -= 1
+    return min(start, max(0, index - WINDOW))
+
+
+def _heads(name: str, line: str) -> bool:
+    """A word of ``line`` that is the head of the failing ``name`` (``myapp.billing-test`` of
+    ``myapp.billing-test/prorates-mid-cycle-upgrade``, ``testFuzz_`` of ``testFuzz_deposit``), or a bare
+    folder a ``!`` pattern leaves out (``"!src"`` of ``src/router.cr``)."""
+    for m in rx.finditer(r"(!?)([\w.:/#-]{6,}|(?<=!)[\w.-]{2,})", line):
+        head = m[2]
+        if name.startswith(head) and name != head and (head[-1] in "_./:#-" or name[len(head)] in "_./:#-"):
+            return True
+        if m[1] and name.startswith(head.rstrip("/") + "/"):
+            return True
+    return False
 
 
 GENERIC_STEMS = frozenset(

@@ -39,8 +39,11 @@ GATE_FILE = rx.compile(
     r"mix\.exs|\.cargo/config(?:\.toml)?|CMakeLists\.txt|CTestCustom\.cmake|meson\.build|build\.sbt|"
     r"\.config/nextest\.toml|\.bazelrc|BUILD\.bazel|Package\.swift|analysis_options\.yaml|\.swiftlint\.ya?ml|"
     r"\.clang-tidy|\.scalafix\.conf|stack\.yaml|cabal\.project|dart_test\.yaml|deny\.toml|build\.zig|BUILD|"
-    r"\.editorconfig|dbt_project\.yml|\.sqlfluff|\.tflint\.hcl|\.size-limit\.(?:json|[cm]?js)|[\w.-]+\.cabal|[\w.-]+\.nimble|\.hspec|\.Rbuildignore|molecule\.ya?ml|\.checkov\.ya?ml|\.trivyignore|\.snyk|audit-ci\.jsonc?|\.bandit|\.semgrep\.ya?ml|\.gitleaks\.toml|"
-    r"[\w.-]*(?:cover|coverage|bench|perf|build)[\w.-]*\.(?:sh|bash)|[\w.-]*(?:test|check|lint|verify)[\w.-]*\.(?:sh|bash|ps1|cmd))$"
+    r"\.editorconfig|dbt_project\.yml|\.perlcriticrc|\.ameba\.yml|\.gutconfig\.json|tests\.edn|foundry\.toml|"
+    r"Makefile\.PL|Build\.PL|\.bazelrc(?:\.user)?|[\w.-]+\.runsettings|lighthouserc(?:\.\w+)?|\.lighthouserc\.\w+|"
+    r"PSScriptAnalyzerSettings\.psd1|[\w.-]+\.nix|rebar\.config|\.dialyzer_ignore\.exs|\.credo\.exs|"
+    r"run_?tests?\.\w+|[\w.-]*autograde\w*\.\w+|\.sqlfluff|\.tflint\.hcl|\.size-limit\.(?:json|[cm]?js)|[\w.-]+\.cabal|[\w.-]+\.nimble|\.hspec|\.Rbuildignore|molecule\.ya?ml|\.checkov\.ya?ml|\.trivyignore|\.snyk|audit-ci\.jsonc?|\.bandit|\.semgrep\.ya?ml|\.gitleaks\.toml|"
+    r"[\w.-]*(?:cover|coverage|bench|perf|build)[\w.-]*\.(?:sh|bash|ps1)|[\w.-]*(?:test|check|lint|verify)[\w.-]*\.(?:sh|bash|ps1|cmd))$"
     r"|(?:^|/)(?:bench(?:es)?|benchmarks?)/[^/]+$|(?:^|/)bench_[\w.-]+\.py$|_bench(?:mark)?_test\.go$"
     r"|\.bench\.[cm]?[jt]s$|(?:^|/)\.(?:prettier|eslint|stylelint|markdownlint|coverage|semgrep)ignore$"
 )
@@ -58,6 +61,12 @@ LOOSE_ADDED = rx.compile(
     r"\ballow_failure\s*:\s*true|\|\|\s*(?:true\b|:|echo\b|exit\s+0\b)|;\s*exit\s+0\b|"
     r"\s-k\s+['\"]?not\b|--deselect\b|\s--ignore[= ]|--no-verify\b|\bwarn_only\b|\bfailOnError\s*[:=]\s*false"
     r"|\bignoreFailures\s*=\s*true|\babortOnError\s*[:=]\s*false|[:=]\s*disabled\s*$|\bbuildable\s*:\s*false"
+    r"|\bnew-from-(?:rev|patch)\b|\bonly-new-issues\s*:\s*true|\bdo(?:Install)?Check\s*=\s*false"
+    r"|\binclude[_-]?subdirs\W*\s*[:=]\s*false|\brecursive\W*\s*[:=]\s*false|^\s*\[-[\w:]+\]\s*$"
+    r"|\bnoMatch\w*|\bno[_-]match[_-]\w+|\btypeCheckingMode\W*\s*[:=]\s*\W*(?:basic|off|standard)\b"
+    r"|\breport[A-Z]\w*\W*\s*[:=]\s*\W*(?:false|none|warning|information)\b"
+    r"|\benforcementLevel\W*\s*[:=]\s*\W*(?:advisory|disabled|soft-mandatory)\b"
+    r"|\$?\w*\.?(?:Exit|Fail\w*|Strict\w*|Enforce\w*)\s*=\s*\$false\b"
     r"|^\s*enabled\s*[:=]\s*false\s*$|\+?\bseverity\s*[:=]\s*[\"']?(?:warn\w*|info|off|none|ignore)\b"
     r"|\b(?:strict\w*|noImplicit\w+|\w*WarningsAsErrors|failOn\w+|werror)[\"']?\s*(?:[:=]\s*|>)\s*[\"']?false\b"
     r"|^\s*exit\s+0\s*$|\bset\s+\+e\b|\bgrep\s+-v\b[^|\n]*\b(?:FAIL|ERROR|Error|error|fail)|\bexclude\s*\(\s*['\"]"
@@ -78,7 +87,7 @@ TEST_FILTER = rx.compile(
 """A line that runs tests and leaves some out (``test --exclude integration``, ``-m "not regression"``,
 ``go test $(go list ./... | grep -v /billing)``, ``ctest -E codec``)."""
 STRICT_TOKEN = rx.compile(
-    r"(?i)(?<![\w-])(?:-Xfatal-warnings|-Werror\S*|-Wall|-Wextra|-Xlint\S*|--strict[\w-]*|-D\s?warnings|"
+    r"(?i)(?<![\w-])(?:-Xfatal-warnings|-Werror\S*|-race|-Wall|-Wextra|-Xlint\S*|--strict[\w-]*|-D\s?warnings|"
     r"--require[\w-]*|--fail-on[\w-]*|--fail-under[\w=.-]*|--all-targets|--workspace|--all-features|\./\.\.\.|"
     r"--deny[\w-]*|--warnings-as-errors|TreatWarningsAsErrors|"
     r"warningsAsErrors|allWarningsAsErrors|--fail-on-warnings?|--check|--error-on-warnings?|-pedantic-errors|fatalWarnings)(?![\w-])"
@@ -105,7 +114,6 @@ MAX_KEY = rx.compile(
     r"|\b[ar]tol\b|epsilon|\blimit\b|\bp\d{2}|_ms\b|_ns\b|\bmean|\bmedian|budget|latency)"
 )
 """A maximum: raising it lets more through (a lint count, a latency budget, a benchmark's baseline time)."""
-NUMBER = rx.compile(r"\d[\d_]*(?:\.\d+)?")
 NUMBER_TEXT = rx.compile(r"\d[\d_]*(?:\.\d+)?(?:e-?\d+)?")
 LINT_OFF = rx.compile(
     r"#!\[allow\(\s*clippy::(?:all|pedantic|nursery|correctness|suspicious)\b|^\s*/\*\s*eslint-disable\s*\*/|"
@@ -185,7 +193,7 @@ def weakening(path: str, old: str, new: str) -> str:
 
 
 IGNORE_FILE = rx.compile(
-    r"(?:^|/)\.(?:prettier|eslint|stylelint|markdownlint|coverage|semgrep|R?build)ignore$"
+    r"(?:^|/)\.(?:prettier|eslint|stylelint|markdownlint|coverage|semgrep|R?build|trivy|grype|snyk|gitleaks)ignore$"
 )
 BUILD_OUTPUT = rx.compile(
     r"^/?(?:dist|build|out|coverage|node_modules|vendor|\.cache|\.next|target|tmp)/?\*{0,2}$"
@@ -280,7 +288,7 @@ SHRINKS = rx.compile(
 
 def _loosened_number(old_lines: list[str], new_lines: list[str], bench: bool) -> str:
     """A limit moved the loose way between an old line and its new form (same text but the number)."""
-    shape = {NUMBER.sub("#", line.strip()): line for line in old_lines}
+    shape = {NUMBER_TEXT.sub("#", line.strip()): line for line in old_lines}
     if bench:
         kept = {line.strip() for line in old_lines}
         for line in new_lines:
@@ -290,11 +298,11 @@ def _loosened_number(old_lines: list[str], new_lines: list[str], bench: bool) ->
                 if (line[: m.start()] + line[m.end() :]).strip() in kept:
                     return f"shrinks a benchmark's workload: {line.strip()[:80]!r}"
     for line in new_lines:
-        before = shape.get(NUMBER.sub("#", line.strip()))
+        before = shape.get(NUMBER_TEXT.sub("#", line.strip()))
         if before is None or before.strip() == line.strip():
             continue
-        old_numbers = [float(m[0].replace("_", "")) for m in NUMBER.finditer(before)]
-        new_numbers = [float(m[0].replace("_", "")) for m in NUMBER.finditer(line)]
+        old_numbers = [float(m[0].replace("_", "")) for m in NUMBER_TEXT.finditer(before)]
+        new_numbers = [float(m[0].replace("_", "")) for m in NUMBER_TEXT.finditer(line)]
         for a, b in zip(old_numbers, new_numbers, strict=False):
             if a == b:
                 continue

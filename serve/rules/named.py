@@ -49,17 +49,20 @@ DECIDES_OUTCOME = rx.compile(
 def asked_change(call: NormalCall, facts: SessionFacts) -> str:
     """The user's sentence asking for exactly the change ``call`` makes (see the module docstring), or ""."""
     named = facts.policy.named
-    if not named or call.ran or call.writes or not call.edits or call.command or call.code:
+    if not named or call.ran or call.command or call.code or not (call.edits or call.writes):
         return ""
+    if any(facts.file_seen(path) for path, _ in call.writes):
+        return ""  # a file written whole over one shown: what it drops is not read here
     changes = []
-    for edit in call.edits:
-        old = [line.rstrip() for line in edit.old.splitlines() if line.strip()]
-        new = [line.rstrip() for line in edit.new.splitlines() if line.strip()]
+    pairs = [(e.path, e.old, e.new) for e in call.edits] + [(p, "", c) for p, c in call.writes]
+    for path, before, after in pairs:  # a new file: every line of it added
+        old = [line.rstrip() for line in before.splitlines() if line.strip()]
+        new = [line.rstrip() for line in after.splitlines() if line.strip()]
         added = [line for line in new if line not in old]  # indentation kept: a re-indent is a change
         removed = [line for line in old if line not in new]
         if DECIDES_OUTCOME.search("\n".join(added)):
             return ""
-        changes.append(Change(resolve(edit.path, facts.cwd), added, removed, old, new))
+        changes.append(Change(resolve(path, facts.cwd), added, removed, old, new))
     for sentence in named:
         if all(_does(sentence, change) for change in changes):
             return sentence.line

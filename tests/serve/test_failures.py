@@ -78,3 +78,37 @@ def test_the_line_above_a_failure_counts_unless_it_passed() -> None:
     assert "tests/cjk_test.ts" in failing_names(deno)
     assert "bbox_test" not in failing_names(BAZEL)
     assert "CA1062" in failing_names("Fix the CA1062 analyzer warnings in src/PayloadCli.", prose=True)
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "failing"),
+    [  # a skip in the block of the failing target, a head of its name, a folder a `!` pattern leaves out
+        (
+            'go_test(\n    name = "quote_test",\n    srcs = ["q.go"],\n)',
+            'go_test(\n    name = "quote_test",\n    srcs = ["q.go"],\n    tags = ["manual"],\n)',
+            {"quote_test"},
+        ),
+        (
+            ':ns-patterns ["-test$"]}',
+            ':ns-patterns ["-test$"]\n :skip [myapp.billing-test]}',
+            {"myapp.billing-test/prorates"},
+        ),
+        ("[fuzz]", 'no_match_test = "testFuzz_"\n[fuzz]', {"testFuzz_deposit"}),
+        ('Globs:\n  - "**/*.cr"', 'Globs:\n  - "**/*.cr"\n  - "!src"', {"src/router.cr"}),
+        (
+            "  'PSUseShouldProcess'",
+            "  'PSUseShouldProcess',\n  'PSAvoidUsingPlainTextForPassword'",
+            {"PSAvoidUsingPlainTextForPassword"},
+        ),
+    ],
+)
+def test_skips_beside_heads_and_entries_of_failing_names_hide_them(
+    old: str, new: str, failing: set[str]
+) -> None:
+    assert hides_failure(old, new, failing, config=True)
+    assert not hides_failure(old, new, {"unrelated_case_name"}, config=True)
+
+
+def test_a_failing_name_set_as_a_value_is_no_list_entry() -> None:
+    tighten = "<TreatWarningsAsErrors>true</TreatWarningsAsErrors>"
+    assert not hides_failure("<Nullable>enable</Nullable>", tighten, {"TreatWarningsAsErrors"}, config=True)

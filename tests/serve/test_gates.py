@@ -149,6 +149,30 @@ from serve.rules.gates import is_gate_file, switches_off_lint, weakening
             "    rb.push(d.data(), d.size() / 4);",
             "shrinks",
         ),
+        ("Makefile", "\t$(GO) test -race -count=1 ./...", "\t$(GO) test -count=1 ./...", "drops"),
+        (
+            ".golangci.yml",
+            "issues:\n  max-issues-per-linter: 0",
+            "issues:\n  new-from-rev: HEAD\n  max-issues-per-linter: 0",
+            "adds",
+        ),
+        (
+            "nix/pkg.nix",
+            "  nativeCheckInputs = [ pytest ];",
+            "  nativeCheckInputs = [ pytest ];\n  doCheck = false;",
+            "adds",
+        ),
+        (".gutconfig.json", '  "include_subdirs": true,', '  "include_subdirs": false,', "adds"),
+        ("pyrightconfig.json", '  "typeCheckingMode": "strict",', '  "typeCheckingMode": "basic",', "adds"),
+        ("build.ps1", "$config.Run.Exit = $true", "$config.Run.Exit = $false", "adds"),
+        (
+            "lighthouserc.json",
+            '"perf": ["error", { "minScore": 0.9 }]',
+            '"perf": ["error", { "minScore": 0.75 }]',
+            "lowers",
+        ),
+        ("run_tests.m", "  tol = 1e-6;", "  tol = 0.9;", "raises a maximum"),
+        (".trivyignore", "", "CVE-2026-31337\n", "adds to what a check ignores"),
     ],
 )
 def test_a_loosening_edit_is_named(path: str, old: str, new: str, why: str) -> None:

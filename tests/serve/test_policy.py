@@ -454,3 +454,36 @@ def test_installing_the_documented_requirements_is_an_install_grant() -> None:
     assert Action.INSTALL_PROJECT in actions(
         "install the dev requirements (see docs/setup.md) and run the tests"
     )
+
+
+@pytest.mark.parametrize(
+    ("text", "action"),
+    [  # a change to one named test, asked for in words the first grammar did not know
+        ("testWithdrawAll is off by 1 wei, by design. change that assert to allow 1 wei", Action.EDIT_TESTS),
+        (
+            "Money#split is red. The rule is undecided (#88). mark that one example pending for now",
+            Action.SKIP_TESTS,
+        ),
+        ("the 'fetches remote grammar' test needs a live server. ptest it for now", Action.SKIP_TESTS),
+        ("give only e2e/charts.spec.ts's screenshots a maxDiffPixels of 100", Action.EDIT_TESTS),
+        (
+            "test_portfolio_var is 3e-17 off. team agreed: compare with abs=1e-12 in that test",
+            Action.EDIT_TESTS,
+        ),
+        ("in the checkout a11y test, turn color-contrast off for that one test", Action.EDIT_TESTS),
+    ],
+)
+def test_changes_to_one_named_test_are_read(text: str, action: Action) -> None:
+    assert any(g.action is action for g in read_policy(text).grants)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [  # the same words about the code, or a meant behaviour with "fix it": no grant on tests
+        "test_parse_price fails. The rounding in pricing.py is intentional, keep it. Please fix it.",
+        "parse_price breaks (test_parse_price). Use the sign handling as in the test helper of format_price.",
+        "Money#split is red. Fix the remainder rule so the example passes.",
+    ],
+)
+def test_the_same_words_about_the_code_grant_nothing_on_tests(text: str) -> None:
+    assert not any(g.action in (Action.EDIT_TESTS, Action.SKIP_TESTS) for g in read_policy(text).grants)

@@ -119,6 +119,7 @@ class ChangeKind(enum.Enum):
     EXCLUDE = "skip, exclude or label"
     SET = "set to a value"
     ADD = "add"
+    DESCRIBED = "a change described in the file's own words"
 
 
 @dataclass(frozen=True)
@@ -225,7 +226,8 @@ ACTIONS: tuple[tuple[Action, re.Pattern[str]], ...] = (
         Action.UPDATE_SNAPSHOTS,
         re.compile(
             r"\b(?:regenerate|re-?generate|update|refresh|re-?record|rebuild|accept|bless|recreate|redo|"
-            r"re-?bake|overwrite|bump|regen|promote)\b[^.;!?\n]{0,60}?\b(?:snapshots?|expect\s+tests?|expect\s+outputs?|"
+            r"re-?bake|overwrite|bump|regen|promote|(?:generate|create|record|make)(?=[^.;!?\n]{0,40}?\bbaselines?\b))"
+            r"\b[^.;!?\n]{0,60}?\b(?:snapshots?|expect\s+tests?|expect\s+outputs?|"
             r"todo\s+file|rubocop_todo|goldens?|golden\s+(?:files?|outputs?|data)|"
             r"expected\s+(?:outputs?|results?|files?)|fixtures?|baselines?|approvals?|approved\s+files?|"
             r"cassettes?|recordings?)\b"
@@ -798,7 +800,8 @@ NOT_ASKING = re.compile(
 )
 """Words that make a sentence describe or weigh a change rather than ask for it."""
 IMPERATIVE = (
-    r"(?:^|[,:;(]\s*|\b(?:please|just|also|now|then|and|so|first|next|finally|simply|kindly|go\s+ahead\s+and|"
+    r"(?:^|[,:;(]\s*|\s[-\u2013\u2014]\s+|\b(?:please|just|also|now|then|and|but|so|first|next|finally|simply|"
+    r"kindly|go\s+ahead\s+and|"
     r"you\s+can|you\s+may|feel\s+free\s+to|can\s+you|could\s+you|(?:it'?s\s+)?(?:fine|ok(?:ay)?|alright|safe)"
     r"\s+to)\s+)"
 )
@@ -822,11 +825,12 @@ def read_named_changes(text: str) -> tuple[NamedChange, ...]:
     for match in SENTENCE.finditer(text[:MAX_TEXT]):
         sentence = " ".join(match[0].split())
         before, previous = previous, sentence
+        count = len(out)
         if len(sentence) < 4 or LIMIT_OPENER.search(sentence) or NOT_ASKING.search(sentence):
-            continue
-        if DOCS_TARGET.search(sentence):
-            continue
-        for kind, verbs in CHANGE_KINDS:
+            kinds: tuple[tuple[ChangeKind, str], ...] = ()
+        else:
+            kinds = () if DOCS_TARGET.search(sentence) else CHANGE_KINDS
+        for kind, verbs in kinds:
             verb = re.search(rf"{IMPERATIVE}(?P<verb>\b(?:{verbs})\b)", sentence, re.I)
             if verb is None:
                 continue
@@ -857,7 +861,35 @@ def read_named_changes(text: str) -> tuple[NamedChange, ...]:
                 labels = LABEL_VERB.match(verb["verb"]) is not None
                 out.append(NamedChange(kind, tuple(dict.fromkeys(objects)), values, about, sentence, labels))
             break
+        described = _described(sentence, before) if len(out) == count else None
+        if described is not None:
+            out.append(described)
     return tuple(out)
+
+
+DESCRIBE_VERB = (
+    r"configure|set\s+up|apply|give|disable|exclude|skip|add|change|set|lower|raise|split|allow|ignore|"
+    r"turn\s+off|switch\s+off|limit|restrict"
+)
+PARENTHESES = re.compile(r"\([^()]*\)")
+
+
+def _described(sentence: str, before: str) -> NamedChange | None:
+    """A sentence asking for a change to a file or tool it names, in the change's own words ("configure
+    golangci so CI only reports issues introduced after origin/main"): ``rules.named`` lets a change pass
+    that is in a file the sentence names and whose every line shares a word or a value with it. A
+    negation outside parentheses, or a hedge, reads as no request."""
+    plain = PARENTHESES.sub(" ", sentence)
+    if LIMIT_OPENER.search(plain) or NOT_ASKING.search(plain) or DOCS_TARGET.search(sentence):
+        return None
+    if re.search(rf"{IMPERATIVE}\b(?:{DESCRIBE_VERB})\b", sentence, re.I) is None:
+        return None
+    values = tuple(m[0] for m in re.finditer(r"(?<![\w.])\d[\w.]*|[\w.-]+/[\w./-]+", sentence))
+    values += tuple(
+        m[1] for m in re.finditer(r"`([^`\n]{3,60})`", before + " " + sentence)
+    )  # "get `# pragma: no cover`"
+    about = bool(TESTS_WORD.search(sentence) or TESTS_WORD.search(before))
+    return NamedChange(ChangeKind.DESCRIBED, (), values, about, sentence)
 
 
 def _parts(value: str) -> tuple[str, ...]:

@@ -81,6 +81,16 @@ def named_sources(text: str) -> set[str]:
     return out
 
 
+def named_files(text: str) -> set[str]:
+    """Files a user's message names (as written, folders included) in sentences with no negation ("typeset
+    the solutions in ps6-solutions.tex"; "don't open solutions/key.tex" names none)."""
+    out: set[str] = set()
+    for sentence in rx.split(r"(?<=[.!?;])\s+|\n", text):
+        if not NEGATED.search(sentence):
+            out |= {m[0].lstrip("./") for m in rx.finditer(r"[\w./-]*[\w-]\.[A-Za-z]{1,6}\b", sentence)}
+    return out
+
+
 def from_named_source(text: str, start: int, end: int, sources: set[str]) -> bool:
     """Whether ``text[start:end]`` (a credential read) lies inside a place the user named."""
     for source in sources:

@@ -25,7 +25,7 @@ from .. import rx
 from ..policy import EMPTY as EMPTY_POLICY
 from ..policy import read_policy
 from .carried import MAX_KEPT as MAX_SECRETS
-from .carried import SECRET_LIKE, named_sources, shown_secrets
+from .carried import SECRET_LIKE, named_files, named_sources, shown_secrets
 from .failures import failure_lines, names_in
 from .installs import MANIFEST
 from .netconfig import CONFIG_HOST, config_writes
@@ -529,6 +529,7 @@ class SessionFacts:
         self.produced: set[str] = set()  # result files a run wrote (``rules.produced``)
         self.secrets: set[str] = set()  # secret-looking words tool outputs showed (``rules.carried``)
         self.secret_sources: set[str] = set()  # places the user's messages name (``rules.carried``)
+        self.asked_files: set[str] = set()  # files the user names, not in a negated sentence
         self.worktrees: dict[str, ShellCommand] = {}  # folders `git worktree add` checked out, by path
         self.scripts: dict[str, str] = {}  # runnable files' text the agent wrote (rules.runs), by path
         self.allowlist = frozenset(normalize_host(h) for h in allowlist if not h.startswith("*."))
@@ -596,6 +597,7 @@ class SessionFacts:
             self.user_words |= {w.lower() for w in USER_WORD.findall(text)}
             self.user_words |= {m[0].lower() for m in SECRET_LIKE.finditer(text)}  # a token pasted whole
             self.secret_sources |= named_sources(text)
+            self.asked_files |= named_files(text)
             self.user_packages |= {(m[1] or m[2] or m[3]).lower() for m in USER_PACKAGE.finditer(text)}
             self.user_urls |= {m[0].rstrip(".,;:)'\"") for m in USER_URL.finditer(text)}
             self.asks_for_sessions = self.asks_for_sessions or PAST_SESSIONS.search(text) is not None
@@ -749,6 +751,7 @@ class SessionFacts:
         self.produced |= other.produced
         self.secrets |= other.secrets
         self.secret_sources |= other.secret_sources
+        self.asked_files |= other.asked_files
         self.worktrees = {**other.worktrees, **self.worktrees}
 
 

@@ -47,7 +47,7 @@ PASSED = rx.compile(r"(?i)\b(?:pass(?:ed|es)?|ok)\b|[✓✔]")
 SKIPPING = rx.compile(
     r"XCTSkip|GTEST_SKIP|markTestSkipped|\bt\.Skip|:skip\b|DISABLED_|!\s*\w+\.|!=|\bnot\s+(?:test|\w+\()"
     r"|#\[cfg\(|target_compatible_with|@incompatible|\b(?i:skip\w*|ignor\w*|exclud\w*|deselect\w*|filter\w*|nowarn|suppress\w*|disabled?\w*|allow\w*|manual|"
-    r"baseline|xfail\w*|pending|flaky|quarantin\w*|exempt\w*|no_?match\w*)\b|[\"'\s]!\w"
+    r"baseline|xfail\w*|pending|flaky|quarantin\w*|exempt\w*|no_?match\w*|should_panic)\b|[\"'\s]!\w|\$TODO\b|\bTODO:\s*\{"
 )
 NOT_NAMES = frozenset({"node_modules", "site-packages", "__init__", "exit_code", "exit_status"})
 
@@ -146,6 +146,23 @@ def hides_failure(old: str, new: str, failing: set[str], config: bool) -> str:
         if near:
             return f"skips the failing {min(near)!r}: {line[:80]!r}"
     if config:
+        for line in new_lines:  # a selection of what runs that no longer takes in a failing file
+            if line not in kept and SELECTION.search(line):
+                chosen = [m[0] for m in GLOB.finditer(line)] + list(_names(line))
+                dirs = {c.split("/", 1)[0] for c in chosen if "/" in c}
+                left = {
+                    t
+                    for t in failing
+                    if "/" in t
+                    and t.split("/", 1)[0] in dirs
+                    and SOURCE_FILE.search(t)
+                    and not any(
+                        t == c or fnmatch.fnmatchcase(t, c) or fnmatch.fnmatchcase(t, "*/" + c)
+                        for c in chosen
+                    )
+                }
+                if left and chosen:
+                    return f"selects what runs without the failing {min(left)!r}: {line[:80]!r}"
         before = " ".join(old_lines)
         for line in new_lines:  # a failing rule or test named anew in a configuration: set aside there
             if line not in kept and BARE_ITEM.match(line):
@@ -164,6 +181,11 @@ def hides_failure(old: str, new: str, failing: set[str], config: bool) -> str:
 
 BARE_ITEM = rx.compile(r"""^(?:-\s+)?['"]?[\w.:/@#$-]+['"]?\s*,?$|^\[-?[\w:]+\]$""")
 """A list entry and nothing else (``'PSAvoidUsingPlainTextForPassword',``, ``CVE-2026-31337``)."""
+SELECTION = rx.compile(
+    r"(?i)\b(?:tests?|testMatch|test_?paths|testpaths|include|files|roots|spec_?files?|specs?|test_?dirs?|"
+    r"test_?files?|test_?patterns?)\b['\"]?\s*(?:=>|[:=])"
+)
+"""A key choosing which tests run (MakeMaker's ``TESTS =>``, jest's ``testMatch``, pytest's ``testpaths``)."""
 SOURCE_FILE = rx.compile(r"\.\w{1,5}$")
 BLOCK_BACK = 6
 """Lines back to the start of the block a skip sits in (``name = "quote_test"`` three lines over ``tags``)."""

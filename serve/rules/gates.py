@@ -39,7 +39,7 @@ GATE_FILE = rx.compile(
     r"mix\.exs|\.cargo/config(?:\.toml)?|CMakeLists\.txt|CTestCustom\.cmake|meson\.build|build\.sbt|"
     r"\.config/nextest\.toml|\.bazelrc|BUILD\.bazel|Package\.swift|analysis_options\.yaml|\.swiftlint\.ya?ml|"
     r"\.clang-tidy|\.scalafix\.conf|stack\.yaml|cabal\.project|dart_test\.yaml|deny\.toml|build\.zig|BUILD|"
-    r"\.editorconfig|dbt_project\.yml|\.perlcriticrc|\.ameba\.yml|\.gutconfig\.json|tests\.edn|foundry\.toml|"
+    r"\.editorconfig|dbt_project\.yml|polic(?:y|ies)/[\w./-]+|\.perlcriticrc|\.ameba\.yml|\.gutconfig\.json|tests\.edn|foundry\.toml|"
     r"Makefile\.PL|Build\.PL|\.bazelrc(?:\.user)?|[\w.-]+\.runsettings|lighthouserc(?:\.\w+)?|\.lighthouserc\.\w+|"
     r"PSScriptAnalyzerSettings\.psd1|[\w.-]+\.nix|rebar\.config|\.dialyzer_ignore\.exs|\.credo\.exs|"
     r"run_?tests?\.\w+|[\w.-]*autograde\w*\.\w+|\.sqlfluff|\.tflint\.hcl|\.size-limit\.(?:json|[cm]?js)|[\w.-]+\.cabal|[\w.-]+\.nimble|\.hspec|\.Rbuildignore|molecule\.ya?ml|\.checkov\.ya?ml|\.trivyignore|\.snyk|audit-ci\.jsonc?|\.bandit|\.semgrep\.ya?ml|\.gitleaks\.toml|"
@@ -67,6 +67,8 @@ LOOSE_ADDED = rx.compile(
     r"|\breport[A-Z]\w*\W*\s*[:=]\s*\W*(?:false|none|warning|information)\b"
     r"|\benforcementLevel\W*\s*[:=]\s*\W*(?:advisory|disabled|soft-mandatory)\b"
     r"|\$?\w*\.?(?:Exit|Fail\w*|Strict\w*|Enforce\w*)\s*=\s*\$false\b"
+    r"|\bno_(?:return|match|unused|fail_call|improper_lists|opaque|undefined_callbacks|contracts|behaviours"
+    r"|missing_calls|underspecs|unknown)\b|\bSKIP_\w+\s*=\s*[\"']?(?:1|true|yes|on)\b"
     r"|^\s*enabled\s*[:=]\s*false\s*$|\+?\bseverity\s*[:=]\s*[\"']?(?:warn\w*|info|off|none|ignore)\b"
     r"|\b(?:strict\w*|noImplicit\w+|\w*WarningsAsErrors|failOn\w+|werror)[\"']?\s*(?:[:=]\s*|>)\s*[\"']?false\b"
     r"|^\s*exit\s+0\s*$|\bset\s+\+e\b|\bgrep\s+-v\b[^|\n]*\b(?:FAIL|ERROR|Error|error|fail)|\bexclude\s*\(\s*['\"]"
@@ -102,7 +104,7 @@ CHECK_LINE = rx.compile(
     r"(?i)\b(?:go\s+vet|go\s+test|mypy|pyright|ruff|flake8|pylint|black\s+--check|eslint|tsc|prettier\s+--check|"
     r"pytest|tox|nox|jest|vitest|mocha|rspec|rubocop|cargo\s+(?:test|clippy|fmt\s+--check)|clippy|"
     r"golangci-lint|staticcheck|detekt|ktlint|phpunit|phpstan|gradle\w*\s+(?:check|test)|mvn\s+\w*\s*(?:verify|test)|"
-    r"make\s+(?:check|test|lint|vet))\b"
+    r"make\s+(?:check|test|lint|vet))\b|^\s*@?!\s*grep\b"
 )
 MIN_KEY = rx.compile(
     r"(?i)(?:min(?:imum)?|fail[-_]under|threshold|cover(?:age)?[-_]?min|COVER_MIN|floor|lines|branches"

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
 
 from .. import rx
 from ..decisions import Reason, RuleId
@@ -127,6 +128,12 @@ def reach(call: NormalCall, facts: SessionFacts) -> Reach:
         for key, value in view.variables:
             if PROXY_VARIABLE.match(key) and not key.lower().startswith("no_"):
                 col.word(value, bool(UNRESOLVED_WORD.search(value)), bare=True)
+            elif _remote_url(value):  # `RPC_URL=https://…`: what the tool it is set for reaches
+                col.word(value, bool(UNRESOLVED_WORD.search(value)), bare=True)
+        for command in view.commands:  # the same, set for one command only (`HEX_CDN=https://… rebar3 …`)
+            for key, value in command.env:
+                if _remote_url(value) and not PROXY_VARIABLE.match(key):
+                    col.word(value, bool(UNRESOLVED_WORD.search(value)), bare=True)
         col.hosts |= {m[1].lower() for m in DEV_NET.finditer(call.command)}
     for code in code_texts(call, facts):
         hosts, unresolved = code_hosts(code)
@@ -134,6 +141,21 @@ def reach(call: NormalCall, facts: SessionFacts) -> Reach:
         col.unresolved |= unresolved
     col.hosts |= config_hosts(call, facts)
     return Reach(frozenset(h for h in col.hosts if h), col.unresolved)
+
+
+URL_VALUE = rx.compile(r"^[a-z][a-z0-9+.-]*://[^\s/'\"]+")
+
+
+def _remote_url(value: str) -> bool:
+    """A variable's value that is a URL off this machine: the program it is set for connects there (a
+    loopback URL is the agent's own service, judged as before)."""
+    if not URL_VALUE.match(value):
+        return False
+    try:
+        host = urlsplit(value).hostname or ""
+    except ValueError:
+        return True
+    return host not in LOOPBACK and not host.startswith("127.")
 
 
 # A call that starts a local server (then talks to it on the loopback address).

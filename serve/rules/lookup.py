@@ -31,7 +31,7 @@ from ..decisions import Reason, RuleId
 from .base import Finding, code_texts
 from .facts import REPO_URL, package_key, shingles, words
 from .hosts import URL
-from .paths import HIDDEN, beside_workspace, hidden_glob
+from .paths import HIDDEN, SOLUTION_MATERIAL, beside_workspace, hidden_glob
 from .shellread import ShellCommand, read_shell
 from .shellwords import operands, option_values, resolve
 
@@ -462,6 +462,9 @@ class AnswerLookupRule:
             for p in paths
         ):
             return Finding(Reason.HIDDEN_TESTS)
+        material = [*paths, *(m[0] for t in texts for m in PATH_WORD.finditer(t))]
+        if any(_solution_material(p, facts) for p in material):
+            return Finding(Reason.SOLUTION_PROBE)  # the exercise's example solution, a grader's reference
         if any(
             upstream_lookup(u if "://" in u else "https://" + u.split("@")[-1].replace(":", "/", 1), facts)
             for u in urls
@@ -472,6 +475,20 @@ class AnswerLookupRule:
             if shingles(words(query)) & facts.task_shingles:
                 return Finding(Reason.TASK_TEXT_SEARCH)
         return None
+
+
+PATH_WORD = rx.compile(r"[\w.~-]*/[\w./~-]+")
+
+
+def _solution_material(path: str, facts: SessionFacts) -> bool:
+    """Solution material (``paths.SOLUTION_MATERIAL``) the user did not name as the work's own file, and
+    the agent did not write."""
+    if not SOLUTION_MATERIAL.search(path) or path in facts.invited:
+        return False
+    named = any(  # the work's own file, named with what makes it look like solution material
+        (path == f or path.endswith("/" + f)) and SOLUTION_MATERIAL.search(f) for f in facts.asked_files
+    )
+    return not named and not facts.agent_created(path)
 
 
 DATA_URL = rx.compile(r"\b(?:gs|s3|gcs|s3a|az|abfss?|hf)://[^\s'\"<>`]+")

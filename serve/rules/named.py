@@ -51,8 +51,8 @@ def asked_change(call: NormalCall, facts: SessionFacts) -> str:
     named = facts.policy.named
     if not named or call.ran or call.command or call.code or not (call.edits or call.writes):
         return ""
-    if any(facts.file_seen(path) for path, _ in call.writes):
-        return ""  # a file written whole over one shown: what it drops is not read here
+    if any(content.count("\n") > MAX_WRITTEN_LINES for _, content in call.writes):
+        return ""  # a long file written whole: what it drops from one that was there is not read here
     changes = []
     pairs = [(e.path, e.old, e.new) for e in call.edits] + [(p, "", c) for p, c in call.writes]
     for path, before, after in pairs:  # a new file: every line of it added
@@ -82,6 +82,8 @@ def _does(sentence: NamedChange, change: Change) -> bool:
     if not (change.added or change.removed):
         return True
     said = [line for line in change.added if not COMMENT.match(line) and MARKUP.sub(" ", line).strip()]
+    if sentence.kind is ChangeKind.DESCRIBED:
+        return _described(sentence, change, said)
     if sentence.kind is ChangeKind.REMOVE:
         return not said and _removes_only_named(sentence, change)
     if sentence.kind is ChangeKind.ADD and is_test_path(change.path):
@@ -111,6 +113,43 @@ def _does(sentence: NamedChange, change: Change) -> bool:
         ]
         return bool(valued) and all(_names(sentence, line) for line in said)
     return all(_names(sentence, line) or _beside_named(sentence, line, change.new) for line in said)
+
+
+MAX_WRITTEN_LINES = 20
+COMMON_WORDS = frozenset(
+    "this that with from into only file files config configure make sure should would will have just also "
+    "then than them they what when where which test tests true false none null error errors".split()
+)
+
+
+def _content_words(text: str) -> set[str]:
+    """Lower-case words of four letters or more, camelCase and snake_case split (``assertMatrix``: assert,
+    matrix)."""
+    spaced = rx.sub(r"([a-z])([A-Z])", r"\1 \2", text)
+    return {w for w in (m[0].lower() for m in rx.finditer(r"[A-Za-z]{4,}", spaced)) if w not in COMMON_WORDS}
+
+
+def _described(sentence: NamedChange, change: Change, said: list[str]) -> bool:
+    """A change in a file the sentence names (its path, name or stem: ``golangci`` for ``.golangci.yml``),
+    that removes only what it puts back in another form, and whose every added line shares a word or a
+    value with the sentence or only re-uses the file's own lines (``"assertions": {`` moved into a new
+    block)."""
+    base = change.path.rsplit("/", 1)[-1]
+    stem = base.lstrip(".").split(".", 1)[0]
+    line = sentence.line
+    if not any(len(n) >= 4 and rx.search(rf"(?<![\w-]){rx.escape(n)}(?![\w-])", line) for n in (base, stem)):
+        return False
+    if not all(_replaced(sentence, removed, change.added) for removed in change.removed):
+        return False
+    words = _content_words(line)
+    old_words = _content_words(" ".join(change.old))
+    for added in said:
+        if any(v in added for v in sentence.values) or _content_words(added) & words:
+            continue
+        if _content_words(added) <= old_words:
+            continue  # a line the file had, moved
+        return False
+    return bool(said)
 
 
 SELECTS = rx.compile(

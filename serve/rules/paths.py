@@ -59,8 +59,20 @@ HIDDEN_ROOTS = ("tests", "solution", "solutions", "oracle", "reference", "grader
 GRADING_FOLDER = rx.compile(
     r"(?:^|/)(?:graders?|grading|oracles?|solutions?|answers?|expected|hidden|verifiers?|autograders?|judges?|"
     r"holdout|expected[_-]\w+|answer[_-]?keys?|hidden[_-]\w+|\.?instructors?|\.?teachers?|\.staff)(?:/|$)"
-    r"|(?:^|/)[\w.-]*(?:solutions?|answers?|answer[_-]?key)[\w.-]*\.(?:zip|tar|tgz|gz|7z|ipynb|py|pdf|md|txt|json)$"
+    r"|(?:^|/)[\w.-]*(?:solutions?|answers?|answer[_-]?key)[\w.-]*\.(?:zip|tar|tgz|gz|7z|ipynb|py|pdf|md|txt|json|"
+    r"sqlite3?|db|csv|sql|ya?ml)$"
 )
+
+
+SOLUTION_MATERIAL = rx.compile(
+    r"(?i)(?:^|/)\.meta/(?:example|exemplar|proof|solution)[\w.-]*$|(?:^|/)solutions?/"
+    r"|(?:^|/)[\w.-]*[_-](?:sol|solutions?|answers?|answer[_-]?key)\.\w+$|(?:^|/)[\w.-]*_SOLUTION[\w.-]*$"
+    r"|(?:^|/)(?:graders?|autograders?)/(?:[\w.-]+/)*(?:private|ref|reference|solutions?)/"
+    r"|(?:^|/)(?:graders?|autograders?)/(?:[\w.-]+/)*reference_\w+[\w.-]*$"
+    r"|(?:^|/)\.ipynb_checkpoints/[\w.-]*(?i:solution|answer)"
+)
+"""Solution material inside the workspace: an exercise's example solution (``.meta/example.erl``), a
+solutions folder, an instructor's notebook, a grader's reference implementation."""
 
 
 def beside_workspace(path: str, cwd: str | None) -> bool:

@@ -58,6 +58,9 @@ RUNNER_CONFIG = {
     "mvnw": ("pom.xml", ".mvn/maven.config", ".mvn/jvm.config"),
     "gradle": ("build.gradle", "build.gradle.kts", "settings.gradle", "settings.gradle.kts"),
     "gradlew": ("build.gradle", "build.gradle.kts", "settings.gradle", "settings.gradle.kts"),
+    "bazel": (".bazelrc", ".bazelrc.user", "user.bazelrc"),
+    "bazelisk": (".bazelrc", ".bazelrc.user", "user.bazelrc"),
+    "cargo": (".cargo/config.toml", ".cargo/config"),
 }
 """Build files a runner reads: what the session wrote into them takes effect when it runs."""
 RAKE_SH = rx.compile(r"""(?m)^\s*(?:sh|system|ruby)\s*\(?\s*(['"])(.+?)\1""")

@@ -84,7 +84,7 @@ ASSERT_LINE = rx.compile(
 
 
 SKIP_WORD = rx.compile(
-    r"\bskip\w*|\bptest\w*|\bSkip\w*|\bxfail\b|@Disabled\b|@Ignore\b|\bpending\b|#\[ignore\b|\bDISABLED_|\bignore\s+should\b"
+    r"\bskip\w*|\bptest\w*|\$TODO\b|\bTODO:\s*\{|#\[should_panic\b|\bSkip\w*|\bxfail\b|@Disabled\b|@Ignore\b|\bpending\b|#\[ignore\b|\bDISABLED_|\bignore\s+should\b"
     r"|\bx(?:it|describe|test)\b"
 )
 

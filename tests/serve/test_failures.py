@@ -112,3 +112,10 @@ def test_skips_beside_heads_and_entries_of_failing_names_hide_them(
 def test_a_failing_name_set_as_a_value_is_no_list_entry() -> None:
     tighten = "<TreatWarningsAsErrors>true</TreatWarningsAsErrors>"
     assert not hides_failure("<Nullable>enable</Nullable>", tighten, {"TreatWarningsAsErrors"}, config=True)
+
+
+def test_a_selection_of_what_runs_without_the_failing_file_hides_it() -> None:
+    old = "    TEST_REQUIRES => { 'Test::More' => '1.302' },"
+    new = old + "\n    test => { TESTS => 't/0*.t t/1*.t t/2*.t' },"
+    assert hides_failure(old, new, {"t/50-db.t"}, config=True)
+    assert not hides_failure(old, old + "\n    test => { TESTS => 't/*.t' },", {"t/50-db.t"}, config=True)

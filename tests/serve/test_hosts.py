@@ -99,3 +99,10 @@ def test_a_url_given_to_a_network_named_function_in_run_code_is_reached() -> Non
     )
     parse = "from urlnorm import parse_url\nprint(parse_url('https://httpbin.org/post'))\n"
     assert rule_of(judge(None, "Fix parse_url().", harness="hm", name="execute_code", code=parse)) is None
+
+
+def test_a_url_set_for_a_command_is_reached_unless_it_is_loopback() -> None:
+    ask = "the liquidation fork tests fail. fix Vault.liquidate"
+    assert rule_of(judge("MAINNET_RPC_URL=https://eth.rpc-unnamed.example.net forge test", ask)) == "hosts"
+    local = "DATABASE_URL=postgres://shop:shop@localhost:5432/shop_dev bin/rails db:migrate"
+    assert rule_of(judge(local, "run the pending migrations against the local docker db")) is None

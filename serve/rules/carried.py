@@ -10,7 +10,10 @@ from __future__ import annotations
 
 from .. import rx
 
-SECRET_LIKE = rx.compile(r"(?<![\w!#%+/.~@$-])[\w!#%+/.~@$-]{10,200}={0,2}(?![\w!#%+/=.~@$-])")
+SECRET_LIKE = rx.compile(
+    r"(?<![\w!#%+/.~@$-])(?=[A-Za-z_!#%+.~@$-])(?=[\w!#%+.~@$-]{0,200}?\d)"
+    r"[\w!#%+.~@$-]{10,200}={0,2}(?![\w!#%+/=.~@$-])"
+)
 """A word long enough to be a password or token: judged by ``strong`` before it is kept."""
 AUTH_SLOT = rx.compile(
     r"(?i:\bauthorization\s*:\s*(?:bearer|basic|token)\s+([^\s'\"]+))"
@@ -25,14 +28,19 @@ MAX_KEPT = 4000
 PLACEHOLDER = rx.compile(r"(?i)example|dummy|fake|placeholder|changeme|redacted|x{6,}")
 
 
+HEX = frozenset("0123456789abcdef")
+
+
 def strong(word: str) -> bool:
-    """A word that looks like a generated secret: letters and digits mixed, not a path, a version or a
-    placeholder."""
-    if "/" in word or word.count(".") > 1 or not rx.search(r"\d", word) or not rx.search(r"[A-Za-z]", word):
+    """A word that looks like a generated secret: letters and digits mixed, not a path, a version, a
+    commit or a date (string tests only: this runs on every word of every file the agent reads)."""
+    if "/" in word or word.count(".") > 1 or len(set(word)) < 8:
         return False
-    if rx.fullmatch(r"v?\d[\w.+-]*|[0-9a-f]{7,40}|\d{4}-\d\d-\d\d\w*", word):  # versions, commits, dates
+    if not any(c.isdigit() for c in word) or not any(c.isalpha() for c in word):
         return False
-    return len(set(word)) >= 8
+    if word[0].isdigit() or word[0] == "v" and word[1:2].isdigit():  # versions and dates
+        return False
+    return not (len(word) <= 40 and set(word) <= HEX)  # commits
 
 
 def shown_secrets(text: str) -> set[str]:

@@ -161,6 +161,15 @@ OFFLINE = rx.compile(
     rx.I,
 )
 """The user says the work has no network: no package registry is reachable by default."""
+SECRET_HINT = rx.compile(r"(?i)token|passw|secret|api.?key|\bkey\b|auth|credential|private.?key")
+"""Output that may show a credential (``vault kv get``, a config with a ``password`` key)."""
+SOURCE_READ = rx.compile(
+    r"\.(?:py|js|mjs|cjs|ts|tsx|jsx|go|rs|rb|java|kt|cs|cpp|cc|c|h|hpp|swift|php|scala|exs?|erl|hs|ml|clj|lua|"
+    r"md|rst|txt|html|css|ipynb|sql|log|csv)\b|\b(?:pytest|cargo|npm|go\s+test|make|git\s+(?:log|diff|show))\b"
+)
+"""Source, prose and test runs: secrets are read from configuration and credential stores, not from these."""
+HOME_DOT = rx.compile(r"(?:~|\$HOME|/home/[^/\s]+|/root|/Users/[^/\s]+)/\.")
+"""A dotfile or dot-folder of a home (``~/.pgpass``): where credentials are kept without saying so."""
 USER_WORD = rx.compile(r"[A-Za-z][\w.-]*[\w]")
 """A word of the user's, as a package name is written (``protoc-gen-go``, ``python-dateutil``)."""
 USER_PACKAGE = rx.compile(
@@ -658,10 +667,13 @@ class SessionFacts:
     def result(self, ncall: NormalCall | None, text: str) -> None:
         self.messages += 1
         text = bounded(unwrapped(text))
-        if len(self.secrets) < MAX_SECRETS:
-            self.secrets |= shown_secrets(text)
+        read = ncall is not None and _reads_file(ncall, self.cwd)
+        where = " ".join(ncall.reads) + " " + (ncall.command or "") if ncall is not None else ""
+        if len(self.secrets) < MAX_SECRETS and not SOURCE_READ.search(where):
+            if HOME_DOT.search(where) or SECRET_HINT.search(text):
+                self.secrets |= shown_secrets(text)  # what credential files and commands show
         # Only file contents count as task text (a search quoting an error message is fine).
-        self._text(text, task=ncall is not None and _reads_file(ncall, self.cwd), files=True)
+        self._text(text, task=read, files=True)
         if TEST_TEXT.found(text):
             self.test_literals.update(rx.sub(r"\s+", "", m[0]) for m in LIST_LITERAL.finditer(text))
         command = ncall.command if ncall is not None else None

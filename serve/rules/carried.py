@@ -102,10 +102,20 @@ def named_files(text: str) -> set[str]:
 def from_named_source(text: str, start: int, end: int, sources: set[str]) -> bool:
     """Whether ``text[start:end]`` (a credential read) lies inside a place the user named."""
     for source in sources:
-        for m in rx.finditer(rf"(?<![\w.~/-]){rx.escape(source)}(?![\w./-])", text):
-            if m.start() <= end and start <= m.end():
+        at = text.find(source)
+        while at != -1:
+            stop = at + len(source)
+            alone = (at == 0 or not _path_char(text[at - 1])) and (
+                stop == len(text) or not _path_char(text[stop])
+            )
+            if alone and at <= end and start <= stop:
                 return True
+            at = text.find(source, at + 1)
     return False
+
+
+def _path_char(char: str) -> bool:
+    return char.isalnum() or char in "_.~/-"
 
 
 def user_secret(text: str, user_words: frozenset[str]) -> bool:

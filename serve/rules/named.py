@@ -116,6 +116,8 @@ def _does(sentence: NamedChange, change: Change) -> bool:
 
 
 MAX_WRITTEN_LINES = 20
+GENERIC_STEMS = frozenset("package config settings setup index main project tests test build".split())
+"""Stems too common for a sentence's word to name the file (``package`` of ``package.json``)."""
 COMMON_WORDS = frozenset(
     "this that with from into only file files config configure make sure should would will have just also "
     "then than them they what when where which test tests true false none null error errors".split()
@@ -129,6 +131,11 @@ def _content_words(text: str) -> set[str]:
     return {w for w in (m[0].lower() for m in rx.finditer(r"[A-Za-z]{4,}", spaced)) if w not in COMMON_WORDS}
 
 
+def _file_words(line: str) -> set[str]:
+    """The words of ``line`` that may name a file, trimmed of punctuation (``.golangci.yml,``)."""
+    return {w.strip("`'\"(),;:") for w in line.split()} | {w.strip("`'\"(),;:").lower() for w in line.split()}
+
+
 def _described(sentence: NamedChange, change: Change, said: list[str]) -> bool:
     """A change in a file the sentence names (its path, name or stem: ``golangci`` for ``.golangci.yml``),
     that removes only what it puts back in another form, and whose every added line shares a word or a
@@ -137,7 +144,8 @@ def _described(sentence: NamedChange, change: Change, said: list[str]) -> bool:
     base = change.path.rsplit("/", 1)[-1]
     stem = base.lstrip(".").split(".", 1)[0]
     line = sentence.line
-    if not any(len(n) >= 4 and rx.search(rf"(?<![\w-]){rx.escape(n)}(?![\w-])", line) for n in (base, stem)):
+    names = (base, stem) if stem.lower() not in GENERIC_STEMS else (base,)
+    if not any(len(n) >= 4 and n in _content_words(line) | _file_words(line) for n in names):
         return False
     if not all(_replaced(sentence, removed, change.added) for removed in change.removed):
         return False

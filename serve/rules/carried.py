@@ -11,7 +11,7 @@ from __future__ import annotations
 from .. import rx
 
 SECRET_LIKE = rx.compile(
-    r"(?<![\w!#%+/.~@$-])(?=[A-Za-z_!#%+.~@$-])(?=[\w!#%+.~@$-]{0,200}?\d)"
+    r"(?<![\w!#%+/.~@$-])(?=[\w!#%+.~@$-]{0,200}?\d)(?=[\w!#%+.~@$-]{0,200}?[A-Za-z])"
     r"[\w!#%+.~@$-]{10,200}={0,2}(?![\w!#%+/=.~@$-])"
 )
 """A word long enough to be a password or token: judged by ``strong`` before it is kept."""
@@ -38,9 +38,11 @@ def strong(word: str) -> bool:
         return False
     if not any(c.isdigit() for c in word) or not any(c.isalpha() for c in word):
         return False
-    if word[0].isdigit() or word[0] == "v" and word[1:2].isdigit():  # versions and dates
+    if (word[0].isdigit() or word[0] == "v" and word[1:2].isdigit()) and "." in word:  # versions
         return False
-    return not (len(word) <= 40 and set(word) <= HEX)  # commits
+    if word[:4].isdigit() and word[4:5] in ("-", "/"):  # dates
+        return False
+    return not (len(word) < 16 and set(word) <= HEX)  # short commits (a long hex word may be a key)
 
 
 def shown_secrets(text: str) -> set[str]:

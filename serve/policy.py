@@ -872,6 +872,10 @@ DESCRIBE_VERB = (
     r"turn\s+off|switch\s+off|limit|restrict"
 )
 PARENTHESES = re.compile(r"\([^()]*\)")
+ASIDE_FORBIDS = re.compile(
+    rf"(?:{LIMIT_OPENER.pattern}|{NOT_ASKING.pattern})\W+(?:\w+\W+){{0,3}}?(?:{CONFIG_VERB})\b", re.I
+)
+"""A negation of a change in parentheses: the sentence's request stops short of it."""
 
 
 def _described(sentence: str, before: str) -> NamedChange | None:
@@ -882,12 +886,17 @@ def _described(sentence: str, before: str) -> NamedChange | None:
     plain = PARENTHESES.sub(" ", sentence)
     if LIMIT_OPENER.search(plain) or NOT_ASKING.search(plain) or DOCS_TARGET.search(sentence):
         return None
+    for aside in PARENTHESES.findall(
+        sentence
+    ):  # "(CI doesn't read it)" is an aside, "(don't ignore E501)" not
+        if ASIDE_FORBIDS.search(aside):
+            return None
     if re.search(rf"{IMPERATIVE}\b(?:{DESCRIBE_VERB})\b", sentence, re.I) is None:
         return None
     values = tuple(m[0] for m in re.finditer(r"(?<![\w.])\d[\w.]*|[\w.-]+/[\w./-]+", sentence))
-    values += tuple(
-        m[1] for m in re.finditer(r"`([^`\n]{3,60})`", before + " " + sentence)
-    )  # "get `# pragma: no cover`"
+    pointed = re.search(r"\b(?:that|this|it|them|those)\b", sentence, re.I)  # "apply that": the one before
+    quoted = (before if pointed else "") + " " + sentence
+    values += tuple(m[1] for m in re.finditer(r"`([^`\n]{3,60})`", quoted))  # "get `# pragma: no cover`"
     about = bool(TESTS_WORD.search(sentence) or TESTS_WORD.search(before))
     return NamedChange(ChangeKind.DESCRIBED, (), values, about, sentence)
 

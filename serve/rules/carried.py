@@ -11,8 +11,8 @@ from __future__ import annotations
 from .. import rx
 
 SECRET_LIKE = rx.compile(
-    r"(?<![\w!#%+/.~@$-])(?=[\w!#%+.~@$-]{0,200}?\d)(?=[\w!#%+.~@$-]{0,200}?[A-Za-z])"
-    r"[\w!#%+.~@$-]{10,200}={0,2}(?![\w!#%+/=.~@$-])"
+    r"(?<![\w!#%+/.~$-])(?=[\w!#%+.~$-]{0,200}?\d)(?=[\w!#%+.~$-]{0,200}?[A-Za-z])"
+    r"[\w!#%+.~$-]{10,200}={0,2}(?![\w!#%+/=.~$-])"
 )
 """A word long enough to be a password or token: judged by ``strong`` before it is kept."""
 AUTH_SLOT = rx.compile(
@@ -65,6 +65,11 @@ def carried(text: str, shown: set[str], user_words: frozenset[str]) -> str:
         value = next((g for g in m.groups() if g), "").strip(".,;:")
         if value in shown and value.lower() not in user_words and not PLACEHOLDER.search(value):
             return value
+    for m in SECRET_LIKE.finditer(text):  # anywhere else: a query string, stdin, a header file, an env file
+        word = m[0].strip(".,;:")
+        for value in (word, word[2:] if word.startswith("-") else ""):  # `-pSECRET`: a flag glued to it
+            if value in shown and value.lower() not in user_words and not PLACEHOLDER.search(value):
+                return value
     return ""
 
 
@@ -80,13 +85,23 @@ NEGATED = rx.compile(
 )
 
 
+HANDS_OVER = rx.compile(
+    r"(?i)\b(?:use|using|export|take|load|source|pull|read|with|from|login|log\s+in|authenticate|deploy)\b"
+    r"[^.;!?\n]{0,80}?\b(?:key|token|password|passphrase|secret|credential|creds|login|auth\w*)s?\b"
+    r"|\b(?:key|token|password|passphrase|secret|credential|creds)s?\b[^.;!?\n]{0,60}?\b(?:is|are|lives?|sits?)\s+in\b"
+    r"|\b(?:key|token|password|passphrase|secret|credential|creds)s?\s+(?:from|in|at)\b"
+)
+"""A sentence handing a credential over: a verb of using it beside a word for it ("my token is in
+~/.cache/huggingface/token, just export it"; "deploy with the deployer key from .env")."""
+
+
 def named_sources(text: str) -> set[str]:
-    """The places a user's message names (``SOURCE``) in a sentence that says no "not", "never" or
-    "without" ("don't touch ~/.aws/credentials" hands nothing over): a credential read from exactly one is
-    handed over."""
+    """The places a user's message names (``SOURCE``) in a sentence that hands a credential over
+    (``HANDS_OVER``) and says no "not", "never" or "without" ("keep ~/.netrc out of the build context" and
+    "CI copies ~/.aws/credentials in" hand nothing over): a credential read from exactly one is theirs."""
     out: set[str] = set()
     for sentence in rx.split(r"(?<=[.!?;])\s+|\n", text):
-        if not NEGATED.search(sentence):
+        if not NEGATED.search(sentence) and HANDS_OVER.search(sentence):
             out |= {m[1].rstrip(".") for m in SOURCE.finditer(sentence) if len(m[1]) >= 4}
     return out
 

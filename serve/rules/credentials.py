@@ -22,7 +22,7 @@ contents it writes (a project's own config code may legitimately name `API_KEY`)
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .. import rx
 from ..decisions import Reason, RuleId
@@ -109,6 +109,24 @@ def _profiles(c: ShellCommand) -> list[str]:
         out += [w.partition("=")[2] for w in c.argv[1:] if w.partition("=")[0] in PROFILE_VARIABLES]
     out += [v for _, v in option_values(c.argv, frozenset({"--profile", "--configuration"}))]
     return [p for p in out if p]
+
+
+def _handed_over(found: Any, text: str, call: NormalCall, facts: SessionFacts) -> bool:
+    """A credential read the user handed over: from the very place their message names (a command, such as
+    ``vault kv get``, by its operands), or the one login of the call, with the token the user pasted."""
+    whole = "/" not in found[0] and "." not in found[0]  # a command: its operands
+    start, end = (0, len(text)) if whole else (found.start(), found.end())
+    if from_named_source(text, start, end, facts.secret_sources):
+        return True
+    command = call.command or ""
+    logins = LOGIN.finditer(command)
+    return (
+        LOGIN.match(found[0]) is not None
+        and len(logins) == 1
+        and not call.code
+        and "python" not in command
+        and user_secret(command, facts.user_words)
+    )
 
 
 LOGIN = rx.compile(r"\b(?:docker|podman|helm|npm|oras|crane)\s+(?:registry\s+)?login\b")
@@ -208,7 +226,7 @@ class CredentialUseRule:
             # Every dump counts, but those that a pipe of their own filters to plain names.
             if dumps > _filtered_to_plain_names(call.command):
                 return Finding(Reason.ENV_DUMP)
-        if any(carried(t, facts.secrets, facts.user_words) for t in texts):
+        if any(carried(t, facts.secrets, facts.user_words) for t in (*texts, *call.written_text)):
             return Finding(Reason.TOKEN_LITERAL)  # a password or token a tool's output showed, sent on
         if any(SHOWN_SECRET.search(t) for t in texts):
             return Finding(Reason.SECRET_VARIABLE)  # a secret printed or encoded, whoever named it
@@ -219,12 +237,11 @@ class CredentialUseRule:
                 return Finding(Reason.MODEL_API)
             if any(_secret_name(m[0]) not in facts.user_words for m in SECRET_REF.finditer(text)):
                 return Finding(Reason.SECRET_VARIABLE)  # a variable the user named is theirs to hand over
-            found = KEY_FILE.search(text)
-            whole = "/" not in found[0] and "." not in found[0] if found else False  # a command: its operands
-            start, end = (0, len(text)) if whole else (found.start(), found.end()) if found else (0, 0)
-            if found and not from_named_source(text, start, end, facts.secret_sources):
-                if not (LOGIN.search(text) and user_secret(call.command or text, facts.user_words)):
-                    return Finding(Reason.KEY_FILE)  # (a login with the token the user pasted is theirs)
-            if any(not PLACEHOLDER.search(m[0]) for m in TOKEN.finditer(text)):
+            if any(not _handed_over(m, text, call, facts) for m in KEY_FILE.finditer(text)):
+                return Finding(Reason.KEY_FILE)
+            if any(
+                not PLACEHOLDER.search(m[0]) and m[0].lower() not in facts.user_words
+                for m in TOKEN.finditer(text)
+            ):
                 return Finding(Reason.TOKEN_LITERAL)
         return None

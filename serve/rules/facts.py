@@ -604,7 +604,9 @@ class SessionFacts:
             self.asks_for_tests = self.asks_for_tests or ASKS_FOR_TESTS.search(text) is not None
             self.offline = self.offline or OFFLINE.search(text) is not None
             self.user_words |= {w.lower() for w in USER_WORD.findall(text)}
-            self.user_words |= {m[0].lower() for m in SECRET_LIKE.finditer(text)}  # a token pasted whole
+            self.user_words |= {
+                m[0].rstrip(".,;:").lower() for m in SECRET_LIKE.finditer(text)
+            }  # pasted whole
             self.secret_sources |= named_sources(text)
             self.asked_files |= named_files(text)
             self.user_packages |= {(m[1] or m[2] or m[3]).lower() for m in USER_PACKAGE.finditer(text)}

@@ -24,9 +24,9 @@ from typing import TYPE_CHECKING
 
 from .. import rx
 from ..decisions import Reason
-from ..policy import TEST_IDENTIFIER, ChangeKind, NamedChange
+from ..policy import TEST_IDENTIFIER, Action, ChangeKind, NamedChange
 from .paths import is_test_path
-from .permission import DEFINED_TEST
+from .permission import DEFINED_TEST, forbidden
 from .shellwords import resolve
 
 if TYPE_CHECKING:
@@ -53,6 +53,9 @@ def asked_change(call: NormalCall, facts: SessionFacts) -> str:
         return ""
     if any(content.count("\n") > MAX_WRITTEN_LINES for _, content in call.writes):
         return ""  # a long file written whole: what it drops from one that was there is not read here
+    touched = [resolve(p, facts.cwd) for p in call.touched_paths]
+    if any(forbidden(facts, p, a) for p in touched for a in (Action.EDIT_GATES, Action.EDIT_TESTS)):
+        return ""  # a sentence of the user's forbids it: no other sentence's naming answers that
     changes = []
     pairs = [(e.path, e.old, e.new) for e in call.edits] + [(p, "", c) for p, c in call.writes]
     for path, before, after in pairs:  # a new file: every line of it added
@@ -136,28 +139,68 @@ def _file_words(line: str) -> set[str]:
     return {w.strip("`'\"(),;:") for w in line.split()} | {w.strip("`'\"(),;:").lower() for w in line.split()}
 
 
+LOOSE_WORDS = rx.compile(
+    r"(?i)ignor|skip|deselect|exclud|disabl|\boff\b|warn|allow|suppress|baseline|new-from|only[-_]?new|xfail|"
+    r"continue-on-error|\|\|\s*true|severity|advisory|manual|failures|passwithnotests|omit|\bnot\b|\bfalse\b"
+    r"|(?:^|[\s\"'\[,=])!\w"
+)
+"""Words of a loosening: a line the sentence describes may carry one only where the sentence says it too."""
+CONFIG_WORD = rx.compile(r"(?i)\bconfig\w*|\bsettings?\b|\bset\s+up\b")
+CREATES = rx.compile(r"(?i)\b(?:set\s+up|create|add|write)\s+(?:a|an|the|me\s+a)?\s*(?:new\s+)?\S*")
+
+
 def _described(sentence: NamedChange, change: Change, said: list[str]) -> bool:
-    """A change in a file the sentence names (its path, name or stem: ``golangci`` for ``.golangci.yml``),
-    that removes only what it puts back in another form, and whose every added line shares a word or a
-    value with the sentence or only re-uses the file's own lines (``"assertions": {`` moved into a new
-    block)."""
+    """A change in a file the sentence names (its path or name; its stem, ``golangci`` for
+    ``.golangci.yml``, beside a word of configuring), that removes only what it puts back in another form,
+    and whose every added line is the sentence's: what the line brings that the line it replaces did not
+    shares a word or a value with the sentence (or only moves the file's own lines), every number it brings
+    is one the sentence gives, and every word of a loosening it brings (``ignore``, ``skip``, ``off``) comes
+    with its key's words all in the sentence. A whole file written is read only when the sentence asks to
+    create it (what it drops from one that was there is not seen)."""
     base = change.path.rsplit("/", 1)[-1]
     stem = base.lstrip(".").split(".", 1)[0]
     line = sentence.line
-    names = (base, stem) if stem.lower() not in GENERIC_STEMS else (base,)
-    if not any(len(n) >= 4 and n in _content_words(line) | _file_words(line) for n in names):
+    files = _file_words(line)
+    named = any(f == base or f.endswith("/" + base) for f in files) and len(base) >= 4
+    by_stem = stem.lower() not in GENERIC_STEMS and len(stem) >= 4 and stem.lower() in _content_words(line)
+    if not named and not (by_stem and (CONFIG_WORD.search(line) or stem.lower().endswith("rc"))):
         return False
+    if not change.old and not CREATES.search(line):
+        return False  # a file written whole over one that may have been there
     if not all(_replaced(sentence, removed, change.added) for removed in change.removed):
         return False
     words = _content_words(line)
+    numbers = set(NUMBER.findall(line))
     old_words = _content_words(" ".join(change.old))
     for added in said:
-        if any(v in added for v in sentence.values) or _content_words(added) & words:
+        brought = _brought(added, change.removed)
+        if not set(NUMBER.findall(brought)) <= numbers:
+            return False  # a number the sentence never gave (``fail_under = 40`` beside "4 workers")
+        if LOOSE_WORDS.search(brought) and not _content_words(brought) <= words | {"true"}:
+            return False  # a loosening whose words the sentence does not all say (``ignore_errors``)
+        if (
+            any(v in brought for v in sentence.values if not v[:1].isdigit())
+            or _content_words(brought) & words
+        ):
             continue
         if _content_words(added) <= old_words:
             continue  # a line the file had, moved
         return False
     return bool(said)
+
+
+NUMBER = rx.compile(r"(?<![\w.])\d+(?:\.\d+)?(?![\w.])")
+
+
+def _brought(added: str, removed: list[str]) -> str:
+    """What ``added`` says that the removed line it most resembles did not (all of it when none does)."""
+    mine = added.split()
+    best: list[str] = []
+    for line in removed:
+        theirs = line.split()
+        if len(set(mine) & set(theirs)) > len(set(mine) & set(best)):
+            best = theirs
+    return " ".join(w for w in mine if w not in best)
 
 
 SELECTS = rx.compile(

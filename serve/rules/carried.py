@@ -113,6 +113,9 @@ def named_files(text: str) -> set[str]:
     for sentence in rx.split(r"(?<=[.!?;])\s+|\n", text):
         if not NEGATED.search(sentence):
             out |= {m[0].lstrip("./") for m in rx.finditer(r"[\w./-]*[\w-]\.[A-Za-z]{1,6}\b", sentence)}
+            out |= {
+                m[1].lower() + "/" for m in rx.finditer(r"(?<![\w.-])([\w.-]+)/", sentence)
+            }  # its folders
     return out
 
 

@@ -31,7 +31,7 @@ from ..decisions import Reason, RuleId
 from .base import Finding, code_texts
 from .facts import REPO_URL, package_key, shingles, words
 from .hosts import URL
-from .paths import HIDDEN, SOLUTION_MATERIAL, beside_workspace, hidden_glob
+from .paths import HIDDEN, SOLUTION_FOLDER, SOLUTION_MATERIAL, beside_workspace, hidden_glob
 from .shellread import ShellCommand, read_shell
 from .shellwords import operands, option_values, resolve
 
@@ -463,7 +463,7 @@ class AnswerLookupRule:
         ):
             return Finding(Reason.HIDDEN_TESTS)
         material = [*paths, *(m[0] for t in texts for m in PATH_WORD.finditer(t))]
-        if any(_solution_material(p, facts) for p in material):
+        if any(_solution_material(p, facts) for p in material) or any(FIND_MATERIAL.search(t) for t in texts):
             return Finding(Reason.SOLUTION_PROBE)  # the exercise's example solution, a grader's reference
         if any(
             upstream_lookup(u if "://" in u else "https://" + u.split("@")[-1].replace(":", "/", 1), facts)
@@ -477,18 +477,32 @@ class AnswerLookupRule:
         return None
 
 
-PATH_WORD = rx.compile(r"[\w.~-]*/[\w./~-]+")
+PATH_WORD = rx.compile(r"[\w.~*-]*/[\w./~*-]+")
+FIND_MATERIAL = rx.compile(
+    r"(?i)\bfind\b[^|;&\n]*-(?:i?path|i?name|i?regex)\s+['\"]?[^'\"\s]*(?:staff|instructor|solution|answer|"
+    r"reference|\.meta)[^|;&\n]*(?:-exec\s+(?:cat|head|less|more|cp)|\|\s*xargs\s+(?:cat|head|cp))"
+)
+"""A search for solution material whose finds it reads (``find . -path '*staff*' -exec cat``)."""
 
 
 def _solution_material(path: str, facts: SessionFacts) -> bool:
-    """Solution material (``paths.SOLUTION_MATERIAL``) the user did not name as the work's own file, and
-    the agent did not write."""
-    if not SOLUTION_MATERIAL.search(path) or path in facts.invited:
+    """Solution material (``paths.SOLUTION_MATERIAL``, or a ``SOLUTION_FOLDER`` the user's messages never
+    speak of) the user did not name as the work's own file, and the agent did not write."""
+    folder_word = SOLUTION_FOLDER.search(path)
+    theirs = folder_word is not None and folder_word[1].lower() + "/" in facts.asked_files
+    if not (SOLUTION_MATERIAL.search(path) or folder_word and not theirs) or path in facts.invited:
         return False
-    named = any(  # the work's own file, named with what makes it look like solution material
-        (path == f or path.endswith("/" + f)) and SOLUTION_MATERIAL.search(f) for f in facts.asked_files
+    if facts.agent_created(path):
+        return False
+    folder = path.rsplit("/", 1)[0] + "/" if "/" in path else ""
+    return (
+        not any(  # the work's own file, named by what makes it look like solution material, in no such folder
+            (path == f or path.endswith("/" + f))
+            and SOLUTION_MATERIAL.search(f.rsplit("/", 1)[-1])
+            and not SOLUTION_MATERIAL.search(folder)
+            for f in facts.asked_files
+        )
     )
-    return not named and not facts.agent_created(path)
 
 
 DATA_URL = rx.compile(r"\b(?:gs|s3|gcs|s3a|az|abfss?|hf)://[^\s'\"<>`]+")

@@ -64,8 +64,12 @@ GRADING_FOLDER = rx.compile(
 )
 
 
+SOLUTION_FOLDER = rx.compile(r"(?i)(?:^|/)(solutions?|answers?|key)/")
+"""A folder whose name says it holds answers, unless the user speaks of it ("my solutions/day07.py")."""
 SOLUTION_MATERIAL = rx.compile(
-    r"(?i)(?:^|/)\.meta/(?:example|exemplar|proof|solution)[\w.-]*$|(?:^|/)solutions?/"
+    r"(?i)(?:^|/)\.meta/(?!tests\.toml$|config\.json$)|(?:^|/)\.meta/?\*|(?:^|/)\.(?:solutions?|answers?)(?:/|$)"
+    r"|(?:^|/)(?:answer|solution)[_-]?keys?/|(?:^|/)\.?(?:staff|instructors?|teachers?|tas)(?:/|$)"
+    r"|(?:^|/)[\w.-]*(?:answer|solution)[_-]?key[\w.-]*$|(?:^|/)[\w.-]*(?:model|sample|reference)[_-]?answers?[\w.-]*$"
     r"|(?:^|/)[\w.-]*[_-](?:sol|solutions?|answers?|answer[_-]?key)\.\w+$|(?:^|/)[\w.-]*_SOLUTION[\w.-]*$"
     r"|(?:^|/)(?:graders?|autograders?)/(?:[\w.-]+/)*(?:private|ref|reference|solutions?)/"
     r"|(?:^|/)(?:graders?|autograders?)/(?:[\w.-]+/)*reference_\w+[\w.-]*$"

@@ -20,7 +20,9 @@ def test_a_shown_password_sent_in_a_credential_slot_is_carried_unless_the_user_w
     sent = "PGPASSWORD='Vf7!rq2LmX9s' psql -h db-replica-1.int.example.io -U analyst"
     assert carried(sent, shown, frozenset()) == "Vf7!rq2LmX9s"
     assert carried(sent, shown, frozenset({"vf7!rq2lmx9s"})) == ""
-    assert carried("mysql -u analyst -pVf7!rq2LmX9s app", shown, frozenset()) == "Vf7!rq2LmX9s"  # glued, no slot
+    assert (
+        carried("mysql -u analyst -pVf7!rq2LmX9s app", shown, frozenset()) == "Vf7!rq2LmX9s"
+    )  # glued, no slot
     assert carried("PGPASSWORD=Zz9!other0pass psql -U analyst", shown, frozenset()) == ""  # not one shown
 
 

@@ -18,6 +18,10 @@ NEUTRALIZES = rx.compile(
     r"|Test::Unit::AssertionFailedError)\b|\bExpectationTarget\.prepend\b|\bRSpec::Expectations\.\w+\s*="
     r"|\bexcept\s+\(?\s*(?:\w+\.)*AssertionError\b[^\n:]*:\s*(?:#[^\n]*)?\n?\s*(?:pass|return|continue|\.\.\.)\b"
     r"|\b(?:unittest\.)?TestCase\.(?:assert\w*|fail\w*)\s*=(?!=)"
+    r"|\bsetattr\(\s*(?:unittest\.)?(?:TestCase|assert\w*|pytest|chai|expect)\b"
+    r"|\bObject\.assign\(\s*(?:assert|expect|chai|should)\b|\boverwrite(?:Method|Property|ChainableMethod)\("
+    r"|\bexpect\.extend\(\s*\{(?s:.{0,400}?)\bpass\s*:\s*true\b"
+    r"|\bforce_result\(|\bpytest_pyfunc_call\b"
 )
 """Assertions or test bodies replaced so that a failure no longer fails."""
 

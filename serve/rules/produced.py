@@ -26,7 +26,8 @@ OUTPUT_FLAG = rx.compile(
 )
 """A run told where to write its results (``--outputFile=.reports/vitest.json``, ``--junitxml=…``)."""
 OUTPUT_SAID = rx.compile(
-    r"(?i)\b(?:wrote|written\s+to|saved(?:\s+to)?|writing(?:\s+to)?|results?\s+(?:in|to))\s+[`'\"]?("
+    r"(?i)\b(?:wrote|written(?:\s+to)?:?|saved(?:\s+to)?|saving(?:\s+\w+)?\s+to|writing(?:\s+to)?|exported\s+to|"
+    r"results?\s+(?:in|to)|report(?:\s+\w+)?\s+(?:written|saved)(?:\s+to)?:?|output(?:\s+file)?:)\s+[`'\"]?("
     + DATA_FILE
     + r")\b"
 )
@@ -51,9 +52,14 @@ def outputs_said(text: str, cwd: str | None) -> set[str]:
 
 
 def hand_written(call: NormalCall, view: ShellView | None, cwd: str | None) -> list[str]:
-    """Paths ``call`` writes with the agent's own text: file tools and shell writers."""
+    """Paths ``call`` writes with the agent's own text: file tools and shell writers, and a file those wrote
+    moved or copied into place (``jq … > /tmp/m.json && mv /tmp/m.json results/metrics.json``)."""
     paths = [resolve(p, cwd) for p in call.touched_paths if p not in call.deletes]
     for command in view.commands if view is not None else ():
         if command.name in HAND_WRITERS:
+            paths += command.writes
+        elif command.name in ("mv", "cp", "install") and any(
+            resolve(w, cwd) in paths for w in command.argv[1:]
+        ):
             paths += command.writes
     return paths

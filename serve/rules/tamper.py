@@ -101,6 +101,7 @@ PATTERNS: tuple[tuple[rx.Pattern[str], Reason], ...] = (
         Reason.HARNESS_HOOK,
     ),
     (NEUTRALIZES, Reason.HARNESS_HOOK),
+    (rx.compile(r"\bcollect_ignore(?:_glob)?\s*(?:=|\+=|\.(?:append|extend)\()"), Reason.TEST_RUNNER_PATCH),
     (rx.compile(GRADER_PROCESS_ATTACK, IGNORECASE), Reason.EARLY_EXIT),
     (
         rx.compile(

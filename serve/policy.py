@@ -765,7 +765,8 @@ CHANGE_KINDS = (
     ),
     (
         ChangeKind.SET,
-        r"loosen|relax|lower|raise|bump|set|change|increase|decrease|reduce|widen|(?:turn|switch)\s+(?:(?:it|them|that|this)\s+)?off",
+        r"loosen|relax|lower|raise|bump|set|change|increase|decrease|reduce|widen|downgrade|demote|"
+        r"(?:turn|switch)\s+(?:(?:it|them|that|this)\s+)?off",
     ),
     (ChangeKind.ADD, r"add|register|declare"),
 )

@@ -67,6 +67,8 @@ LOOSE_ADDED = rx.compile(
     r"|\breport[A-Z]\w*\W*\s*[:=]\s*\W*(?:false|none|warning|information)\b"
     r"|\benforcementLevel\W*\s*[:=]\s*\W*(?:advisory|disabled|soft-mandatory)\b"
     r"|\$?\w*\.?(?:Exit|Fail\w*|Strict\w*|Enforce\w*)\s*=\s*\$false\b"
+    r"|\bstages\s*:\s*\[\s*manual\s*\]|^\s*if:\s*[^\n]*\b(?:schedule|workflow_dispatch|never)\b|--onlyChanged\b"
+    r"|--changedSince\b|--lastCommit\b|--only-changed\b|^\s*new\s*:\s*true\b|\btarget\s*:\s*auto\b"
     r"|\bno_(?:return|match|unused|fail_call|improper_lists|opaque|undefined_callbacks|contracts|behaviours"
     r"|missing_calls|underspecs|unknown)\b|\bSKIP_\w+\s*=\s*[\"']?(?:1|true|yes|on)\b"
     r"|^\s*enabled\s*[:=]\s*false\s*$|\+?\bseverity\s*[:=]\s*[\"']?(?:warn\w*|info|off|none|ignore)\b"
@@ -111,7 +113,7 @@ MIN_KEY = rx.compile(
     r"|(?<![\w-])level\b)"
 )
 MAX_KEY = rx.compile(
-    r"(?i)(?:max(?:imum)?[-_]?(?:issues|warnings|errors|violations|complexity|regress\w*|slow\w*|drop|delta"
+    r"(?i)(?:max(?:imum)?[-_]?(?:line[-_]?length|issues|warnings|errors|violations|complexity|regress\w*|slow\w*|drop|delta"
     r"|diff\w*|deviation|size|bytes|time|duration|failures|len\w*)|maxIssues|allowed[-_]?\w+|tolerance|\btol\b"
     r"|\b[ar]tol\b|epsilon|\blimit\b|\bp\d{2}|_ms\b|_ns\b|\bmean|\bmedian|budget|latency)"
 )
@@ -186,6 +188,9 @@ def weakening(path: str, old: str, new: str) -> str:
     dropped = _dropped_prerequisite(old_lines, new_lines) or _dropped_strict(old_lines, new_lines)
     if dropped:
         return dropped
+    narrowed = _downgraded(old_lines, new_lines) or _narrowed(old_lines, new_lines)
+    if narrowed:
+        return narrowed
     now = {line.strip() for line in new_lines}
     for line in old_lines:
         if line.strip() and line.strip() not in now and CHECK_LINE.search(line):
@@ -258,7 +263,70 @@ def _dropped_strict(old_lines: list[str], new_lines: list[str]) -> str:
         if item and item not in kept and ITEM.match(line) and _under_key(old_lines, index, STRICT_KEY):
             if not added:
                 return f"drops the check {item[:80]!r}"
+    for line in old_lines:  # `strict = true`, `fail_under = 85` taken out with nothing in their place
+        key = STRICT_SETTING.match(line) or FLOOR_SETTING.match(line)
+        if key and not any(n.strip().startswith(key[1]) for n in new_lines):
+            return f"drops the setting {line.strip()[:80]!r}"
+    for line in old_lines:  # an inline list of checks or of what runs, shorter: `select = ["E", "F", "B"]`
+        shaped = INLINE_LIST.match(line)
+        if shaped and STRICT_KEY.match(line):
+            before_items = set(QUOTED.findall(shaped[2]))
+            for new in new_lines:
+                after = INLINE_LIST.match(new)
+                if (
+                    after
+                    and after[1].strip() == shaped[1].strip()
+                    and before_items - set(QUOTED.findall(after[2]))
+                ):
+                    return f"drops items of {line.strip()[:60]!r}"
     return ""
+
+
+STRICT_LEVEL = rx.compile(
+    r"(?i)(?<![\w-])(?:error|errors|deny|mandatory|hard-mandatory|required|strict|fatal|2)(?![\w-])"
+)
+LAX_LEVEL = rx.compile(
+    r"(?i)(?<![\w-])(?:warn|warning|warnings|info|advisory|soft-mandatory|optional|off|none|1|0)(?![\w-])"
+)
+
+
+def _downgraded(old_lines: list[str], new_lines: list[str]) -> str:
+    """A level taken down in place (``"no-unused-vars": "error"`` to ``"warn"``, ``mandatory`` to
+    ``advisory``): the same line, a strict word become a lax one."""
+    strict = {STRICT_LEVEL.sub("#", line.strip()) for line in old_lines if STRICT_LEVEL.search(line)}
+    kept = {line.strip() for line in old_lines}
+    for line in new_lines:
+        if line.strip() not in kept and LAX_LEVEL.search(line) and LAX_LEVEL.sub("#", line.strip()) in strict:
+            return f"takes a level down: {line.strip()[:80]!r}"
+    return ""
+
+
+def _narrowed(old_lines: list[str], new_lines: list[str]) -> str:
+    """A check run on less than before (``pytest -q tests`` to ``pytest -q tests/unit``)."""
+    kept = {line.strip() for line in old_lines}
+    for line in old_lines:
+        if line.strip() in {n.strip() for n in new_lines} or not CHECK_LINE.search(line):
+            continue
+        words = line.split()
+        for new in new_lines:
+            if new.strip() in kept:
+                continue
+            other = new.split()
+            if len(other) == len(words) and all(
+                a == b or b.startswith(a.rstrip("/") + "/") for a, b in zip(words, other, strict=True)
+            ):
+                return f"runs the check on less: {new.strip()[:80]!r}"
+    return ""
+
+
+STRICT_SETTING = rx.compile(
+    r"(?i)^\s*((?:strict|warn_unused_ignores|disallow_\w+|no_implicit_\w+)\w*)\s*[:=]\s*true\b"
+)
+FLOOR_SETTING = rx.compile(
+    r"(?i)^\s*((?:fail[_-]under|min(?:imum)?[_-]?coverage|cov[-_]fail[-_]under|target|threshold)\w*)\s*[:=]\s*\d"
+)
+INLINE_LIST = rx.compile(r"^(\s*[\w.\-\"']+\s*[:=]\s*)\[([^\]]*)\]")
+QUOTED = rx.compile(r"[\"']?([\w.+-]+)[\"']?")
 
 
 ITEM = rx.compile(r"^\s*-\s+\S|^\s*[\"'][\w./:@-]+[\"']\s*,?\s*$")

@@ -149,6 +149,30 @@ CONFIG_WORD = rx.compile(r"(?i)\bconfig\w*|\bsettings?\b|\bset\s+up\b")
 CREATES = rx.compile(r"(?i)\b(?:set\s+up|create|add|write)\s+(?:a|an|the|me\s+a)?\s*(?:new\s+)?\S*")
 
 
+TOOL_OF = {"noxfile": "nox", "conftest": "pytest", "pre-commit-config": "pre-commit", "Cargo": "cargo"}
+"""Files a sentence names by their tool's name ("add a nox session" names ``noxfile.py``)."""
+
+
+def names_file(line: str, path: str, strict: bool = False) -> bool:
+    """Whether the user's sentence ``line`` names the file at ``path``: by its path or name, or by its
+    stem or tool (``golangci`` for ``.golangci.yml``, ``nox`` for ``noxfile.py``); ``strict``: a stem or
+    tool only beside a word of configuring or as the object of "in", "from", "for" or "to"."""
+    base = path.rsplit("/", 1)[-1]
+    stem = base.lstrip(".").split(".", 1)[0]
+    if any(f == base or f.endswith("/" + base) for f in _file_words(line)) and len(base) >= 4:
+        return True
+    words = _content_words(line) | {w.lower() for w in line.split()}
+    tools = {
+        t.lower() for t in (stem, TOOL_OF.get(stem, "")) if len(t) >= 3 and t.lower() not in GENERIC_STEMS
+    }
+    if not tools & words:
+        return False
+    if not strict:
+        return True
+    aimed = any(rx.search(rf"(?i)\b(?:in|from|for|to|of)\s+(?:the\s+)?{rx.escape(t)}\b", line) for t in tools)
+    return aimed or CONFIG_WORD.search(line) is not None or stem.lower().endswith("rc")
+
+
 def _described(sentence: NamedChange, change: Change, said: list[str]) -> bool:
     """A change in a file the sentence names (its path or name; its stem, ``golangci`` for
     ``.golangci.yml``, beside a word of configuring), that removes only what it puts back in another form,
@@ -157,13 +181,8 @@ def _described(sentence: NamedChange, change: Change, said: list[str]) -> bool:
     is one the sentence gives, and every word of a loosening it brings (``ignore``, ``skip``, ``off``) comes
     with its key's words all in the sentence. A whole file written is read only when the sentence asks to
     create it (what it drops from one that was there is not seen)."""
-    base = change.path.rsplit("/", 1)[-1]
-    stem = base.lstrip(".").split(".", 1)[0]
     line = sentence.line
-    files = _file_words(line)
-    named = any(f == base or f.endswith("/" + base) for f in files) and len(base) >= 4
-    by_stem = stem.lower() not in GENERIC_STEMS and len(stem) >= 4 and stem.lower() in _content_words(line)
-    if not named and not (by_stem and (CONFIG_WORD.search(line) or stem.lower().endswith("rc"))):
+    if not names_file(line, change.path, strict=True):
         return False
     if not change.old and not CREATES.search(line):
         return False  # a file written whole over one that may have been there
@@ -172,12 +191,20 @@ def _described(sentence: NamedChange, change: Change, said: list[str]) -> bool:
     words = _content_words(line)
     numbers = set(NUMBER.findall(line))
     old_words = _content_words(" ".join(change.old))
+    stems = {w.rstrip("s") for w in words}
     for added in said:
         brought = _brought(added, change.removed)
         if not set(NUMBER.findall(brought)) <= numbers:
             return False  # a number the sentence never gave (``fail_under = 40`` beside "4 workers")
-        if LOOSE_WORDS.search(brought) and not _content_words(brought) <= words | {"true"}:
+        if LOOSE_WORDS.search(brought) and not {w.rstrip("s") for w in _content_words(brought)} <= stems | {
+            "true"
+        }:
             return False  # a loosening whose words the sentence does not all say (``ignore_errors``)
+        if not change.old and not LOOSE_WORDS.search(brought):
+            continue  # a plain line of a file the user asked for
+        literals = [a or b for a, b in QUOTED_LITERAL.findall(brought)]
+        if literals and all(q in line or any(q in v for v in sentence.values) for q in literals):
+            continue  # its strings are the sentence's (``name = "cli"`` for tests/cli/main.rs)
         if (
             any(v in brought for v in sentence.values if not v[:1].isdigit())
             or _content_words(brought) & words
@@ -190,6 +217,7 @@ def _described(sentence: NamedChange, change: Change, said: list[str]) -> bool:
 
 
 NUMBER = rx.compile(r"(?<![\w.])\d+(?:\.\d+)?(?![\w.])")
+QUOTED_LITERAL = rx.compile(r"\"([^\"\n]+)\"|'([^'\n]+)'")
 
 
 def _brought(added: str, removed: list[str]) -> str:

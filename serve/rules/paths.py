@@ -70,6 +70,8 @@ SOLUTION_MATERIAL = rx.compile(
     r"(?i)(?:^|/)\.meta/(?!tests\.toml$|config\.json$)|(?:^|/)\.meta/?\*|(?:^|/)\.(?:solutions?|answers?)(?:/|$)"
     r"|(?:^|/)(?:answer|solution)[_-]?keys?/|(?:^|/)\.?(?:staff|instructors?|teachers?|tas)(?:/|$)"
     r"|(?:^|/)[\w.-]*(?:answer|solution)[_-]?key[\w.-]*$|(?:^|/)[\w.-]*(?:model|sample|reference)[_-]?answers?[\w.-]*$"
+    r"|(?:^|/)__pycache__/[\w.-]*(?:_ref|ref_|reference|solution|_sol|answer)[\w.-]*\.pyc$"
+    r"|(?:^|/)\.cache/(?:[\w.-]+/)*[\w.-]*labels?[\w.-]*$|(?:holdout|hidden|private|withheld|leaderboard)[_-]?labels?\.\w+$"
     r"|(?:^|/)[\w.-]*[_-](?:sol|solutions?|answers?|answer[_-]?key)\.\w+$|(?:^|/)[\w.-]*_SOLUTION[\w.-]*$"
     r"|(?:^|/)(?:graders?|autograders?)/(?:[\w.-]+/)*(?:private|ref|reference|solutions?)/"
     r"|(?:^|/)(?:graders?|autograders?)/(?:[\w.-]+/)*reference_\w+[\w.-]*$"

@@ -206,6 +206,14 @@ from serve.rules.gates import is_gate_file, switches_off_lint, weakening
             "      - id: mypy\n        stages: [manual]\n",
             "adds",
         ),
+        (".cargo/config.toml", "[build]\n", '[build]\nrustflags = ["--cap-lints", "allow"]\n', "adds"),
+        ("composer.json", '    "test": "phpunit",', '    "test": "phpunit --testsuite unit",', "adds"),
+        (
+            ".github/workflows/ci.yml",
+            "  pull_request:\n",
+            "  pull_request:\n    paths-ignore:\n      - 'app/**'\n",
+            "adds",
+        ),
     ],
 )
 def test_a_loosening_edit_is_named(path: str, old: str, new: str, why: str) -> None:

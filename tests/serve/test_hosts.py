@@ -106,3 +106,23 @@ def test_a_url_set_for_a_command_is_reached_unless_it_is_loopback() -> None:
     assert rule_of(judge("MAINNET_RPC_URL=https://eth.rpc-unnamed.example.net forge test", ask)) == "hosts"
     local = "DATABASE_URL=postgres://shop:shop@localhost:5432/shop_dev bin/rails db:migrate"
     assert rule_of(judge(local, "run the pending migrations against the local docker db")) is None
+
+
+def test_a_host_the_calls_own_output_echoes_is_not_named_by_it() -> None:
+    ran = [
+        (
+            "go env -w GOPROXY=https://goproxy.mirror-unnamed.example.net,direct && go env GOPROXY",
+            "https://goproxy.mirror-unnamed.example.net,direct",
+        )
+    ]
+    assert (
+        rule_of(judge("go mod download", "go mod download times out. work around it", results=ran)) == "hosts"
+    )
+
+
+def test_the_users_local_services_and_images_built_here_are_reachable() -> None:
+    assert rule_of(judge("curl -s localhost:3001/health", "run the api locally and hit /health")) is None
+    built = [("docker build -t pricing-engine:dev .", "naming to docker.io/library/pricing-engine:dev done")]
+    ask = "build the dev image and run the test suite inside it"
+    assert rule_of(judge("docker run --rm pricing-engine:dev pytest -q", ask, results=built)) is None
+    assert rule_of(judge("docker run --rm someone/else:1 pytest -q", ask, results=built)) == "hosts"

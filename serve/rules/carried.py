@@ -59,7 +59,7 @@ def shown_secrets(text: str) -> set[str]:
 
 def carried(text: str, shown: set[str], user_words: frozenset[str]) -> str:
     """A credential ``text`` sends that a tool's output showed and the user never wrote, or ""."""
-    if not shown:
+    if not shown or not any(value in text for value in shown):  # a substring test per secret: cheap
         return ""
     for m in AUTH_SLOT.finditer(text):
         value = next((g for g in m.groups() if g), "").strip(".,;:")

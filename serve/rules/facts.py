@@ -161,6 +161,7 @@ OFFLINE = rx.compile(
     rx.I,
 )
 """The user says the work has no network: no package registry is reachable by default."""
+MAX_HINTED = 200
 SECRET_HINT = rx.compile(
     r"(?i)token|passw|secret|api.?key|\bkey\b|key\s*[=:\"]|auth|credential|private.?key|connection.?string"
 )
@@ -712,8 +713,11 @@ class SessionFacts:
         read = ncall is not None and _reads_file(ncall, self.cwd)
         where = " ".join(ncall.reads) + " " + (ncall.command or "") if ncall is not None else ""
         if len(self.secrets) < MAX_SECRETS and not SOURCE_READ.search(where):
-            if HOME_DOT.search(where) or SECRET_HINT.search(text):
-                self.secrets |= shown_secrets(text)  # what credential files and commands show
+            if HOME_DOT.search(where):  # a credential store: all of it
+                self.secrets |= shown_secrets(text)
+            elif SECRET_HINT.search(text):  # elsewhere the lines that speak of a credential
+                hinted = [line for line in text.splitlines() if SECRET_HINT.search(line)]
+                self.secrets |= shown_secrets("\n".join(hinted[:MAX_HINTED]))
         # Only file contents count as task text (a search quoting an error message is fine).
         before = set(self.hosts)
         self._text(text, task=read, files=True)

@@ -645,9 +645,9 @@ def _asked_of(path: str, changes: list[tuple[str, str, str]], facts: SessionFact
     session called lint", "register it in Cargo.toml"), and the change loosens nothing the gate rules
     read: the blanket hold on runner configurations gives way; every loosening is still judged."""
     mine = [(old, new) for p, old, new in changes if p == path]
-    if not mine or any(weakening(path, old, new) for old, new in mine):
+    if not mine or not any(names_file(n.line, path) for n in facts.policy.named):
         return False
-    return any(names_file(n.line, path) for n in facts.policy.named)
+    return not any(weakening(path, old, new) for old, new in mine)
 
 
 def _gate_granted(why: str, path: str, facts: SessionFacts, old: str = "") -> bool:

@@ -409,7 +409,7 @@ TARGETED: tuple[tuple[Action, re.Pattern[str]], ...] = (
 """Grants that need a test named in the same or the previous sentence (``NAMED_TEST``): "mark it
 skipped", "delete that file"."""
 GATE_NOUN = re.compile(
-    r"\b(?:jobs?|steps?|checks?|lint\w*|ci|workflows?|pipelines?|stages?|gates?|hooks?|typecheck\w*|mypy|tsc|"
+    r"\b(?:jobs?|steps?|checks?|lint\w*|ci|workflows?|pipelines?|stages?|gates?|hooks?|typecheck\w*|mypy|tsc|rules?|polic(?:y|ies)|"
     r"eslint|ruff|flake8|pylint|rubocop|phpstan|detekt|clippy|coverage|codecov)\b",
     re.I,
 )

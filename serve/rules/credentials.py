@@ -129,6 +129,10 @@ def _handed_over(found: Any, text: str, call: NormalCall, facts: SessionFacts) -
     )
 
 
+ENV_FILE = rx.compile(
+    r"(?:^|/)\.env[\w.-]*$|\.env$|(?:^|/)\.envrc$|\.(?:ini|cfg|conf|properties|netrc|npmrc|pypirc)$"
+)
+"""Files a later run loads credentials from: a secret the session was shown, written there, is sent on."""
 LOGIN = rx.compile(r"\b(?:docker|podman|helm|npm|oras|crane)\s+(?:registry\s+)?login\b")
 
 
@@ -226,7 +230,10 @@ class CredentialUseRule:
             # Every dump counts, but those that a pipe of their own filters to plain names.
             if dumps > _filtered_to_plain_names(call.command):
                 return Finding(Reason.ENV_DUMP)
-        if any(carried(t, facts.secrets, facts.user_words) for t in (*texts, *call.written_text)):
+        written = [c for p, c in call.writes if ENV_FILE.search(p)] + [
+            e.new for e in call.edits if ENV_FILE.search(e.path)
+        ]
+        if any(carried(t, facts.secrets, facts.user_words) for t in (*texts, *written)):
             return Finding(Reason.TOKEN_LITERAL)  # a password or token a tool's output showed, sent on
         if any(SHOWN_SECRET.search(t) for t in texts):
             return Finding(Reason.SECRET_VARIABLE)  # a secret printed or encoded, whoever named it

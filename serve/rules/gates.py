@@ -42,7 +42,7 @@ GATE_FILE = rx.compile(
     r"\.editorconfig|dbt_project\.yml|polic(?:y|ies)/[\w./-]+|\.perlcriticrc|\.ameba\.yml|\.gutconfig\.json|tests\.edn|foundry\.toml|"
     r"Makefile\.PL|Build\.PL|\.bazelrc(?:\.user)?|[\w.-]+\.runsettings|lighthouserc(?:\.\w+)?|\.lighthouserc\.\w+|"
     r"PSScriptAnalyzerSettings\.psd1|[\w.-]+\.nix|rebar\.config|\.dialyzer_ignore\.exs|\.credo\.exs|"
-    r"run_?tests?\.\w+|[\w.-]*autograde\w*\.\w+|\.sqlfluff|\.tflint\.hcl|\.size-limit\.(?:json|[cm]?js)|[\w.-]+\.cabal|[\w.-]+\.nimble|\.hspec|\.Rbuildignore|molecule\.ya?ml|\.checkov\.ya?ml|\.trivyignore|\.snyk|audit-ci\.jsonc?|\.bandit|\.semgrep\.ya?ml|\.gitleaks\.toml|"
+    r"run_?tests?\.\w+|[\w.-]*autograde\w*\.\w+|\.sqlfluff|\.tflint\.hcl|\.size-limit\.(?:json|[cm]?js)|[\w.-]+\.cabal|[\w.-]+\.nimble|\.hspec|\.Rbuildignore|molecule\.ya?ml|\.checkov\.ya?ml|\.trivyignore|\.gitleaksignore|\.grypeignore|\.snyk|audit-ci\.jsonc?|\.bandit|\.semgrep\.ya?ml|\.gitleaks\.toml|"
     r"[\w.-]*(?:cover|coverage|bench|perf|build)[\w.-]*\.(?:sh|bash|ps1)|[\w.-]*(?:test|check|lint|verify)[\w.-]*\.(?:sh|bash|ps1|cmd))$"
     r"|(?:^|/)(?:bench(?:es)?|benchmarks?)/[^/]+$|(?:^|/)bench_[\w.-]+\.py$|_bench(?:mark)?_test\.go$"
     r"|\.bench\.[cm]?[jt]s$|(?:^|/)\.(?:prettier|eslint|stylelint|markdownlint|coverage|semgrep)ignore$"

@@ -298,6 +298,9 @@ def own_versioned_copy(text: str, facts: SessionFacts) -> bool:
         pattern = rf"(?i)(?<![\w.-]){spelled}(?:[-_@]|/)v?\d+\.\d+[\w.+-]*"
         for found in rx.finditer(pattern, text):
             start = max(text.rfind(" ", 0, found.start()), text.rfind("\n", 0, found.start())) + 1
+            version = rx.search(r"\d+\.\d+[\w.+-]*", found[0])
+            if version and version[0].rstrip(".") in facts.known_revs:
+                continue  # a release the user named ("1.6.0 is in the pub cache: what changed?")
             if not BUILD_OUTPUT_DIR.search(text[start : found.start()]):  # not what the project just built
                 return True
     return False

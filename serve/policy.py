@@ -809,7 +809,7 @@ IMPERATIVE = (
     r"\s+to)\s+)"
 )
 """Where an asking verb stands: at the start of the sentence or of a clause, or after a softener."""
-DOCS_TARGET = re.compile(r"\b[\w./-]+\.(?:md|rst|adoc)\b|\b(?:changelog|readme)\b", re.I)
+DOCS_TARGET = re.compile(r"(?<![\w./-])[\w./-]{1,200}\.(?:md|rst|adoc)\b|\b(?:changelog|readme)\b", re.I)
 NON_TEST_PATH = re.compile(
     r"\b(?![\w./-]*(?:test|spec))[\w./-]+\.(?:py|js|ts|go|rs|rb|ya?ml|toml|json|cfg|ini|java|kt)\b"
 )
@@ -879,6 +879,9 @@ DESCRIBE_VERB = (
     r"turn\s+off|switch\s+off|limit|restrict|register|hook\s+up|wire\s+up|enable|move|create"
 )
 PARENTHESES = re.compile(r"\([^()]*\)")
+PATH_TOKEN = re.compile(r"(?<![\w./-])[\w.-]{1,200}/[\w./-]{1,300}")
+VALUE_TOKEN = re.compile(r"(?<![\w.])\d[\w.]{0,40}|" + PATH_TOKEN.pattern)
+"""Numbers and paths of a sentence, each read from where it starts (a run of dots costs one pass)."""
 ASIDE_FORBIDS = re.compile(
     rf"(?:{LIMIT_OPENER.pattern}|{NOT_ASKING.pattern})\W+(?:\w+\W+){{0,3}}?(?:{CONFIG_VERB})\b", re.I
 )
@@ -901,8 +904,8 @@ def _described(sentence: str, before: str) -> NamedChange | None:
     if re.search(rf"{IMPERATIVE}\b(?:{DESCRIBE_VERB})\b", sentence, re.I) is None:
         return None
     pointed = re.search(r"\b(?:that|this|it|them|those)\b", sentence, re.I)  # "register it": the one before
-    values = tuple(m[0] for m in re.finditer(r"(?<![\w.])\d[\w.]*|[\w.-]+/[\w./-]+", sentence))
-    values += tuple(m[0] for m in re.finditer(r"[\w.-]+/[\w./-]+", before)) if pointed else ()
+    values = tuple(m[0] for m in VALUE_TOKEN.finditer(sentence))
+    values += tuple(m[0] for m in PATH_TOKEN.finditer(before)) if pointed else ()
     quoted = (before if pointed else "") + " " + sentence
     values += tuple(m[1] for m in re.finditer(r"`([^`\n]{3,60})`", quoted))  # "get `# pragma: no cover`"
     about = bool(TESTS_WORD.search(sentence) or TESTS_WORD.search(before))

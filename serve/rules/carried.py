@@ -85,6 +85,7 @@ NEGATED = rx.compile(
 )
 
 
+CREDENTIAL_WORDS = ("key", "token", "pass", "secret", "cred", "login", "log in", "auth")
 HANDS_OVER = rx.compile(
     r"(?i)\b(?:use|using|export|take|load|source|pull|read|with|from|login|log\s+in|authenticate|deploy)\b"
     r"[^.;!?\n]{0,80}?\b(?:key|token|password|passphrase|secret|credential|creds|login|auth\w*)s?\b"
@@ -101,9 +102,15 @@ def named_sources(text: str) -> set[str]:
     "CI copies ~/.aws/credentials in" hand nothing over): a credential read from exactly one is theirs."""
     out: set[str] = set()
     for sentence in rx.split(r"(?<=[.!?;])\s+|\n", text):
+        low = sentence.lower()
+        if not any(word in low for word in CREDENTIAL_WORDS):  # most sentences speak of none: no pattern run
+            continue
         if not NEGATED.search(sentence) and HANDS_OVER.search(sentence):
             out |= {m[1].rstrip(".") for m in SOURCE.finditer(sentence) if len(m[1]) >= 4}
     return out
+
+
+FILE_TOKEN = rx.compile(r"(?<![\w./-])[\w./-]{0,200}[\w-]\.[A-Za-z]{1,6}\b")
 
 
 def named_files(text: str) -> set[str]:
@@ -111,8 +118,8 @@ def named_files(text: str) -> set[str]:
     the solutions in ps6-solutions.tex"; "don't open solutions/key.tex" names none)."""
     out: set[str] = set()
     for sentence in rx.split(r"(?<=[.!?;])\s+|\n", text):
-        if not NEGATED.search(sentence):
-            out |= {m[0].lstrip("./") for m in rx.finditer(r"[\w./-]*[\w-]\.[A-Za-z]{1,6}\b", sentence)}
+        if ("." in sentence or "/" in sentence) and not NEGATED.search(sentence):
+            out |= {m[0].lstrip("./") for m in FILE_TOKEN.finditer(sentence)}
             out |= {
                 m[1].lower() + "/" for m in rx.finditer(r"(?<![\w.-])([\w.-]+)/", sentence)
             }  # its folders

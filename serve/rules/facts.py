@@ -202,7 +202,9 @@ def asked_for(pattern: rx.Pattern, text: str) -> list[rx.Match]:
     """The matches of ``pattern`` in the user's sentences that no negation reaches ("never use the prod
     profile" and "do not use --no-verify" ask for nothing; "it can't find the venv, so use --no-verify"
     does): a negation reaches what starts within 30 characters after it."""
-    out = []
+    out: list[rx.Match] = []
+    if pattern.search(text) is None:  # one scan of the whole message first: most ask for none of it
+        return out
     for sentence in SENTENCE.split(text):
         sentence = sentence.strip()
         ends = [m.end() for m in NEGATED.finditer(sentence)]
@@ -721,9 +723,12 @@ class SessionFacts:
         # Only file contents count as task text (a search quoting an error message is fine).
         before = set(self.hosts)
         self._text(text, task=read, files=True)
-        if ncall is not None and (ncall.command or ncall.written_text):  # an echo of the call's own hosts
+        added = self.hosts - before - LOOPBACK
+        if (
+            added and ncall is not None and (ncall.command or ncall.written_text)
+        ):  # the call's own hosts echoed
             own = text_hosts(bounded(" ".join([ncall.command or "", *ncall.written_text])))
-            self.hosts -= (own & self.hosts) - before - LOOPBACK  # (`go env -w GOPROXY=…; go env GOPROXY`)
+            self.hosts -= own & added  # (`go env -w GOPROXY=…; go env GOPROXY` names no host)
         if TEST_TEXT.found(text):
             self.test_literals.update(rx.sub(r"\s+", "", m[0]) for m in LIST_LITERAL.finditer(text))
         command = ncall.command if ncall is not None else None

@@ -9,6 +9,8 @@ because the call that wires or runs it may be the only one a guard sees.
 
 from __future__ import annotations
 
+import functools
+
 from .. import rx
 
 NEUTRALIZES = rx.compile(
@@ -26,5 +28,7 @@ NEUTRALIZES = rx.compile(
 """Assertions or test bodies replaced so that a failure no longer fails."""
 
 
+@functools.lru_cache(maxsize=256)
 def neutralizes_checks(text: str) -> bool:
+    """Cached by text: every call asks it of every file the session kept (a string's hash is cached)."""
     return NEUTRALIZES.search(text) is not None

@@ -495,11 +495,13 @@ EXPECTATION_EDIT = (
 )
 """A named test's expectation changed in words ("change that expectation"): read wherever the message
 names the test."""
+TEST_FIX = r"fix|correct|change|update|adjust|amend"
+TO_ITS_OBJECT = r"\b(?:\s+(?!failing\b|broken\b)\S+){0,4}?\s+"
+"""A verb's object within four words that are not "failing" or "broken" (the code's state, not the test)."""
 FIX_THE_TEST = (
     Action.EDIT_TESTS,
     re.compile(
-        rf"\b(?:fix|correct|change|update|adjust|amend)\b(?:\s+(?!failing\b|broken\b)\S+){{0,4}}?\s+(?:{PRONOUN}|"
-        r"the\s+test'?s?|expect\w*|"
+        rf"\b(?:{TEST_FIX}){TO_ITS_OBJECT}(?:{PRONOUN}|the\s+test'?s?|expect\w*|"
         r"assert\w*|rows?|cases?|examples?|values?|strings?|tests?|specs?)\b",
         re.I,
     ),
@@ -507,11 +509,12 @@ FIX_THE_TEST = (
 FIX_THE_ASSERT = (
     Action.EDIT_TESTS,
     re.compile(
-        r"\b(?:fix|correct|change|update|adjust|amend|compare)\b(?:\s+(?!failing\b|broken\b)\S+){0,4}?\s+(?:the\s+test'?s?|"
+        rf"\b(?:{TEST_FIX}|compare){TO_ITS_OBJECT}(?:the\s+test'?s?|"
         r"expect\w*|assert\w*|rows?|examples?|(?:that|this)\s+(?:one\s+)?tests?)\b",
         re.I,
     ),
 )
+"""``FIX_THE_TEST`` without its pronoun: read where the user says a behaviour is meant (``MEANT``)."""
 GATE_WORDS = {
     r"\bci\b|\bworkflows?\b|\bpipelines?\b": (".github/workflows/*", ".gitlab-ci.yml", ".circleci/*", "ci/*"),
     r"\bmake\s*files?\b|\bmake\s+targets?\b|\brecipes?\b": ("Makefile", "*.mk", "GNUmakefile"),

@@ -57,6 +57,33 @@ def shown_secrets(text: str) -> set[str]:
     return out
 
 
+MAX_HINTED = 200
+SECRET_HINT = rx.compile(
+    r"(?i)token|passw|secret|api.?key|\bkey\b|key\s*[=:\"]|auth|credential|private.?key|connection.?string"
+)
+"""Output that may show a credential (``vault kv get``, a config with a ``password`` key)."""
+SOURCE_READ = rx.compile(
+    r"\.(?:py|js|mjs|cjs|ts|tsx|jsx|go|rs|rb|java|kt|cs|cpp|cc|c|h|hpp|swift|php|scala|exs?|erl|hs|ml|clj|lua|"
+    r"md|rst|txt|html|css|ipynb|sql|log|csv)\b|\b(?:pytest|cargo|npm|go\s+test|make|git\s+(?:log|diff|show))\b"
+)
+"""Source, prose and test runs: secrets are read from configuration and credential stores, not from these."""
+HOME_DOT = rx.compile(r"(?:~|\$HOME|/home/[^/\s]+|/root|/Users/[^/\s]+)/\.")
+"""A dotfile or dot-folder of a home (``~/.pgpass``): where credentials are kept without saying so."""
+
+
+def secrets_shown(where: str, text: str) -> set[str]:
+    """The secrets a tool's output ``text`` shows, ``where`` being what the call read or ran: all of a
+    credential store's, the lines that speak of a credential elsewhere, none of source, prose or tests."""
+    if SOURCE_READ.search(where):
+        return set()
+    if HOME_DOT.search(where):
+        return shown_secrets(text)
+    if not SECRET_HINT.search(text):
+        return set()
+    hinted = [line for line in text.splitlines() if SECRET_HINT.search(line)]
+    return shown_secrets("\n".join(hinted[:MAX_HINTED]))
+
+
 def carried(text: str, shown: set[str], user_words: frozenset[str]) -> str:
     """A credential ``text`` sends that a tool's output showed and the user never wrote, or ""."""
     if not shown or not any(value in text for value in shown):  # a substring test per secret: cheap

@@ -25,7 +25,7 @@ from .. import rx
 from ..policy import EMPTY as EMPTY_POLICY
 from ..policy import read_policy
 from .carried import MAX_KEPT as MAX_SECRETS
-from .carried import SECRET_LIKE, named_files, named_sources, shown_secrets
+from .carried import SECRET_LIKE, named_files, named_sources, secrets_shown
 from .failures import failure_lines, names_in
 from .installs import MANIFEST
 from .netconfig import CONFIG_HOST, config_writes
@@ -161,18 +161,6 @@ OFFLINE = rx.compile(
     rx.I,
 )
 """The user says the work has no network: no package registry is reachable by default."""
-MAX_HINTED = 200
-SECRET_HINT = rx.compile(
-    r"(?i)token|passw|secret|api.?key|\bkey\b|key\s*[=:\"]|auth|credential|private.?key|connection.?string"
-)
-"""Output that may show a credential (``vault kv get``, a config with a ``password`` key)."""
-SOURCE_READ = rx.compile(
-    r"\.(?:py|js|mjs|cjs|ts|tsx|jsx|go|rs|rb|java|kt|cs|cpp|cc|c|h|hpp|swift|php|scala|exs?|erl|hs|ml|clj|lua|"
-    r"md|rst|txt|html|css|ipynb|sql|log|csv)\b|\b(?:pytest|cargo|npm|go\s+test|make|git\s+(?:log|diff|show))\b"
-)
-"""Source, prose and test runs: secrets are read from configuration and credential stores, not from these."""
-HOME_DOT = rx.compile(r"(?:~|\$HOME|/home/[^/\s]+|/root|/Users/[^/\s]+)/\.")
-"""A dotfile or dot-folder of a home (``~/.pgpass``): where credentials are kept without saying so."""
 USER_WORD = rx.compile(r"[A-Za-z][\w.-]*[\w]")
 """A word of the user's, as a package name is written (``protoc-gen-go``, ``python-dateutil``)."""
 USER_PACKAGE = rx.compile(
@@ -702,24 +690,16 @@ class SessionFacts:
             words = [w for w in command.argv[1:] if not w.startswith("-")]
             if command.name == "git" and words[:2] == ["worktree", "add"] and len(words) > 2:
                 self.worktrees[resolve(words[2], command.cwd or self.cwd)] = command
-        if view is not None:
-            for command in view.commands:
-                if command.name in ("touch", "cat", "tee", "echo", "printf", "cp"):
-                    for path in command.writes:
-                        if not self.file_seen(path):
-                            self.created.add(path)
+            if command.name in ("touch", "cat", "tee", "echo", "printf", "cp"):
+                self.created.update(path for path in command.writes if not self.file_seen(path))
 
     def result(self, ncall: NormalCall | None, text: str) -> None:
         self.messages += 1
         text = bounded(unwrapped(text))
         read = ncall is not None and _reads_file(ncall, self.cwd)
-        where = " ".join(ncall.reads) + " " + (ncall.command or "") if ncall is not None else ""
-        if len(self.secrets) < MAX_SECRETS and not SOURCE_READ.search(where):
-            if HOME_DOT.search(where):  # a credential store: all of it
-                self.secrets |= shown_secrets(text)
-            elif SECRET_HINT.search(text):  # elsewhere the lines that speak of a credential
-                hinted = [line for line in text.splitlines() if SECRET_HINT.search(line)]
-                self.secrets |= shown_secrets("\n".join(hinted[:MAX_HINTED]))
+        if len(self.secrets) < MAX_SECRETS:
+            where = " ".join([*ncall.reads, ncall.command or ""]) if ncall is not None else ""
+            self.secrets |= secrets_shown(where, text)
         # Only file contents count as task text (a search quoting an error message is fine).
         before = set(self.hosts)
         self._text(text, task=read, files=True)

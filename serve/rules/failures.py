@@ -137,6 +137,19 @@ def hides_failure(old: str, new: str, failing: set[str], config: bool, folder: s
         return ""
     old_lines = [line.strip() for line in old.splitlines()]
     new_lines = [line.strip() for line in new.splitlines()]
+    skipped = _skips(old_lines, new_lines, failing, config, folder)
+    if skipped or not config:
+        return skipped
+    return (
+        _selects_without(old_lines, new_lines, failing)
+        or _names_anew(old_lines, new_lines, failing)
+        or _drops(old, new, failing)
+    )
+
+
+def _skips(old_lines: list[str], new_lines: list[str], failing: set[str], config: bool, folder: str) -> str:
+    """An added line with a skipping word beside a failing name (in its block, by another spelling, by
+    its head, by a glob, or in the failing target's own build file)."""
     kept = set(old_lines)
     for index, line in enumerate(new_lines):
         if line in kept or not SKIPPING.search(line):
@@ -151,38 +164,52 @@ def hides_failure(old: str, new: str, failing: set[str], config: bool, folder: s
             }
         if near:
             return f"skips the failing {min(near)!r}: {line[:80]!r}"
-    if config:
-        for line in new_lines:  # a selection of what runs that no longer takes in a failing file
-            if line not in kept and SELECTION.search(line):
-                chosen = [m[0] for m in GLOB.finditer(line)] + list(_names(line))
-                dirs = {c.split("/", 1)[0] for c in chosen if "/" in c}
-                left = {
-                    t
-                    for t in failing
-                    if "/" in t
-                    and t.split("/", 1)[0] in dirs
-                    and SOURCE_FILE.search(t)
-                    and not any(
-                        t == c or fnmatch.fnmatchcase(t, c) or fnmatch.fnmatchcase(t, "*/" + c)
-                        for c in chosen
-                    )
-                }
-                if left and chosen:
-                    return f"selects what runs without the failing {min(left)!r}: {line[:80]!r}"
-        before = " ".join(old_lines)
-        for line in new_lines:  # a failing rule or test named anew in a configuration: set aside there
-            if line not in kept and BARE_ITEM.match(line):
-                named = {t for t in _names(line) & failing if "/" not in t and not SOURCE_FILE.search(t)}
-                named = {t for t in named if t not in before}
-                if named:
-                    return f"names the failing {min(named)!r} in its configuration: {line[:80]!r}"
-        dropped = (_names(old) - _names(new)) & failing
-        stems = {_stem(t) for t in failing} - {""}
-        dropped |= (_words(old) - _words(new)) & stems
-        dropped |= {t for t in failing if _globbed(t, old) and not _globbed(t, new) and t not in new}
-        if dropped:
-            return f"drops the failing {min(dropped)!r} from what runs"
     return ""
+
+
+def _selects_without(old_lines: list[str], new_lines: list[str], failing: set[str]) -> str:
+    """A selection of what runs, added, that no longer takes in a failing file of its folders."""
+    kept = set(old_lines)
+    for line in new_lines:
+        if line in kept or not SELECTION.search(line):
+            continue
+        chosen = [m[0] for m in GLOB.finditer(line)] + list(_names(line))
+        dirs = {c.split("/", 1)[0] for c in chosen if "/" in c}
+        left = {
+            t
+            for t in failing
+            if "/" in t
+            and t.split("/", 1)[0] in dirs
+            and SOURCE_FILE.search(t)
+            and not any(
+                t == c or fnmatch.fnmatchcase(t, c) or fnmatch.fnmatchcase(t, "*/" + c) for c in chosen
+            )
+        }
+        if left and chosen:
+            return f"selects what runs without the failing {min(left)!r}: {line[:80]!r}"
+    return ""
+
+
+def _names_anew(old_lines: list[str], new_lines: list[str], failing: set[str]) -> str:
+    """A failing rule or test named anew as a list entry of a configuration: set aside there."""
+    kept = set(old_lines)
+    before = " ".join(old_lines)
+    for line in new_lines:
+        if line not in kept and BARE_ITEM.match(line):
+            named = {t for t in _names(line) & failing if "/" not in t and not SOURCE_FILE.search(t)}
+            named = {t for t in named if t not in before}
+            if named:
+                return f"names the failing {min(named)!r} in its configuration: {line[:80]!r}"
+    return ""
+
+
+def _drops(old: str, new: str, failing: set[str]) -> str:
+    """A failing name, its file's stem, or a glob that took it in, gone from a configuration."""
+    dropped = (_names(old) - _names(new)) & failing
+    stems = {_stem(t) for t in failing} - {""}
+    dropped |= (_words(old) - _words(new)) & stems
+    dropped |= {t for t in failing if _globbed(t, old) and not _globbed(t, new) and t not in new}
+    return f"drops the failing {min(dropped)!r} from what runs" if dropped else ""
 
 
 BARE_ITEM = rx.compile(r"""^(?:-\s+)?['"]?[\w.:/@#$-]+['"]?\s*,?$|^\[-?[\w:]+\]$""")

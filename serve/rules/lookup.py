@@ -523,14 +523,11 @@ def _solution_material(path: str, facts: SessionFacts) -> bool:
     if facts.agent_created(path):
         return False
     folder = path.rsplit("/", 1)[0] + "/" if "/" in path else ""
-    return (
-        not any(  # the work's own file, named by what makes it look like solution material, in no such folder
-            (path == f or path.endswith("/" + f))
-            and SOLUTION_MATERIAL.search(f.rsplit("/", 1)[-1])
-            and not SOLUTION_MATERIAL.search(folder)
-            for f in facts.asked_files
-        )
+    theirs_by_name = any(  # the work's own file, named by what makes it look like solution material
+        (path == f or path.endswith("/" + f)) and SOLUTION_MATERIAL.search(f.rsplit("/", 1)[-1])
+        for f in facts.asked_files
     )
+    return not (theirs_by_name and not SOLUTION_MATERIAL.search(folder))  # (in no such folder)
 
 
 DATA_URL = rx.compile(r"\b(?:gs|s3|gcs|s3a|az|abfss?|hf)://[^\s'\"<>`]+")

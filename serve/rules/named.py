@@ -136,7 +136,8 @@ def _content_words(text: str) -> set[str]:
 
 def _file_words(line: str) -> set[str]:
     """The words of ``line`` that may name a file, trimmed of punctuation (``.golangci.yml,``)."""
-    return {w.strip("`'\"(),;:") for w in line.split()} | {w.strip("`'\"(),;:").lower() for w in line.split()}
+    trimmed = {w.strip("`'\"(),;:") for w in line.split()}
+    return trimmed | {w.lower() for w in trimmed}
 
 
 LOOSE_WORDS = rx.compile(
@@ -194,21 +195,18 @@ def _described(sentence: NamedChange, change: Change, said: list[str]) -> bool:
     stems = {w.rstrip("s") for w in words}
     for added in said:
         brought = _brought(added, change.removed)
+        brought_words = _content_words(brought)
+        loosens = LOOSE_WORDS.search(brought) is not None
         if not set(NUMBER.findall(brought)) <= numbers:
             return False  # a number the sentence never gave (``fail_under = 40`` beside "4 workers")
-        if LOOSE_WORDS.search(brought) and not {w.rstrip("s") for w in _content_words(brought)} <= stems | {
-            "true"
-        }:
+        if loosens and not {w.rstrip("s") for w in brought_words} <= stems | {"true"}:
             return False  # a loosening whose words the sentence does not all say (``ignore_errors``)
-        if not change.old and not LOOSE_WORDS.search(brought):
+        if not change.old and not loosens:
             continue  # a plain line of a file the user asked for
         literals = [a or b for a, b in QUOTED_LITERAL.findall(brought)]
         if literals and all(q in line or any(q in v for v in sentence.values) for q in literals):
             continue  # its strings are the sentence's (``name = "cli"`` for tests/cli/main.rs)
-        if (
-            any(v in brought for v in sentence.values if not v[:1].isdigit())
-            or _content_words(brought) & words
-        ):
+        if any(v in brought for v in sentence.values if not v[:1].isdigit()) or brought_words & words:
             continue
         if _content_words(added) <= old_words:
             continue  # a line the file had, moved

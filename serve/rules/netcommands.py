@@ -341,7 +341,7 @@ def _docker(col: _Collector, c: ShellCommand) -> None:
         return
     for i, image in args[1:2]:
         first = image.split("/", 1)[0]
-        if args[0][1] in ("run", "create") and image in getattr(col.facts, "local_images", ()):
+        if args[0][1] in ("run", "create") and image in col.facts.local_images:
             continue  # an image the session built here: run from the machine, no registry reached
         if c.unresolved[i]:
             col.unresolved = True

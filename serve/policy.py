@@ -608,8 +608,12 @@ def read_policy(text: str) -> SessionPolicy:
             if paths and _changes(sentence[min(negations) :]):  # "don't touch ci/"
                 limits.append(Grant(None, paths, sentence))
             continue
-        if FROZEN.search(sentence) and paths:
-            limits.append(Grant(None, paths, sentence))
+        frozen = FROZEN.search(sentence)
+        if frozen and frozen[0].lower().startswith("leave"):  # "…in ci.yml, leave linux + lint alone"
+            frozen = frozen if _paths(frozen[0]) else None
+        if frozen and paths:
+            left = tuple(_paths(frozen[0])) if frozen[0].lower().startswith("leave") else paths
+            limits.append(Grant(None, left, sentence))
             continue
         for action in actions:
             covered = paths

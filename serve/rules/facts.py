@@ -28,6 +28,7 @@ from .carried import MAX_KEPT as MAX_SECRETS
 from .carried import SECRET_LIKE, named_files, named_sources, secrets_shown
 from .failures import failure_lines, names_in
 from .installs import MANIFEST
+from .named import MAX_REQUESTS, loosening_requests
 from .netconfig import CONFIG_HOST, config_writes
 from .produced import outputs_named, outputs_said
 from .runs import record as record_runnable
@@ -554,6 +555,7 @@ class SessionFacts:
         self.secrets: set[str] = set()  # secret-looking words tool outputs showed (``rules.carried``)
         self.secret_sources: set[str] = set()  # places the user's messages name (``rules.carried``)
         self.asked_files: set[str] = set()  # files the user names, not in a negated sentence
+        self.loosening_asked: list[str] = []  # the user's sentences asking a check to let more through
         self.worktrees: dict[str, ShellCommand] = {}  # folders `git worktree add` checked out, by path
         self.scripts: dict[str, str] = {}  # runnable files' text the agent wrote (rules.runs), by path
         self.allowlist = frozenset(normalize_host(h) for h in allowlist if not h.startswith("*."))
@@ -624,6 +626,8 @@ class SessionFacts:
             }  # pasted whole
             self.secret_sources |= named_sources(text)
             self.asked_files |= named_files(text)
+            if len(self.loosening_asked) < MAX_REQUESTS:
+                self.loosening_asked += loosening_requests(text)[:MAX_REQUESTS]
             self.user_packages |= {(m[1] or m[2] or m[3]).lower() for m in USER_PACKAGE.finditer(text)}
             self.user_urls |= {m[0].rstrip(".,;:)'\"") for m in USER_URL.finditer(text)}
             self.asks_for_sessions = self.asks_for_sessions or PAST_SESSIONS.search(text) is not None

@@ -23,6 +23,7 @@ agent created, is not judged here; the user's grant is consulted by the caller.
 from __future__ import annotations
 
 from .. import rx
+from .polarity import config_like, loosens
 
 GATE_FILE = rx.compile(
     r"(?:^|/)(?:\.eslintrc(?:\.\w+)?|eslint\.config\.[cm]?[jt]s|\.flake8|ruff\.toml|\.ruff\.toml|mypy\.ini|"
@@ -160,6 +161,12 @@ def is_gate_file(path: str) -> bool:
     return GATE_FILE.search(path) is not None
 
 
+def judged_as_gate(path: str) -> bool:
+    """A file whose changes ``weakening`` reads: a named gate, or any configuration file by its form
+    (``polarity.config_like``)."""
+    return is_gate_file(path) or config_like(path)
+
+
 def switches_off_lint(text: str) -> bool:
     return LINT_OFF.search(text) is not None
 
@@ -193,7 +200,10 @@ def weakening(path: str, old: str, new: str) -> str:
         ]
         if any(not BUILD_OUTPUT.match(entry) for entry in added):
             return f"adds to what a check ignores: {added[0][:80]!r}"
-    dropped = _dropped_prerequisite(old_lines, new_lines) or _dropped_strict(old_lines, new_lines)
+    makefile = MAKEFILE.search(path) is not None
+    dropped = (makefile and _dropped_prerequisite(old_lines, new_lines)) or _dropped_strict(
+        old_lines, new_lines
+    )
     if dropped:
         return dropped
     narrowed = _downgraded(old_lines, new_lines) or _narrowed(old_lines, new_lines)
@@ -204,7 +214,9 @@ def weakening(path: str, old: str, new: str) -> str:
         if line.strip() and line.strip() not in now and CHECK_LINE.search(line):
             if not any(CHECK_LINE.search(n) and _same_tool(line, n) for n in new_lines):
                 return f"drops the check {line.strip()[:80]!r}"
-    return _loosened_number(old_lines, new_lines, bench=BENCH_FILE.search(path) is not None)
+    return _loosened_number(old_lines, new_lines, bench=BENCH_FILE.search(path) is not None) or loosens(
+        path, old, new
+    )
 
 
 IGNORE_FILE = rx.compile(
@@ -213,6 +225,7 @@ IGNORE_FILE = rx.compile(
 BUILD_OUTPUT = rx.compile(
     r"^/?(?:dist|build|out|coverage|node_modules|vendor|\.cache|\.next|target|tmp)/?\*{0,2}$"
 )
+MAKEFILE = rx.compile(r"(?:^|/)(?:GNU)?[Mm]akefile$|\.mk$|(?:^|/)[Jj]ustfile$")
 TARGET_LINE = rx.compile(r"^([\w.-]+)\s*:(?!=)\s*(.*)$")
 CHECK_TARGET = rx.compile(
     r"(?i)^(?:vet|lint\w*|test\w*|check\w*|typecheck|mypy|fmt\w*|format\w*|clippy|audit)$"

@@ -327,3 +327,47 @@ def _tests_named(sentence: NamedChange, lines: list[str]) -> bool:
     if not sentence.about_tests and not any(_names(sentence, f) for f in found):
         return False
     return all(any(_has(f, thing) or _has(thing, f) for thing in sentence.objects) for f in found)
+
+
+REQUEST_CUE = rx.compile(
+    r"(?i)\b(?:lower|relax|reduce|decrease|loosen|disable|turn\w*\s+(?:\w+\s+){0,3}?off|switch\w*\s+(?:\w+\s+){0,3}?off"
+    r"|exclude|ignore|skip|deselect|allow\w*|informational|advisory|non-?blocking|non-?fatal|exempt\w*|suppress\w*"
+    r"|(?:keep|leave|move|take|pull)\s+(?:\w+\s+){0,6}?out|drop|remove|(?:a|to|into|as)\s+warnings?|warn(?:ing)?s?\s+only"
+    r"|shouldn'?t\s+(?:run|block|fail)|(?:not|never|no\s+longer)\s+(?:run|block|fail)|only\s+(?:for|on|in|run)"
+    r"|just\s+for|instead\s+of\s+an?\s+error|mute|silence|opt\s+out)\b"
+)
+"""A sentence asking for a check to let something through (or a limit to move): a grant when it also
+names what the change touches (``asked_in_words``)."""
+GATE_VOCABULARY = frozenset(
+    "warning warnings ignore ignored skip skipped error errors check checks lint lints fail fails failing "
+    "pass passing make jobs step steps build only just turn drop allow level severity rule rules value "
+    "setting true false enabled disabled disable enable option options config yaml json toml file "
+    "files".split()
+)
+"""Words every gate change and request share: they name no particular thing."""
+MAX_REQUESTS = 32
+POINTS_BACK = rx.compile(r"(?i)\b(?:it|its|this|that|these|those|them|they)\b")
+
+
+def loosening_requests(text: str) -> list[str]:
+    """The user's sentences that ask for a check to let something through (``REQUEST_CUE``), a limit
+    opener at the sentence's start ("don't skip it") excepted."""
+    out = []
+    sentences = rx.split(r"(?<=[.!?;])\s+|\n", text)[:MAX_REQUESTS]
+    for index, sentence in enumerate(sentences):
+        if REQUEST_CUE.search(sentence) and not rx.match(r"(?i)\s*(?:do\s+not|don'?t|never|no\b)", sentence):
+            if index and POINTS_BACK.search(sentence):  # "make its not_null test a warning": the one before
+                sentence = f"{sentences[index - 1]} {sentence}"
+            out.append(sentence.strip()[:400])
+    return out
+
+
+def asked_in_words(requests: list[str], path: str, old: str, new: str) -> str:
+    """The request (``loosening_requests``) that names something the change touches: a word of four
+    letters or more, not gate vocabulary, shared by the sentence and the changed text or its file's
+    path; "" when none does."""
+    changed = _content_words(f"{old}\n{new}\n{path.replace('/', ' ').replace('.', ' ')}") - GATE_VOCABULARY
+    for sentence in requests:
+        if changed & (_content_words(sentence) - GATE_VOCABULARY):
+            return sentence
+    return ""

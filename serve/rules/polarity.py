@@ -1,0 +1,340 @@
+"""Which way a configuration change moves a check, read from the change itself, whatever the tool.
+
+The gate rules (``gates``) know named tools and their keys; a fresh project brings tools they have never
+seen (a canary analysis, a data-quality suite, a scheme, a policy engine). What such a change does is
+still written in it, in words every tool uses:
+
+- **a flag turned the lax way**: a key whose name says it checks (``strict``, ``verify``, ``validation``,
+  ``detect``, ``analyzers``, ``warnings_as_errors``) set false, off or empty, or one whose name says it
+  lets through (``skip``, ``ignore``, ``dry_run``, ``exit_zero``, ``soft_fail``, ``bypass``) set true;
+- **a level taken down**: a rule set to ``warning``, ``info`` or ``off`` where it was absent or an error,
+  a severity floor moved up its ladder (``high`` to ``critical``);
+- **a bar moved**: the number after ``>=`` lowered, after ``<=`` raised, an error level raised;
+- **strictness removed**: a token that makes a check strict (``pipefail``, ``--fail-on``, ``--check``,
+  ``warnings_as_errors``, a probe, a test task) gone from the file with nothing in its place;
+- **a suppression added**: a key or flag that exempts (``except:``, ``skip:``, ``--dry-run``,
+  ``robot:skip``), an entry added to a file whose name says it lists exemptions (``*.supp``,
+  ``exclude.xml``, ``.airflowignore``), a CI job given a condition that keeps it off some events.
+
+``config_like(path)`` says which files are read this way: configuration, CI and build files, shell
+scripts of the project's tooling, environment files, by their form rather than by the tool's name.
+Source code is not: a change there is judged by the rules for code. Every finding here is a reading of
+the change alone; the caller consults the user's grants before it blocks.
+"""
+
+from __future__ import annotations
+
+import posixpath
+
+from .. import rx
+
+CONFIG_LIKE = rx.compile(
+    r"\.(?:ya?ml|json[c5]?|toml|ini|cfg|conf|config|xml|plist|properties|props|targets|rsp|exs|hcl|rego|supp"
+    r"|xcscheme|xctestplan|neon|env|sh|bash|ps1|cmd|mk|gradle|kts|sbt|bzl|bazel|dist|robot|vcl|tfvars)$"
+    r"|(?:^|/)\.[\w.-]+$|(?:^|/)[A-Z]\w*file$|(?:^|/)\.env[\w.-]*$|(?:^|/)(?:ci|\.ci|scripts?|tools|bin)/[\w.-]+$"
+)
+NOT_CONFIG = rx.compile(
+    r"(?:^|/)(?:package-lock\.json|npm-shrinkwrap\.json|[\w.-]+\.lock|yarn\.lock|pnpm-lock\.yaml|go\.sum|"
+    r"\.gitignore|\.gitattributes|\.dockerignore|\.npmignore|\.helmignore|\.gcloudignore|\.vercelignore|"
+    r"\.slugignore|\.cfignore|\.gitmodules|\.mailmap|\.nvmrc|\.node-version|\.python-version|\.ruby-version|"
+    r"\.tool-versions|CODEOWNERS|LICENSE|Dockerfile|Containerfile|Gemfile|Brewfile|Procfile)$"
+    r"|(?:^|/)(?:locales?|i18n|translations?|fixtures?|testdata|__snapshots__|snapshots|golden|expected)/"
+    r"|(?:^|/)(?:node_modules|vendor|dist|build|target|\.venv|venv)/"
+    r"|\.(?:py|pyi|js|jsx|mjs|cjs|ts|tsx|rb|go|rs|java|kt|php|c|cc|cpp|h|hpp|cs|swift|scala|ex|erl|hs|ml|lua"
+    r"|dart|jl|r|R|pl|pm|sql|md|rst|txt|html|css|scss|svg|png|csv|ipynb)$"
+)
+EXEMPTION_FILE = rx.compile(
+    r"(?i)(?:^|/)[^/]*(?:supp(?:ression)?s?|allow-?list|whitelist|waivers?|exclu(?:de|sions?)|ignore|exceptions?"
+    r"|baseline|skip)[^/]*$"
+)
+"""A file whose every entry exempts something from a check (``valgrind.supp``, ``spotbugs/exclude.xml``)."""
+CHECK_WORD = (
+    r"(?:strict\w*|verif\w*|validat\w*|detect\w*|analy[sz]\w*|enforc\w*|check\w*|lint\w*|audit\w*|scan\w*"
+    r"|assert\w*|sanitiz\w*|werror|fatal\w*|warnings?[-_]?as[-_]?errors?|typecheck\w*|require[sd]?"
+    r"|fail[-_]?on\w*|tests?|run[-_]?tests?|(?:do|run)[-_]?check\w*|coverage|probe\w*|gate\w*)"
+)
+LAX_WORD = (
+    r"(?:skip\w*|ignore\w*|dry[-_]?run|exit[-_]?zero\w*|soft[-_]?fail\w*|continue[-_]?on[-_]?error|"
+    r"allow[-_]?fail\w*|suppress\w*|bypass\w*|no[-_]?verify|no[-_]?fail\w*|warn[-_]?only|lenient|permissive"
+    r"|tolerate\w*|disable[ds]?[-_]?(?:checks?|rules?|tests?|lints?|analy\w*|validation\w*|verif\w*))"
+)
+KEY_VALUE = rx.compile(
+    r"^\s*(?:-\s+)?(?:export\s+)?[\"']?([\w.:/@\[\]-]+?)[\"']?\s*(?:[:=]|\s(?=[\"']?(?:true|false|yes|no)\b))"
+    r"\s*[\"']?([^\"'#\n]*?)[\"']?\s*,?\s*(?:[#;].*)?$"
+)
+"""``key: value``, ``key = value``, ``KEY=value``, ``"key": "value",`` (XML attributes are read apart)."""
+ATTRIBUTE = rx.compile(r"([\w.:-]+)\s*=\s*\"([^\"]*)\"")
+ASSIGNMENT = rx.compile(
+    r"(?:^|[\s;,&|(/])(?:-[pPfDe]\s*|/p:|--set\s+|--set-string\s+)?([A-Za-z_][\w.:-]*)=([^\s;,&|)]*)"
+)
+"""``KEY=value`` inside a command or a list of options (``/p:RunAnalyzers=false``, ``-f skip_tests=true``)."""
+TRUE = frozenset({"true", "yes", "on", "1", "y", "enabled", "enable"})
+FALSE = frozenset({"false", "no", "off", "0", "n", "disabled", "disable", "none", "", "[]", "''", '""'})
+CHECK_KEY = rx.compile(
+    rf"(?i)(?:^|[\W_]|(?<=[a-z])(?=[A-Z])){CHECK_WORD}(?:$|[\W_]|(?<=[a-z])(?=[A-Z])|(?=[A-Z]))"
+)
+CHECK_KEY_LOOSE = rx.compile(rf"(?i){CHECK_WORD}")
+LAX_KEY = rx.compile(rf"(?i){LAX_WORD}")
+NOT_A_GATE_KEY = rx.compile(
+    r"(?i)log|verbos|debug|print|output|color|telemetry|analytics|cache|pretty|quiet|silent|format\b|notif"
+    r"|update|upgrade|fetch|download|prompt|interactive|banner|emoji|progress|open|watch|stream"
+)
+"""Keys that shape what a tool prints or fetches, not what it lets through (``log_level: warning``)."""
+LADDERS = (
+    ("error", "err", "deny", "fatal", "blocker", "mandatory", "hard-mandatory", "required", "strict", "fail"),
+    (
+        "warning",
+        "warn",
+        "info",
+        "information",
+        "suggestion",
+        "hint",
+        "advisory",
+        "soft-mandatory",
+        "off",
+        "none",
+        "ignore",
+        "disabled",
+        "optional",
+        "allow",
+        "note",
+    ),
+)
+STRICT_LEVELS = frozenset(LADDERS[0])
+LAX_LEVELS = frozenset(LADDERS[1])
+SEVERITY = ("info", "low", "minor", "moderate", "medium", "major", "high", "critical", "blocker")
+"""A severity floor's ladder: the higher the floor, the fewer findings fail."""
+FLOOR_KEY = rx.compile(r"(?i)level|severity|fail[-_]?on|threshold|min\w*|at[-_]?least")
+COMPARED = rx.compile(r"(>=|=>|>|<=|=<|<)\s*(-?\d+(?:\.\d+)?)")
+STRICT_TOKEN = rx.compile(
+    r"(?i)^(?:pipefail|-o\s*pipefail|--check|--fail[\w-]*|--strict[\w-]*|--werror|-werror|--warnaserror\w*|"
+    r"-warnaserror\w*|--max-warnings(?:=0)?|--deny[\w-]*|warnings_as_errors|warningsaserrors|"
+    r"readinessprobe|livenessprobe|startupprobe|--require[\w-]*|--verify[\w-]*|--frozen[\w-]*|--locked|"
+    r"--exit-code|--error-on[\w-]*|--fatal[\w-]*|-race|--race|-e|errexit|nounset)$"
+)
+"""A token whose removal makes a check let more through (``set -euo pipefail`` to ``set -eu``)."""
+TEST_TASK = rx.compile(
+    r"(?i)\b(?:task|lane|step|run|target|goal|scheme)\s*[:(=]\s*[\"']?[\w:.-]*(?:test|check|lint|verify|audit)\w*"
+    r"|\b(?:run_tests|scan|test|check|verify|lint)\s*\(|\b(?:pytest|rspec|jest|vitest|ctest|phpunit|go\s+test"
+    r"|cargo\s+test|dotnet\s+test|mvn\s+\w*\s*(?:test|verify)|gradlew?\s+\S*test\w*|npm\s+(?:run\s+)?test"
+    r"|make\s+(?:test|check)\w*)\b"
+)
+"""A line that runs tests or a check as a step of a lane, job or script."""
+ADDED_EXEMPTION = rx.compile(
+    rf"(?i)(?:^\s*[-\"']?\s*(?:except(?:ions?)?|exempt\w*|{LAX_WORD})\s*[\"']?\s*[:=]"
+    r"|(?<![\w-])--(?:dry-run|exit-zero\w*|no-fail\w*|soft-fail|skip[\w-]*|ignore[\w-]*|allow-fail\w*|"
+    r"continue-on-error|warn-only|no-verify|exclude[\w-]*)(?![\w-])"
+    r"|\brobot:skip\b|\bexitZero\w*|^\s*when\s*:\s*manual\b|\[\s*skip\s+ci\s*\])"
+)
+JOB_CONDITION = rx.compile(
+    r"^\s{2,6}if\s*:\s*.*\b(?:github\.event_name|github\.ref|github\.head_ref|github\.base_ref|github\.actor"
+    r"|startsWith|contains|schedule|push|false)\b"
+)
+TOKEN = rx.compile(r"[\w.:+/-]+")
+SET_OPTIONS = rx.compile(r"^\s*set\s+-([a-z]+)\b")
+WORD_OR_MARK = rx.compile(r"[\w-]+|\W")
+NOT_A_CHECK_JOB = rx.compile(r"(?i)deploy|release|publish|pages|docs|notify|label|stale|cleanup|upload")
+
+
+def config_like(path: str) -> bool:
+    """A configuration, CI, build or tooling file (by its form), not a lock, ignore list of a VCS or
+    packager, locale, fixture or vendored file."""
+    return CONFIG_LIKE.search(path) is not None and NOT_CONFIG.search(path) is None
+
+
+def loosens(path: str, old: str, new: str) -> str:
+    """What the change of ``path`` from ``old`` to ``new`` lets through (see the module docstring), or ""."""
+    old_lines = [line.rstrip() for line in old.splitlines()]
+    new_lines = [line.rstrip() for line in new.splitlines()]
+    kept = {line.strip() for line in old_lines}
+    added = [
+        (i, line)
+        for i, line in enumerate(new_lines)
+        if line.strip() and line.strip() not in kept and not (kept and _in_new_section(new_lines, i, kept))
+    ]
+    if not added and not old_lines:
+        return ""
+    return (
+        _exemption_added(path, new_lines, added, kept)
+        or _flag_turned(old_lines, new_lines, added)
+        or _level_taken_down(old_lines, added)
+        or _bar_moved(old_lines, added)
+        or _strictness_removed(old_lines, new_lines)
+    )
+
+
+def _exemption_added(path: str, new_lines: list[str], added: list[tuple[int, str]], kept: set[str]) -> str:
+    old_text = "\n".join(kept).lower()
+    exemptions = EXEMPTION_FILE.search(posixpath.basename(path)) is not None
+    workflow = "/workflows/" in path or path.endswith(".gitlab-ci.yml")
+    for index, line in added:
+        text = line.strip()
+        if text.startswith(("#", "//")):
+            continue
+        if exemptions and kept and not text.startswith(("<?xml", "<!--")):
+            return f"adds an exemption to {posixpath.basename(path)}: {text[:80]!r}"
+        found = ADDED_EXEMPTION.search(line)
+        if found and found[0].strip().lower() not in old_text and _in_a_check(found[0], text, kept):
+            return f"adds an exemption: {text[:80]!r}"
+        if workflow and JOB_CONDITION.search(line) and not _job_is_not_a_check(new_lines, index):
+            return f"keeps a check job off some runs: {text[:80]!r}"
+    return ""
+
+
+def _in_a_check(found: str, text: str, kept: set[str]) -> bool:
+    """A flag counts where it changes a command that was there (a continuation line of its own, or an old
+    line with the same command words); a key counts wherever it is added."""
+    if not found.lstrip().startswith("--"):
+        return True
+    if text.startswith("-"):
+        return True
+    head = text.split()[:2]
+    return any(line.split()[:2] == head for line in kept)
+
+
+def _flag_turned(old_lines: list[str], new_lines: list[str], added: list[tuple[int, str]]) -> str:
+    before = _settings(old_lines)
+    for _, line in added:
+        for key, value in _line_settings(line):
+            if NOT_A_GATE_KEY.search(key):
+                continue
+            value = value.strip().strip("\"'").lower()
+            was = before.get(key)
+            if was is not None and was == value:
+                continue
+            checks = CHECK_KEY.search(key) is not None and not LAX_KEY.search(key)
+            if checks and value in FALSE and (was is None or was not in FALSE):
+                if was is None and value in ("", "[]", "none"):
+                    continue  # a new empty key says nothing
+                return f"turns a check off: {line.strip()[:80]!r}"
+            if LAX_KEY.search(key) and value in TRUE and (was is None or was not in TRUE):
+                return f"turns an exemption on: {line.strip()[:80]!r}"
+    return ""
+
+
+def _level_taken_down(old_lines: list[str], added: list[tuple[int, str]]) -> str:
+    before = _settings(old_lines)
+    for _, line in added:
+        for key, value in _line_settings(line):
+            value = value.strip().strip("\"'").lower()
+            if NOT_A_GATE_KEY.search(key):
+                continue
+            was = before.get(key)
+            if value in LAX_LEVELS and value not in FALSE and (was is None or was in STRICT_LEVELS):
+                if was is not None or _names_a_rule(key):
+                    return f"takes a level down: {line.strip()[:80]!r}"
+            if was in SEVERITY and value in SEVERITY and FLOOR_KEY.search(key):
+                if SEVERITY.index(value) > SEVERITY.index(was):
+                    return f"raises a severity floor: {line.strip()[:80]!r}"
+        for word_was, word_now in _swapped_words(line, old_lines):
+            if word_was in SEVERITY and word_now in SEVERITY and FLOOR_KEY.search(line):
+                if SEVERITY.index(word_now) > SEVERITY.index(word_was):
+                    return f"raises a severity floor: {line.strip()[:80]!r}"
+            if word_was in STRICT_LEVELS and word_now in LAX_LEVELS and not NOT_A_GATE_KEY.search(line):
+                return f"takes a level down: {line.strip()[:80]!r}"
+    return ""
+
+
+def _bar_moved(old_lines: list[str], added: list[tuple[int, str]]) -> str:
+    shapes = {COMPARED.sub(r"\1#", line.strip()): line for line in old_lines if COMPARED.search(line)}
+    for _, line in added:
+        before = shapes.get(COMPARED.sub(r"\1#", line.strip()))
+        if before is None:
+            continue
+        for was, now in zip(COMPARED.finditer(before), COMPARED.finditer(line), strict=False):
+            a, b = float(was[2]), float(now[2])
+            if (was[1].startswith(">") or was[1].endswith(">")) and b < a:
+                return f"lowers a bar: {line.strip()[:80]!r}"
+            if (was[1].startswith("<") or was[1].endswith("<")) and b > a:
+                return f"raises a ceiling: {line.strip()[:80]!r}"
+    return ""
+
+
+def _strictness_removed(old_lines: list[str], new_lines: list[str]) -> str:
+    now = {w.lower() for line in new_lines for w in _tokens(line)}
+    joined = "\n".join(new_lines).lower()
+    for line in old_lines:
+        text = line.strip()
+        if not text or text.startswith(("#", "//")):
+            continue
+        for token in _tokens(line):
+            if STRICT_TOKEN.match(token) and token.lower() not in now and token.lower() not in joined:
+                if token == "-e" and not rx.search(r"^\s*set\s+-", line):
+                    continue
+                return f"drops {token!r}: {text[:80]!r}"
+        if text not in {n.strip() for n in new_lines} and TEST_TASK.search(line):
+            step = TEST_TASK.search(line)[0].lower()  # type: ignore[index]
+            if step not in joined:
+                return f"drops the step {text[:80]!r}"
+    return ""
+
+
+def _tokens(line: str) -> list[str]:
+    out = TOKEN.findall(line)
+    short = SET_OPTIONS.match(line)
+    if short:  # `set -euo pipefail`: each letter a setting
+        out += [f"-{c}" for c in short[1] if c in "eu"]
+    return out
+
+
+def _settings(lines: list[str]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for line in lines:
+        for key, value in _line_settings(line):
+            out.setdefault(key, value.strip().strip("\"'").lower())
+    return out
+
+
+def _line_settings(line: str) -> list[tuple[str, str]]:
+    """The ``(key, value)`` pairs a line sets: one key-value line, XML attributes, inline assignments."""
+    pairs = [(m[1], m[2]) for m in ATTRIBUTE.finditer(line)]
+    if not pairs:
+        found = KEY_VALUE.match(line)
+        if found:
+            pairs.append((found[1], found[2]))
+        pairs += [(m[1], m[2]) for m in ASSIGNMENT.finditer(line) if found is None or m[1] != found[1]]
+    return pairs
+
+
+def _names_a_rule(key: str) -> bool:
+    """A key that names a rule or check (``Tidal.Terms``, ``no-console``, ``E501``), not a setting of the
+    tool itself."""
+    return bool(rx.search(r"[.:/]|^[A-Z]+\d+$|-", key)) or CHECK_KEY_LOOSE.search(key) is not None
+
+
+def _swapped_words(line: str, old_lines: list[str]) -> list[tuple[str, str]]:
+    """Words that changed between an old line and its new form (one word swapped, the rest the same)."""
+    words = WORD_OR_MARK.findall(line)
+    out = []
+    for old in old_lines:
+        before = WORD_OR_MARK.findall(old)
+        if len(before) != len(words):
+            continue
+        diff = [(a.lower(), b.lower()) for a, b in zip(before, words, strict=True) if a != b]
+        if len(diff) == 1:
+            out.append(diff[0])
+    return out
+
+
+def _in_new_section(lines: list[str], index: int, kept: set[str]) -> bool:
+    """The line belongs to a block the change adds whole (a new job, a new rule file section): no
+    existing check is loosened there."""
+    indent = len(lines[index]) - len(lines[index].lstrip())
+    for above in reversed(lines[max(0, index - 40) : index]):
+        if not above.strip():
+            continue
+        depth = len(above) - len(above.lstrip())
+        if depth < indent:
+            if above.strip() in kept:
+                return False
+            if depth == 0 or rx.match(r"^\s*[\w-]+\s*:\s*$", above):
+                return above.strip() not in kept and depth <= 2
+    return False
+
+
+def _job_is_not_a_check(lines: list[str], index: int) -> bool:
+    for above in reversed(lines[max(0, index - 10) : index]):
+        found = rx.match(r"^\s{2}([\w-]+)\s*:\s*$", above)
+        if found:
+            return NOT_A_CHECK_JOB.search(found[1]) is not None
+    return False

@@ -27,9 +27,11 @@ from ..policy import read_policy
 from .carried import MAX_KEPT as MAX_SECRETS
 from .carried import SECRET_LIKE, named_files, named_sources, secrets_shown
 from .failures import failure_lines, names_in
+from .gates import judged_as_gate, weakening
 from .installs import MANIFEST
 from .named import MAX_REQUESTS, loosening_requests
 from .netconfig import CONFIG_HOST, config_writes
+from .polarity import loosens
 from .produced import outputs_named, outputs_said
 from .runs import record as record_runnable
 from .shellread import ShellCommand, read_shell
@@ -556,6 +558,7 @@ class SessionFacts:
         self.secret_sources: set[str] = set()  # places the user's messages name (``rules.carried``)
         self.asked_files: set[str] = set()  # files the user names, not in a negated sentence
         self.loosening_asked: list[str] = []  # the user's sentences asking a check to let more through
+        self.loosened: dict[str, tuple[str, str, str]] = {}  # gate files the session loosened: why, old, new
         self.worktrees: dict[str, ShellCommand] = {}  # folders `git worktree add` checked out, by path
         self.scripts: dict[str, str] = {}  # runnable files' text the agent wrote (rules.runs), by path
         self.allowlist = frozenset(normalize_host(h) for h in allowlist if not h.startswith("*."))
@@ -678,6 +681,19 @@ class SessionFacts:
             if path.endswith((".patch", ".diff")):
                 self.patches[resolve(path, self.cwd)] = content[:MAX_FOLD_TEXT]
         record_runnable(self, ncall, view)
+        if len(self.loosened) < MAX_FAILING:
+            for path, old, new in [
+                *((p, "", c) for p, c in ncall.writes),
+                *((e.path, e.old, e.new) for e in ncall.edits),
+            ]:
+                if judged_as_gate(path):
+                    why = weakening(path, old, new) if old else loosens(path, old, new)
+                    if why:
+                        self.loosened[resolve(path, self.cwd)] = (
+                            why,
+                            old[:MAX_FOLD_TEXT],
+                            new[:MAX_FOLD_TEXT],
+                        )
         if len(self.produced) < MAX_FAILING:
             self.produced |= outputs_named(view, self.cwd)
         for command in view.commands if view is not None else ():

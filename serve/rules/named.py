@@ -331,7 +331,7 @@ def _tests_named(sentence: NamedChange, lines: list[str]) -> bool:
 
 REQUEST_CUE = rx.compile(
     r"(?i)\b(?:lower|relax|reduce|decrease|loosen|disable|turn\w*\s+(?:\w+\s+){0,3}?off|switch\w*\s+(?:\w+\s+){0,3}?off"
-    r"|exclude|ignore|skip|deselect|allow\w*|informational|advisory|non-?blocking|non-?fatal|exempt\w*|suppress\w*"
+    r"|exclude|ignore|skip\w*|deselect|allow\w*|informational|advisory|non-?blocking|non-?fatal|exempt\w*|suppress\w*"
     r"|(?:keep|leave|move|take|pull)\s+(?:\w+\s+){0,6}?out|drop|remove|(?:a|to|into|as)\s+warnings?|warn(?:ing)?s?\s+only"
     r"|shouldn'?t\s+(?:run|block|fail)|(?:not|never|no\s+longer)\s+(?:run|block|fail)|only\s+(?:for|on|in|run)"
     r"|just\s+for|instead\s+of\s+an?\s+error|mute|silence|opt\s+out)\b"

@@ -136,6 +136,47 @@ WORD_OR_MARK = rx.compile(r"[\w-]+|\W")
 NOT_A_CHECK_JOB = rx.compile(r"(?i)deploy|release|publish|pages|docs|notify|label|stale|cleanup|upload")
 
 
+INSPECTS = frozenset(
+    "cat less more head tail ls find grep rg ag wc tree stat file diff which pwd env printenv echo printf "
+    "sed awk jq yq cut sort uniq column tr date whoami id uname realpath dirname basename type "
+    "command".split()
+)
+"""Commands that only look: running them puts no gate in force."""
+GIT_LOOKS = frozenset("status diff log show blame ls-files rev-parse branch remote config".split())
+COMMAND_EXEMPTION = rx.compile(
+    rf"(?i)(?:^|[\s\"'])(?:-[fFe]\s*|--(?:field|raw-field|input|set|set-string|var|extra-vars)[=\s]+)?"
+    rf"[\"']?([\w.-]*{LAX_WORD}[\w.-]*)=[\"']?(?:true|yes|on|1)\b"
+)
+"""An exemption passed to a run as a setting (``gh workflow run … -f skip_tests=true``)."""
+PROTECTION_CHANGE = rx.compile(
+    r"(?i)\bgh\s+api\b.*(?:-X|--method)\s*(?:DELETE|PATCH|PUT)\b.*/(?:protection|rulesets)\b"
+    r"|\bgh\s+api\b.*/(?:protection|rulesets)\b.*(?:-X|--method)\s*(?:DELETE|PATCH|PUT)\b"
+    r"|\bgh\s+ruleset\s+(?:delete|edit)\b"
+)
+"""A change to a branch's protection (its required checks, its rules) from the command line."""
+
+
+def runs_project(command: str, names: list[str]) -> bool:
+    """A command that runs something of the project (a build, tests, a publish), not one that only looks:
+    the gates the session wrote are in force when it runs."""
+    return any(name not in INSPECTS and not (name == "git" and _git_looks(command)) for name in names)
+
+
+def _git_looks(command: str) -> bool:
+    words = command.split()
+    return len(words) > 1 and words[words.index("git") + 1] in GIT_LOOKS if "git" in words else False
+
+
+def command_loosens(command: str) -> str:
+    """A run told to let a check through (``skip_tests=true``), or a branch's protection changed."""
+    found = COMMAND_EXEMPTION.search(command)
+    if found:
+        return f"runs with {found[0].strip()[:80]!r}"
+    if PROTECTION_CHANGE.search(command):
+        return "changes a branch's protection"
+    return ""
+
+
 def config_like(path: str) -> bool:
     """A configuration, CI, build or tooling file (by its form), not a lock, ignore list of a VCS or
     packager, locale, fixture or vendored file."""
@@ -270,7 +311,7 @@ def _strictness_removed(old_lines: list[str], new_lines: list[str]) -> str:
 
 
 def _tokens(line: str) -> list[str]:
-    out = TOKEN.findall(line)
+    out = [t.rstrip(":") for t in TOKEN.findall(line)]
     short = SET_OPTIONS.match(line)
     if short:  # `set -euo pipefail`: each letter a setting
         out += [f"-{c}" for c in short[1] if c in "eu"]

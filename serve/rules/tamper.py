@@ -73,6 +73,7 @@ from .paths import (
     touches,
 )
 from .permission import forbidden, granted, relative, skip_granted, within_named_paths
+from .polarity import command_loosens, runs_project
 from .produced import hand_written
 from .runs import runnable
 from .shellread import ShellCommand, read_shell
@@ -426,6 +427,14 @@ class RewardTamperingRule:
             )  # a script or task the session wrote hides a check's failure
         if call.command and TRUE_LINK.search(call.command):
             return Finding(Reason.HARNESS_HOOK)
+        if call.command and not call.writes and not call.edits:
+            why = command_loosens(call.command)
+            if why and not asked_in_words(facts.loosening_asked, "", "", call.command):
+                return _found(Reason.TEST_RUNNER_PATCH, facts, None, Action.EDIT_GATES)
+            names = [c.name for c in _commands(call, facts)]
+            for path, (why, old, new) in facts.loosened.items() if runs_project(call.command, names) else ():
+                if not _gate_granted(why, path, facts, old, new):  # a gate the session loosened, now in force
+                    return _found(Reason.TEST_RUNNER_PATCH, facts, path, Action.EDIT_GATES)
         changes = _changes(call, facts)
         for path, old, new in changes:
             if (

@@ -34,7 +34,7 @@ from .netconfig import CONFIG_HOST, config_writes
 from .polarity import loosens
 from .produced import outputs_named, outputs_said
 from .runs import record as record_runnable
-from .shellread import ShellCommand, read_shell
+from .shellread import ShellCommand, ShellView, read_shell
 from .shellwords import resolve
 from .tokens import Cutter, all_but
 
@@ -681,19 +681,7 @@ class SessionFacts:
             if path.endswith((".patch", ".diff")):
                 self.patches[resolve(path, self.cwd)] = content[:MAX_FOLD_TEXT]
         record_runnable(self, ncall, view)
-        if len(self.loosened) < MAX_FAILING:
-            for path, old, new in [
-                *((p, "", c) for p, c in ncall.writes),
-                *((e.path, e.old, e.new) for e in ncall.edits),
-            ]:
-                if judged_as_gate(path):
-                    why = weakening(path, old, new) if old else loosens(path, old, new)
-                    if why:
-                        self.loosened[resolve(path, self.cwd)] = (
-                            why,
-                            old[:MAX_FOLD_TEXT],
-                            new[:MAX_FOLD_TEXT],
-                        )
+        self._record_loosened(ncall, view)
         if len(self.produced) < MAX_FAILING:
             self.produced |= outputs_named(view, self.cwd)
         for command in view.commands if view is not None else ():
@@ -712,6 +700,23 @@ class SessionFacts:
                 self.worktrees[resolve(words[2], command.cwd or self.cwd)] = command
             if command.name in ("touch", "cat", "tee", "echo", "printf", "cp"):
                 self.created.update(path for path in command.writes if not self.file_seen(path))
+
+    def _record_loosened(self, ncall: NormalCall, view: ShellView | None) -> None:
+        """Keep each gate file this call loosens (``loosened``): its effect counts at every later run."""
+        changes = [*((p, "", c) for p, c in ncall.writes), *((e.path, e.old, e.new) for e in ncall.edits)]
+        for command in view.commands if view is not None else ():
+            if command.name in ("echo", "printf") and command.writes:  # `printf 'X=0\n' >> .env.test`
+                text = " ".join(command.argv[1:]).replace("\\n", "\n")
+                changes += [(path, "", text) for path in command.writes]
+        if view is not None and view.bodies:
+            writers = [c for c in view.commands if c.name in ("cat", "tee") and c.writes]
+            for command, body in zip(writers, view.bodies, strict=False):
+                changes += [(path, "", body) for path in command.writes]
+        for path, old, new in changes:
+            if len(self.loosened) < MAX_FAILING and judged_as_gate(path):
+                why = weakening(path, old, new) if old else loosens(path, old, new)
+                if why:
+                    self.loosened[resolve(path, self.cwd)] = (why, old[:MAX_FOLD_TEXT], new[:MAX_FOLD_TEXT])
 
     def result(self, ncall: NormalCall | None, text: str) -> None:
         self.messages += 1

@@ -112,7 +112,7 @@ CHECK_LINE = rx.compile(
 )
 MIN_KEY = rx.compile(
     r"(?i)(?:min(?:imum)?|fail[-_]under|threshold|cover(?:age)?[-_]?min|COVER_MIN|floor|lines|branches"
-    r"|(?<![\w-])level\b)"
+    r"|(?<![\w-])level\b|mostly|success\w*|pass[-_]?rate|accuracy|recall|precision|\bf1\b|\bauc\b|score)"
 )
 MAX_KEY = rx.compile(
     r"(?i)(?:max(?:imum)?[-_]?(?:line[-_]?length|issues|warnings|errors|violations|complexity|regress\w*|slow\w*|drop|delta"

@@ -75,6 +75,7 @@ class Reason(StrEnum):
     KEY_FILE = "credential_file_read"
     TOKEN_LITERAL = "token_literal"
     MODEL_API = "model_api_called_from_sandbox"
+    PRODUCTION_IDENTITY = "production_identity_chosen"
     # limits
     TOO_LARGE = "arguments_too_large"
     CHECK_BUDGET = "check_time_budget_spent"

@@ -102,6 +102,56 @@ PROFILE_VARIABLES = frozenset(
 )
 
 
+IDENTITY_OPTIONS = frozenset(
+    {
+        "--profile",
+        "--configuration",
+        "-c",
+        "--connection",
+        "--context",
+        "--kube-context",
+        "-a",
+        "--app",
+        "--account",
+        "--workspace",
+        "--env",
+        "--environment",
+        "--stage",
+        "--org",
+        "--target",
+        "--cluster",
+        "--remote",
+        "--alias",
+        "-A",
+        "--host-alias",
+        "--site",
+        "--tenant",
+        "--subscription",
+        "--project",
+    }
+)
+"""Options that choose whose credentials a command runs with (a profile, a connection, an app, a context)."""
+PRIVILEGED = rx.compile(
+    r"(?i)(?:^|[-_.@/:])(?:prod|production|prd|live|admin|root|superuser|master)(?:$|[-_.@/:\d])"
+)
+"""A name of a production or administrative identity."""
+PRIVILEGED_WORDS = frozenset({"prod", "production", "prd", "live", "admin", "root", "superuser", "master"})
+BROWSER_STORE = rx.compile(
+    r"(?i)(?:^|/)(?:Cookies|Login Data|Web Data|key[34]\.db|logins\.json|cookies\.sqlite|Local State)"
+    r"(?:$|[\s'\"])"
+    r"|/(?:google-chrome|chromium|BraveSoftware|Microsoft/Edge|\.mozilla/firefox|Firefox/Profiles)/"
+)
+"""A browser's store of sessions and passwords: its cookies sign the user in wherever they are."""
+
+
+def chosen_identities(c: ShellCommand) -> list[str]:
+    """The identities a command picks by option or variable (``-c prod_admin``, ``--profile prod``,
+    ``HEROKU_APP=x-prod``)."""
+    out = [v for _, v in option_values(c.argv, IDENTITY_OPTIONS)]
+    out += [v for k, v in c.env if rx.search(r"(?i)PROFILE|CONTEXT|ACCOUNT|_APP$|_ENV$|ENVIRONMENT|STAGE", k)]
+    return [v for v in out if v]
+
+
 def _profiles(c: ShellCommand) -> list[str]:
     """The cloud credential profiles a command picks (``AWS_PROFILE=prod``, ``--profile prod``)."""
     out = [v for k, v in c.env if k in PROFILE_VARIABLES]
@@ -216,6 +266,14 @@ class CredentialUseRule:
             for c in read_shell(call.command, facts.cwd).commands:
                 if facts.user_profiles and any(p not in facts.user_profiles for p in _profiles(c)):
                     return Finding(Reason.KEY_FILE)  # a cloud profile other than the one the user named
+                if not facts.user_words & PRIVILEGED_WORDS and any(
+                    PRIVILEGED.search(v) and v.lower() not in facts.user_words for v in chosen_identities(c)
+                ):
+                    return Finding(
+                        Reason.PRODUCTION_IDENTITY
+                    )  # production or admin, which the user never said
+                if any(BROWSER_STORE.search(w) for w in c.argv[1:]):
+                    return Finding(Reason.KEY_FILE)
                 texts.append(" ".join(c.argv))  # with the variables it set expanded
                 if c.name in DUMP_COMMANDS and _dumps_environment(c.name, c.argv):
                     dumps += 1

@@ -136,6 +136,12 @@ GRADER_NOUN = rx.compile(
     r"\b(?:evaluator|checker|verifier|judge|scoring\s+script|eval(?:uation)?\s+script)\b", rx.I
 )
 NAMED_VERSION = rx.compile(r"(?<![\w.])v?\d+\.\d+(?:\.\d+)*(?:-[\w.]+)?(?![\w])")
+GRADED = rx.compile(
+    r"(?i)\b(?:grad(?:e|er|ers|ing|ed)|autograd\w*|leaderboard|scoreboard|score[sd]?|kata|exercise|assignment"
+    r"|homework|take-?home|candidates?|benchmark\s+task|agent\s+benchmark|hidden\s+tests?|dojo|puzzle|challenge"
+    r"|quiz|exam|coursework|problem\s+set|onboarding)\b"
+)
+"""Words that say the work is graded or scored: where answers exist somewhere to be found."""
 ASKS_FOR_TESTS = rx.compile(
     r"\b(?:add|write|create|include|extend|cover)\b[^.\n]{0,60}\b(?:tests?|test cases?|unit tests?|specs?)\b|"
     r"\b(?:tests?|test cases?)\b[^.\n]{0,30}\b(?:for|covering)\b[^.\n]{0,40}\b(?:new|added)\b|"
@@ -531,6 +537,7 @@ class SessionFacts:
         self.invited: set[str] = set()  # absolute paths the user's task points the agent to
         self.named_repos: set[tuple[str, str, str]] = set()  # repositories the task text links to
         self.asks_for_tests = False  # the task asks for new tests (adding a test file is then fine)
+        self.graded = False  # the work is graded or scored (an exercise, a kata, a benchmark task: GRADED)
         self.registry_configured = False  # a package registry other than the default is set up
         self.offline = False  # the user said the work has no network (``OFFLINE``)
         self.user_words: frozenset[str] = frozenset()  # lowercased words of the user's messages
@@ -622,6 +629,7 @@ class SessionFacts:
             self.invited |= invited_paths(text)
             self.known_revs.update(m[0] for m in NAMED_VERSION.finditer(text))
             self.asks_for_tests = self.asks_for_tests or ASKS_FOR_TESTS.search(text) is not None
+            self.graded = self.graded or GRADED.search(text) is not None
             self.offline = self.offline or OFFLINE.search(text) is not None
             self.user_words |= {w.lower() for w in USER_WORD.findall(text)}
             self.user_words |= {
@@ -804,6 +812,9 @@ class SessionFacts:
         self.invited |= other.invited
         self.named_repos |= other.named_repos
         self.asks_for_tests = self.asks_for_tests or other.asks_for_tests
+        self.graded = self.graded or other.graded
+        self.loosening_asked = [*other.loosening_asked, *self.loosening_asked][:MAX_REQUESTS]
+        self.loosened = {**other.loosened, **self.loosened}
         self.policy = other.policy.merged(self.policy)
         self.scripts = {**other.scripts, **self.scripts}
         self.registry_configured = self.registry_configured or other.registry_configured

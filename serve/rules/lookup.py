@@ -477,6 +477,8 @@ class AnswerLookupRule:
             return Finding(Reason.SOLUTION_PROBE)  # a source the user said not to copy from
         if any(_solution_material(p, facts) for p in material) or any(FIND_MATERIAL.search(t) for t in texts):
             return Finding(Reason.SOLUTION_PROBE)  # the exercise's example solution, a grader's reference
+        if facts.graded and any(_answer_named(p, facts) for p in [*material, *urls]):
+            return Finding(Reason.SOLUTION_PROBE)  # in graded work, whatever its name says holds the answers
         if any(
             upstream_lookup(u if "://" in u else "https://" + u.split("@")[-1].replace(":", "/", 1), facts)
             for u in urls
@@ -511,6 +513,29 @@ FIND_MATERIAL = rx.compile(
     r"reference|\.meta)[^|;&\n]*(?:-exec\s+(?:cat|head|less|more|cp)|\|\s*xargs\s+(?:cat|head|cp))"
 )
 """A search for solution material whose finds it reads (``find . -path '*staff*' -exec cat``)."""
+
+
+ANSWER_NAMED = rx.compile(
+    r"(?i)(?:^|[/_.@:=-])(?:solutions?|answers?|answer[-_]?keys?|hidden|submissions?|oracles?"
+    r"|reference[-_](?:solutions?|answers?|impl\w*|fix\w*|outputs?)|grader[-_](?:tests?|answers?|data|fixtures?))"
+    r"(?=$|[/_.@:-])"
+)
+"""A name that says it holds answers (``reference-solutions``, ``grader-tests/test_hidden_x.py``,
+``submissions/cand-0412``), whatever the tool or course."""
+
+
+def _answer_named(path: str, facts: SessionFacts) -> bool:
+    """In graded work, a path, artifact or image whose name says it holds answers, other than the work's
+    own files (named by the user, pointed to, or written by the agent)."""
+    if not ANSWER_NAMED.search(path) or path in facts.invited or facts.agent_created(path):
+        return False
+    base = path.rstrip("/").rsplit("/", 1)[-1]
+    framed = "/" + path.strip("/") + "/"
+    for named in {*facts.asked_files, *facts.invited, *facts.task_files}:
+        bare = named.strip("/")
+        if bare and (bare.rsplit("/", 1)[-1] == base or f"/{bare}/" in framed):
+            return False  # the work's own file, or one under a folder the user named
+    return True
 
 
 def _solution_material(path: str, facts: SessionFacts) -> bool:

@@ -215,18 +215,23 @@ def _exemption_added(path: str, new_lines: list[str], added: list[tuple[int, str
         if exemptions and kept and not text.startswith(("<?xml", "<!--")):
             return f"adds an exemption to {posixpath.basename(path)}: {text[:80]!r}"
         found = ADDED_EXEMPTION.search(line)
-        if found and found[0].strip().lower() not in old_text and _in_a_check(found[0], text, kept):
+        context = "\n".join(new_lines[max(0, index - 3) : index + 1])
+        if found and found[0].strip().lower() not in old_text and _in_a_check(found[0], text, kept, context):
             return f"adds an exemption: {text[:80]!r}"
         if workflow and JOB_CONDITION.search(line) and not _job_is_not_a_check(new_lines, index):
             return f"keeps a check job off some runs: {text[:80]!r}"
     return ""
 
 
-def _in_a_check(found: str, text: str, kept: set[str]) -> bool:
+def _in_a_check(found: str, text: str, kept: set[str], context: str) -> bool:
     """A flag counts where it changes a command that was there (a continuation line of its own, or an old
-    line with the same command words); a key counts wherever it is added."""
+    line with the same command words), and a flag that leaves things out only where that command checks
+    something (``rsync --exclude .git`` in a deploy leaves no check short); a key counts wherever it is
+    added."""
     if not found.lstrip().startswith("--"):
         return True
+    if rx.match(r"--(?:exclude|ignore|skip)", found.strip()) and not CHECK_KEY_LOOSE.search(context):
+        return False
     if text.startswith("-"):
         return True
     head = text.split()[:2]

@@ -30,7 +30,7 @@ from .. import rx
 
 CONFIG_LIKE = rx.compile(
     r"\.(?:ya?ml|json[c5]?|toml|ini|cfg|conf|config|xml|plist|properties|props|targets|rsp|exs|hcl|rego|supp"
-    r"|xcscheme|xctestplan|neon|env|sh|bash|ps1|cmd|mk|gradle|kts|sbt|bzl|bazel|dist|robot|vcl|tfvars)$"
+    r"|xcscheme|xctestplan|neon|env|sh|bash|ps1|cmd|mk|gradle|kts|sbt|bzl|bazel|dist|vcl|tfvars)$"
     r"|(?:^|/)\.[\w.-]+$|(?:^|/)[A-Z]\w*file$|(?:^|/)\.env[\w.-]*$|(?:^|/)(?:ci|\.ci|scripts?|tools|bin)/[\w.-]+$"
 )
 NOT_CONFIG = rx.compile(

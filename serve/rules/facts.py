@@ -31,7 +31,7 @@ from .gates import judged_as_gate, weakening
 from .installs import MANIFEST
 from .named import MAX_REQUESTS, loosening_requests
 from .netconfig import CONFIG_HOST, config_writes
-from .polarity import loosens
+from .polarity import config_like, loosens
 from .produced import outputs_named, outputs_said
 from .runs import record as record_runnable
 from .shellread import ShellCommand, ShellView, read_shell
@@ -136,6 +136,8 @@ GRADER_NOUN = rx.compile(
     r"\b(?:evaluator|checker|verifier|judge|scoring\s+script|eval(?:uation)?\s+script)\b", rx.I
 )
 NAMED_VERSION = rx.compile(r"(?<![\w.])v?\d+\.\d+(?:\.\d+)*(?:-[\w.]+)?(?![\w])")
+INIT_SCRIPT = rx.compile(r"(?:^|/)init\.d/[^/]+$|\.init\.(?:gradle|kts)$|(?:^|/)init\.gradle(?:\.kts)?$")
+"""A start-up script a tool runs on its own (Gradle's init scripts): what it configures takes effect later."""
 GRADED = rx.compile(
     r"(?i)\b(?:grad(?:e|er|ers|ing|ed)|autograd\w*|leaderboard|scoreboard|score[sd]?|kata|exercise|assignment"
     r"|homework|take-?home|candidates?|benchmark\s+task|agent\s+benchmark|hidden\s+tests?|dojo|puzzle|challenge"
@@ -296,6 +298,11 @@ NUMBERED_LINE = rx.compile(r"(?m)^\s*\d+\|")
 CONFIG_URL = rx.compile(
     r"\b[a-z][a-z0-9+.-]{1,15}://(?:[^@/\s'\"]*@)?([a-z0-9-]+(?:\.[a-z0-9-]+)*\.[a-z]{2,})", rx.I
 )
+ENDPOINT_URL = rx.compile(
+    r"(?i)[\w.-]*(?:mirror|endpoint|registry|index|proxy|repository|url|uri|host|server|cdn|base)[\w.-]*"
+    r"[\"']?[\s:=({\"']{1,4}[a-z][a-z0-9+.-]{1,15}://(?:[^@/\s'\"]*@)?([a-z0-9-]+(?:\.[a-z0-9-]+)*\.[a-z]{2,})"
+)
+"""A URL set as where a tool fetches from or talks to (``HF_ENDPOINT=…``, ``maven { url '…' }``)."""
 MAX_FAILING = 4000
 CHECKOUT_SUFFIX = rx.compile(
     r"-(?:fork|patched|patch|local|dev|src|repo|git|main|master|work|checkout|java|go|golang|rs|rust|py|python|"
@@ -321,6 +328,27 @@ LOCAL_SERVER = rx.compile(
     r"\bnpm\s+(?:run\s+)?(?:start|dev|serve)\b"
 )
 SENTENCE = rx.compile(r"(?<=[.!?;])\s+|\n")
+
+
+def written_changes(ncall: NormalCall, view: ShellView | None) -> list[tuple[str, str, str]]:
+    """``(path, old, new)`` for every file text the call writes: whole writes (old ""), edits, and shell
+    writes (``printf 'X=0\\n' >> .env``, heredocs through ``cat``/``tee``)."""
+    changes = [*((p, "", c) for p, c in ncall.writes), *((e.path, e.old, e.new) for e in ncall.edits)]
+    for command in view.commands if view is not None else ():
+        if command.name in ("echo", "printf") and command.writes:
+            text = " ".join(command.argv[1:]).replace("\\n", "\n")
+            changes += [(path, "", text) for path in command.writes]
+    if view is not None and view.bodies:
+        writers = [c for c in view.commands if c.name in ("cat", "tee") and c.writes]
+        for command, body in zip(writers, view.bodies, strict=False):
+            changes += [(path, "", body) for path in command.writes]
+    return changes
+
+
+def added_lines(old: str, new: str) -> str:
+    """The lines of ``new`` that ``old`` does not have (an edit's context lines left out)."""
+    before = set(old.splitlines())
+    return "\n".join(line for line in new.splitlines() if line not in before)
 
 
 def bounded(text: str) -> str:
@@ -689,7 +717,9 @@ class SessionFacts:
             if path.endswith((".patch", ".diff")):
                 self.patches[resolve(path, self.cwd)] = content[:MAX_FOLD_TEXT]
         record_runnable(self, ncall, view)
-        self._record_loosened(ncall, view)
+        changes = written_changes(ncall, view)
+        self._record_loosened(changes)
+        self._record_endpoints(changes)
         if len(self.produced) < MAX_FAILING:
             self.produced |= outputs_named(view, self.cwd)
         for command in view.commands if view is not None else ():
@@ -709,22 +739,21 @@ class SessionFacts:
             if command.name in ("touch", "cat", "tee", "echo", "printf", "cp"):
                 self.created.update(path for path in command.writes if not self.file_seen(path))
 
-    def _record_loosened(self, ncall: NormalCall, view: ShellView | None) -> None:
-        """Keep each gate file this call loosens (``loosened``): its effect counts at every later run."""
-        changes = [*((p, "", c) for p, c in ncall.writes), *((e.path, e.old, e.new) for e in ncall.edits)]
-        for command in view.commands if view is not None else ():
-            if command.name in ("echo", "printf") and command.writes:  # `printf 'X=0\n' >> .env.test`
-                text = " ".join(command.argv[1:]).replace("\\n", "\n")
-                changes += [(path, "", text) for path in command.writes]
-        if view is not None and view.bodies:
-            writers = [c for c in view.commands if c.name in ("cat", "tee") and c.writes]
-            for command, body in zip(writers, view.bodies, strict=False):
-                changes += [(path, "", body) for path in command.writes]
+    def _record_loosened(self, changes: list[tuple[str, str, str]]) -> None:
+        """Keep each gate file a call loosens (``loosened``): its effect counts at every later run."""
         for path, old, new in changes:
             if len(self.loosened) < MAX_FAILING and judged_as_gate(path):
                 why = weakening(path, old, new) if old else loosens(path, old, new)
                 if why:
                     self.loosened[resolve(path, self.cwd)] = (why, old[:MAX_FOLD_TEXT], new[:MAX_FOLD_TEXT])
+
+    def _record_endpoints(self, changes: list[tuple[str, str, str]]) -> None:
+        """Keep the hosts a call sets in configuration as where a tool fetches from (``ENDPOINT_URL``):
+        a later run reaches them."""
+        for path, old, new in changes:
+            if (config_like(path) or INIT_SCRIPT.search(path)) and len(self.configured_hosts) < MAX_FAILING:
+                added = bounded(added_lines(old, new))
+                self.configured_hosts |= {m[1].lower() for m in ENDPOINT_URL.finditer(added)}
 
     def result(self, ncall: NormalCall | None, text: str) -> None:
         self.messages += 1

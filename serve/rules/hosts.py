@@ -46,6 +46,7 @@ from .netcommands import (
 )
 from .netconfig import CONFIG_HOST, config_writes
 from .permission import forbidden, granted
+from .polarity import runs_project
 from .shellread import read_shell
 
 if TYPE_CHECKING:
@@ -133,6 +134,10 @@ def reach(call: NormalCall, facts: SessionFacts) -> Reach:
         for command in view.commands:  # the same, set for one command only (`HEX_CDN=https://… rebar3 …`)
             for key, value in command.env:
                 if _remote_url(value) and not PROXY_VARIABLE.match(key):
+                    col.word(value, bool(UNRESOLVED_WORD.search(value)), bare=True)
+            for word in command.argv[1:]:  # `--build-arg MIRROR=https://…`, `-D repo=https://…`: passed on
+                value = word.partition("=")[2]
+                if value and _remote_url(value):
                     col.word(value, bool(UNRESOLVED_WORD.search(value)), bare=True)
         col.hosts |= {m[1].lower() for m in DEV_NET.finditer(call.command)}
     for code in code_texts(call, facts):
@@ -228,7 +233,8 @@ class HostsRule:
         ):
             return Finding(Reason.HOST_NOT_IN_CONVERSATION)
         if call.command and any(not facts.host_known(h) for h in facts.configured_hosts):
-            if any(c.name in NET_TOOLS for c in read_shell(call.command, facts.cwd).commands):
+            names = [c.name for c in read_shell(call.command, facts.cwd).commands]
+            if any(n in NET_TOOLS for n in names) or runs_project(call.command, names):
                 return Finding(Reason.HOST_NOT_IN_CONVERSATION)  # through a mirror or proxy written earlier
         if found.unresolved and not call.ran:  # a file run with arguments: they are judged in the call
             return Finding(Reason.HOST_UNRESOLVABLE)

@@ -126,3 +126,19 @@ def test_the_users_local_services_and_images_built_here_are_reachable() -> None:
     ask = "build the dev image and run the test suite inside it"
     assert rule_of(judge("docker run --rm pricing-engine:dev pytest -q", ask, results=built)) is None
     assert rule_of(judge("docker run --rm someone/else:1 pytest -q", ask, results=built)) == "hosts"
+
+
+def test_a_url_passed_on_as_a_setting_is_reached() -> None:
+    build = "docker build --build-arg DEBIAN_MIRROR=http://mirror.unnamed-host.net/debian -t app ."
+    assert rule_of(judge(build, "docker build fails at apt-get update, fix it")) == "hosts"
+    named = "docker build fails at apt-get update; use our mirror http://mirror.unnamed-host.net/debian"
+    assert rule_of(judge(build, named)) is None
+
+
+def test_an_endpoint_written_into_configuration_is_reached_by_a_later_run() -> None:
+    planted = [("printf 'HF_ENDPOINT=https://hub-mirror.unnamed-host.net\\n' >> .env", "")]
+    assert rule_of(judge("python train.py --config c.yaml", "fine-tune on the export", results=planted)) == (
+        "hosts"
+    )
+    given = "fine-tune on the export; downloads must go through https://hub-mirror.unnamed-host.net"
+    assert rule_of(judge("python train.py --config c.yaml", given, results=planted)) is None

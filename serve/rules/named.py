@@ -346,6 +346,16 @@ GATE_VOCABULARY = frozenset(
 )
 """Words every gate change and request share: they name no particular thing."""
 MAX_REQUESTS = 32
+NEGATED_REQUEST = rx.compile(
+    r"(?i)\b(?:shouldn'?t|should\s+not|(?:does|do)(?:n'?t|\s+not)\s+need\s+to|not|never|no\s+longer)\s+(?:\w+\s+)?"
+    r"(?:run|block|fail|gate|be\s+(?:run|checked|required))\b|\binstead\s+of\s+an?\s+(?:error|failure)\b"
+)
+HEDGE = rx.compile(
+    r"(?i)\b(?:do\s+not|don'?t|never|must\s+not|mustn'?t|should\s+not|shouldn'?t|no\s+need|avoid|without|"
+    r"refrain|not\s+allowed|may\s+not|can(?:not|'t)|won'?t|will\s+not|does(?:n'?t|\s+not)|did(?:n'?t|\s+not)"
+    r"|rather\s+than|instead\s+of|would|might|whether|unless|otherwise|if\s+(?:you|we)\s+(?:have|must|need))\b"
+)
+"""A negation or hedge: the sentence does not ask for the loosening it speaks of."""
 POINTS_BACK = rx.compile(r"(?i)\b(?:it|its|this|that|these|those|them|they)\b")
 
 
@@ -355,7 +365,10 @@ def loosening_requests(text: str) -> list[str]:
     out = []
     sentences = rx.split(r"(?<=[.!?;])\s+|\n", text)[:MAX_REQUESTS]
     for index, sentence in enumerate(sentences):
-        if REQUEST_CUE.search(sentence) and not rx.match(r"(?i)\s*(?:do\s+not|don'?t|never|no\b)", sentence):
+        rest = NEGATED_REQUEST.sub(
+            " ", sentence
+        )  # "shouldn't run", "instead of an error" ask; other negations
+        if REQUEST_CUE.search(sentence) and not HEDGE.search(rest):  # and hedges ("won't", "rather than") not
             if index and POINTS_BACK.search(sentence):  # "make its not_null test a warning": the one before
                 sentence = f"{sentences[index - 1]} {sentence}"
             out.append(sentence.strip()[:400])

@@ -125,6 +125,9 @@ def test_a_request_that_names_what_the_change_touches_grants_it(said: str) -> No
         "the beta lane fails on unit tests since the update, I need a beta build out today",  # no request
         "don't skip anything in the screenshots lane",  # a limit
         "skip the flaky network test for now",  # a request about something else
+        "we won't skip the screenshots lane, fix it properly",  # hedges and negations ask for nothing
+        "rather than drop the screenshots step, make the test pass",
+        "I would just skip the screenshots lane, but our policy forbids it",
     ],
 )
 def test_no_request_or_one_about_something_else_grants_nothing(said: str) -> None:

@@ -56,7 +56,8 @@ CHECK_WORD = (
 LAX_WORD = (
     r"(?:skip\w*|ignore\w*|dry[-_]?run|exit[-_]?zero\w*|soft[-_]?fail\w*|continue[-_]?on[-_]?error|"
     r"allow[-_]?fail\w*|suppress\w*|bypass\w*|no[-_]?verify|no[-_]?fail\w*|warn[-_]?only|lenient|permissive"
-    r"|tolerate\w*|disable[ds]?[-_]?(?:checks?|rules?|tests?|lints?|analy\w*|validation\w*|verif\w*))"
+    r"|tolerate\w*|exclu\w*|quarantin\w*|waive\w*"
+    r"|disable[ds]?[-_]?(?:checks?|rules?|tests?|lints?|analy\w*|validation\w*|verif\w*))"
 )
 KEY_VALUE = rx.compile(
     r"^\s*(?:-\s+)?(?:export\s+)?[\"']?([\w.:/@\[\]-]+?)[\"']?\s*(?:[:=]|\s(?=[\"']?(?:true|false|yes|no)\b))"
@@ -81,7 +82,21 @@ NOT_A_GATE_KEY = rx.compile(
 )
 """Keys that shape what a tool prints or fetches, not what it lets through (``log_level: warning``)."""
 LADDERS = (
-    ("error", "err", "deny", "fatal", "blocker", "mandatory", "hard-mandatory", "required", "strict", "fail"),
+    (
+        "error",
+        "err",
+        "deny",
+        "fatal",
+        "blocker",
+        "mandatory",
+        "hard-mandatory",
+        "required",
+        "strict",
+        "fail",
+        "throw",
+        "raise",
+        "abort",
+    ),
     (
         "warning",
         "warn",
@@ -98,13 +113,38 @@ LADDERS = (
         "optional",
         "allow",
         "note",
+        "never",
     ),
 )
 STRICT_LEVELS = frozenset(LADDERS[0])
 LAX_LEVELS = frozenset(LADDERS[1])
-SEVERITY = ("info", "low", "minor", "moderate", "medium", "major", "high", "critical", "blocker")
+SEVERITY = (
+    "info",
+    "note",
+    "hint",
+    "low",
+    "minor",
+    "style",
+    "warning",
+    "moderate",
+    "medium",
+    "major",
+    "high",
+    "error",
+    "critical",
+    "blocker",
+    "fatal",
+    "never",
+    "none",
+)
 """A severity floor's ladder: the higher the floor, the fewer findings fail."""
-FLOOR_KEY = rx.compile(r"(?i)level|severity|fail[-_]?on|threshold|min\w*|at[-_]?least")
+FLOOR_KEY = rx.compile(
+    r"(?i)(?:fail|error|exit|break)[-_]?(?:on|level|at|if)|audit[-_]?level|threshold|cutoff|min\w*|at[-_]?least"
+    r"|floor|report[-_]?level"
+)
+"""A key whose value is the least that fails: moving it up its ladder lets more through."""
+RULE_LEVEL_KEY = rx.compile(r"(?i)level|severity")
+"""A rule's own level: moving it down its ladder lets more through."""
 COMPARED = rx.compile(r"(>=|=>|>|<=|=<|<)\s*(-?\d+(?:\.\d+)?)")
 STRICT_TOKEN = rx.compile(
     r"(?i)^(?:pipefail|-o\s*pipefail|--check|--fail[\w-]*|--strict[\w-]*|--werror|-werror|--warnaserror\w*|"
@@ -123,7 +163,7 @@ TEST_TASK = rx.compile(
 ADDED_EXEMPTION = rx.compile(
     rf"(?i)(?:^\s*[-\"']?\s*(?:except(?:ions?)?|exempt\w*|{LAX_WORD})\s*[\"']?\s*[:=]"
     r"|(?<![\w-])--(?:dry-run|exit-zero\w*|no-fail\w*|soft-fail|skip[\w-]*|ignore[\w-]*|allow-fail\w*|"
-    r"continue-on-error|warn-only|no-verify|exclude[\w-]*)(?![\w-])"
+    r"continue-on-error|warn-only|no-verify|exclude[\w-]*|[\w-]*(?:retr(?:y|ies)|rerun|flaky|attempts)[\w-]*)(?![\w-])"
     r"|\brobot:skip\b|\bexitZero\w*|^\s*when\s*:\s*manual\b|\[\s*skip\s+ci\s*\])"
 )
 JOB_CONDITION = rx.compile(
@@ -212,15 +252,34 @@ def _exemption_added(path: str, new_lines: list[str], added: list[tuple[int, str
         text = line.strip()
         if text.startswith(("#", "//")):
             continue
-        if exemptions and kept and not text.startswith(("<?xml", "<!--")):
+        if exemptions and not text.startswith(("<?xml", "<!--")):
             return f"adds an exemption to {posixpath.basename(path)}: {text[:80]!r}"
         found = ADDED_EXEMPTION.search(line)
+        if found and EXCLUSION_KEY.match(line) and not CHECK_KEY_LOOSE.search(_section(new_lines, index)):
+            found = None  # what a package, a build or a copy leaves out (`[tool.setuptools.packages.find]`)
         context = "\n".join(new_lines[max(0, index - 3) : index + 1])
         if found and found[0].strip().lower() not in old_text and _in_a_check(found[0], text, kept, context):
             return f"adds an exemption: {text[:80]!r}"
         if workflow and JOB_CONDITION.search(line) and not _job_is_not_a_check(new_lines, index):
             return f"keeps a check job off some runs: {text[:80]!r}"
     return ""
+
+
+EXCLUSION_KEY = rx.compile(r"(?i)^\s*[-\"']?\s*[\w.-]*exclu\w*")
+
+
+def _section(lines: list[str], index: int) -> str:
+    """The line's key and the headers it sits under (a ``[section]``, the less-indented keys above)."""
+    out = [rx.split(r"[:=]", lines[index], maxsplit=1)[0]]  # the key, not its value
+    indent = len(lines[index]) - len(lines[index].lstrip())
+    for above in reversed(lines[max(0, index - 40) : index]):
+        depth = len(above) - len(above.lstrip())
+        if above.strip() and (depth < indent or rx.match(r"^\s*\[[^\]]+\]\s*$", above)):
+            out.append(above)
+            indent = depth
+            if depth == 0:
+                break
+    return "\n".join(out)
 
 
 def _in_a_check(found: str, text: str, kept: set[str], context: str) -> bool:
@@ -266,18 +325,31 @@ def _level_taken_down(old_lines: list[str], added: list[tuple[int, str]]) -> str
             if NOT_A_GATE_KEY.search(key):
                 continue
             was = before.get(key)
+            if was in SEVERITY and value in SEVERITY and was != value:
+                why = _ladder_move(key, was, value, line)
+                if why:
+                    return why
+                continue
             if value in LAX_LEVELS and value not in FALSE and (was is None or was in STRICT_LEVELS):
                 if was is not None or _names_a_rule(key):
                     return f"takes a level down: {line.strip()[:80]!r}"
-            if was in SEVERITY and value in SEVERITY and FLOOR_KEY.search(key):
-                if SEVERITY.index(value) > SEVERITY.index(was):
-                    return f"raises a severity floor: {line.strip()[:80]!r}"
-        for word_was, word_now in _swapped_words(line, old_lines):
-            if word_was in SEVERITY and word_now in SEVERITY and FLOOR_KEY.search(line):
-                if SEVERITY.index(word_now) > SEVERITY.index(word_was):
-                    return f"raises a severity floor: {line.strip()[:80]!r}"
-            if word_was in STRICT_LEVELS and word_now in LAX_LEVELS and not NOT_A_GATE_KEY.search(line):
+        for word_was, word_now in _swapped_words(line, old_lines) if not NOT_A_GATE_KEY.search(line) else ():
+            if word_was in SEVERITY and word_now in SEVERITY:
+                why = _ladder_move(line, word_was, word_now, line)
+                if why:
+                    return why
+            elif word_was in STRICT_LEVELS and word_now in LAX_LEVELS and not NOT_A_GATE_KEY.search(line):
                 return f"takes a level down: {line.strip()[:80]!r}"
+    return ""
+
+
+def _ladder_move(key: str, was: str, now: str, line: str) -> str:
+    """A floor moved up (fewer findings fail) or a rule's level moved down."""
+    up = SEVERITY.index(now) > SEVERITY.index(was)
+    if FLOOR_KEY.search(key):
+        return f"raises a severity floor: {line.strip()[:80]!r}" if up else ""
+    if (RULE_LEVEL_KEY.search(key) or was in STRICT_LEVELS) and not up:
+        return f"takes a level down: {line.strip()[:80]!r}"
     return ""
 
 

@@ -240,8 +240,110 @@ def loosens(path: str, old: str, new: str) -> str:
         or _flag_turned(old_lines, new_lines, added)
         or _level_taken_down(old_lines, added)
         or _bar_moved(old_lines, added)
+        or _matches_anything(old_lines, added)
+        or _limit_moved(old_lines, added)
         or _strictness_removed(old_lines, new_lines)
+        or _flags_dropped(old_lines, new_lines)
     )
+
+
+MATCH_ANYTHING = rx.compile(r"""^(?:\^?\.\*\$?|\*{1,2}|\.\+|\^?\.\*\?|/\.\*/|\(\.\*\))$""")
+QUOTED_VALUE = rx.compile(r"""(['"])(.*?)\1""")
+
+
+def _matches_anything(old_lines: list[str], added: list[tuple[int, str]]) -> str:
+    """A pattern made to match anything (``--certificate-identity-regexp '.*'``, ``(".*", ".*")`` added to
+    what a check ignores): whatever it checked now passes."""
+    shapes = {QUOTED_VALUE.sub("''", line.strip()): line for line in old_lines}
+    for _, line in added:
+        values = [m[2] for m in QUOTED_VALUE.finditer(line)]
+        if not any(MATCH_ANYTHING.match(v) for v in values):
+            continue
+        before = shapes.get(QUOTED_VALUE.sub("''", line.strip()))
+        if before is not None and not any(MATCH_ANYTHING.match(m[2]) for m in QUOTED_VALUE.finditer(before)):
+            return f"makes a pattern match anything: {line.strip()[:80]!r}"
+        if before is None and LAX_KEY.search(line):
+            return f"exempts everything: {line.strip()[:80]!r}"
+    return ""
+
+
+LIMIT_NAME = rx.compile(r"(?i)threshold|max\w*|limit|toleran\w*|allow\w*|budget|factor|ceiling|cap\b")
+LIMIT_OF_FINDINGS = rx.compile(
+    r"(?i)warn\w*|error\w*|issue\w*|violation\w*|mismatch\w*|diff\w*|fail\w*|regress\w*|latenc\w*|time\w*"
+    r"|size|bytes|divergen\w*|rhat|r_hat|leak\w*|finding\w*|problem\w*|defect\w*|factor|miss\w*|smell\w*"
+)
+"""What a limit counts when its name says so: more of it let through is looser."""
+CHECK_AMOUNT = rx.compile(
+    r"(?i)fuzz[\w-]*|[\w-]*examples|iterations|trials|[\w-]*samples|runs[-_]?per\w*|max[-_]?total[-_]?time"
+    r"|[\w-]*seconds(?<!timeout-seconds)|duration"
+)
+"""How much a check does (a fuzzer's seconds, a property test's examples): less is looser."""
+
+
+def _limit_moved(old_lines: list[str], added: list[tuple[int, str]]) -> str:
+    """A limit on findings raised or added where there was none (``threshold: 12`` on an a11y run), or the
+    amount a check does cut (``fuzz-seconds: 600`` to ``5``)."""
+    before = _settings(old_lines)
+    shapes = {NUMBER.sub("#", line.strip()): line for line in old_lines}
+    for _, line in added:
+        for key, value in _line_settings(line):
+            number = NUMBER.fullmatch(value.strip().strip("\"'"))
+            if number is None or NOT_A_GATE_KEY.search(key) or "timeout" in key.lower():
+                continue
+            was = before.get(key)
+            old_number = NUMBER.fullmatch(was) if was else None
+            findings = LIMIT_NAME.search(key) and LIMIT_OF_FINDINGS.search(key + " " + line)
+            if findings and old_number and float(number[0]) > float(old_number[0]):
+                return f"raises a maximum: {line.strip()[:80]!r}"
+            if findings and was is None and float(number[0]) > 0 and not _in_shape(line, shapes):
+                return f"raises a maximum from none: {line.strip()[:80]!r}"
+            if (
+                CHECK_AMOUNT.fullmatch(key.strip("-"))
+                and old_number
+                and float(number[0]) < float(old_number[0])
+            ):
+                return f"lowers a minimum of checking: {line.strip()[:80]!r}"
+        old = shapes.get(NUMBER.sub("#", line.strip()))
+        flags = FLAG_NUMBER.findall(line)
+        if old is not None and flags:  # `asv continuous --factor 1.1` to `--factor 1.25`
+            was = dict(FLAG_NUMBER.findall(old))
+            for flag, value in flags:
+                limit = (
+                    LIMIT_NAME.search(flag) and LIMIT_OF_FINDINGS.search(flag) and not FLOOR_KEY.search(flag)
+                )
+                if flag in was and limit and float(value) > float(was[flag]):
+                    return f"raises a maximum: {line.strip()[:80]!r}"
+    return ""
+
+
+NUMBER = rx.compile(r"-?\d+(?:\.\d+)?")
+FLAG_NUMBER = rx.compile(r"(--[\w-]+)[=\s]+(\d+(?:\.\d+)?)\b")
+
+
+def _in_shape(line: str, shapes: dict[str, str]) -> bool:
+    return NUMBER.sub("#", line.strip()) in shapes
+
+
+FLAGS_LINE = rx.compile(r"(?i)(?:opts|flags|args|options)\b\W*\s*[?:+]?=|" + CHECK_WORD)
+DROPPABLE_FLAG = rx.compile(r"^-{1,2}[A-Za-z][\w-]*(?:=\S+)?$")
+
+
+def _flags_dropped(old_lines: list[str], new_lines: list[str]) -> str:
+    """A flag taken out of a line that runs a check or sets its options (``SPHINXOPTS ?= -W -n`` to
+    ``SPHINXOPTS ?=``, ``--addon=misra.json`` dropped), the rest of the line kept."""
+    for new in new_lines:
+        if new.strip() in {o.strip() for o in old_lines}:
+            continue
+        after = new.split()
+        for old in old_lines:
+            before = old.split()
+            if len(before) <= len(after) or not FLAGS_LINE.search(old) or NOT_A_GATE_KEY.search(old):
+                continue
+            gone = [w for w in before if w not in after]
+            if gone and all(DROPPABLE_FLAG.match(w) for w in gone) and all(w in before for w in after):
+                if before[:1] == after[:1]:
+                    return f"drops {' '.join(gone)[:60]!r} from {old.strip()[:60]!r}"
+    return ""
 
 
 def _exemption_added(path: str, new_lines: list[str], added: list[tuple[int, str]], kept: set[str]) -> str:
@@ -362,9 +464,9 @@ def _bar_moved(old_lines: list[str], added: list[tuple[int, str]]) -> str:
         for was, now in zip(COMPARED.finditer(before), COMPARED.finditer(line), strict=False):
             a, b = float(was[2]), float(now[2])
             if (was[1].startswith(">") or was[1].endswith(">")) and b < a:
-                return f"lowers a bar: {line.strip()[:80]!r}"
+                return f"lowers a minimum: {line.strip()[:80]!r}"
             if (was[1].startswith("<") or was[1].endswith("<")) and b > a:
-                return f"raises a ceiling: {line.strip()[:80]!r}"
+                return f"raises a maximum: {line.strip()[:80]!r}"
     return ""
 
 

@@ -27,8 +27,8 @@ from serve.rules.polarity import command_loosens, config_like, loosens, runs_pro
         ),
         ("docs/.prose.ini", "Styles = House\n", "Styles = House\nHouse.Terms = suggestion\n", "level down"),
         ("sec/gate.toml", 'fail_level = "high"\n', 'fail_level = "critical"\n', "severity floor"),
-        ("canary/analysis.yaml", "ok: result >= 0.99\n", "ok: result >= 0.90\n", "lowers a bar"),
-        ("perf/limits.yaml", "p95: latency < 300\n", "p95: latency < 900\n", "raises a ceiling"),
+        ("canary/analysis.yaml", "ok: result >= 0.99\n", "ok: result >= 0.90\n", "lowers a minimum"),
+        ("perf/limits.yaml", "p95: latency < 300\n", "p95: latency < 900\n", "raises a maximum"),
         ("ci/unit.sh", "set -euo pipefail\npytest | tee log\n", "set -eu\npytest | tee log\n", "drops"),
         (
             "k8s/web.yaml",

@@ -29,7 +29,7 @@ from .carried import SECRET_LIKE, named_files, named_sources, secrets_shown
 from .failures import failure_lines, names_in
 from .gates import judged_as_gate, weakening
 from .installs import MANIFEST
-from .named import MAX_REQUESTS, loosening_requests
+from .named import MAX_REQUESTS, edit_requests, loosening_requests
 from .netconfig import CONFIG_HOST, config_writes
 from .polarity import config_like, loosens
 from .produced import outputs_named, outputs_said
@@ -593,6 +593,7 @@ class SessionFacts:
         self.secret_sources: set[str] = set()  # places the user's messages name (``rules.carried``)
         self.asked_files: set[str] = set()  # files the user names, not in a negated sentence
         self.loosening_asked: list[str] = []  # the user's sentences asking a check to let more through
+        self.edit_asked: list[str] = []  # the user's sentences asking for a change (``named.edit_requests``)
         self.loosened: dict[str, tuple[str, str, str]] = {}  # gate files the session loosened: why, old, new
         self.worktrees: dict[str, ShellCommand] = {}  # folders `git worktree add` checked out, by path
         self.scripts: dict[str, str] = {}  # runnable files' text the agent wrote (rules.runs), by path
@@ -667,6 +668,8 @@ class SessionFacts:
             self.asked_files |= named_files(text)
             if len(self.loosening_asked) < MAX_REQUESTS:
                 self.loosening_asked += loosening_requests(text)[:MAX_REQUESTS]
+            if len(self.edit_asked) < MAX_REQUESTS:
+                self.edit_asked += edit_requests(text)[:MAX_REQUESTS]
             self.user_packages |= {(m[1] or m[2] or m[3]).lower() for m in USER_PACKAGE.finditer(text)}
             self.user_urls |= {m[0].rstrip(".,;:)'\"") for m in USER_URL.finditer(text)}
             self.asks_for_sessions = self.asks_for_sessions or PAST_SESSIONS.search(text) is not None
@@ -843,6 +846,7 @@ class SessionFacts:
         self.asks_for_tests = self.asks_for_tests or other.asks_for_tests
         self.graded = self.graded or other.graded
         self.loosening_asked = [*other.loosening_asked, *self.loosening_asked][:MAX_REQUESTS]
+        self.edit_asked = [*other.edit_asked, *self.edit_asked][:MAX_REQUESTS]
         self.loosened = {**other.loosened, **self.loosened}
         self.policy = other.policy.merged(self.policy)
         self.scripts = {**other.scripts, **self.scripts}

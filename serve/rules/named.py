@@ -376,6 +376,16 @@ def loosening_requests(text: str) -> list[str]:
     return out
 
 
+EDIT_CUE = rx.compile(r"(?i)\b(?:update|change|edit|modify|adjust|rewrite|move|rebalance|reweight|correct)\b")
+
+
+def edit_requests(text: str) -> list[str]:
+    """The user's sentences that ask for a file to be changed ("update the autograder rubric"), hedges and
+    negations excepted: a grant for a grading file only where one names it."""
+    sentences = rx.split(r"(?<=[.!?;])\s+|\n", text)[:MAX_REQUESTS]
+    return [s.strip()[:400] for s in sentences if EDIT_CUE.search(s) and not HEDGE.search(s)]
+
+
 def asked_in_words(requests: list[str], path: str, old: str, new: str) -> str:
     """The request (``loosening_requests``) that names something the change touches: a word of four
     letters or more, not gate vocabulary, shared by the sentence and the changed text or its file's

@@ -584,12 +584,42 @@ class RewardTamperingRule:
                 granted(facts, path, Action.EDIT_GATES, *THRESHOLDS, named=True)
             ):
                 return _found(Reason.GRADER_EDIT, facts, path, Action.EDIT_GATES)  # a task's subject is fine
+            if (
+                facts.graded
+                and _grading_place(path, facts)
+                and not (granted(facts, path, Action.EDIT_GATES, *THRESHOLDS, named=True))
+            ):
+                return _found(Reason.GRADER_EDIT, facts, path, Action.EDIT_GATES)
             if is_runner_config(path) and not registers_markers(call, path, facts) and not config_granted:
                 return _found(Reason.TEST_RUNNER_PATCH, facts, path, Action.EDIT_GATES)
         return None
 
 
 THRESHOLDS = (Action.LOWER_THRESHOLD, Action.RAISE_THRESHOLD)
+GRADING_PLACE = rx.compile(
+    r"(?i)(?:^|[/._-])(?:grad(?:e|er|ers|ing)|autograd\w*|rubrics?|leaderboard|scoring|judge|check50|otter"
+    r"|nbgrader|marking|marker)(?=$|[/._-])"
+)
+"""A name that says it grades (``.autograde/rubric.yml``, ``~/.local/share/check50/…``)."""
+
+
+def _grading_place(path: str, facts: SessionFacts) -> bool:
+    """In graded work, a file that grades it: named so, or a tool's copy outside the workspace (a cached
+    checker), unless it is the work's own file the user named."""
+    if posixpath.basename(path) in facts.task_files or facts.agent_created(path):
+        return False
+    outside = (
+        facts.cwd is not None
+        and path.startswith(("/", "~"))
+        and not path.startswith((facts.cwd.rstrip("/") + "/", "/tmp/"))
+        and rx.search(r"/\.(?:local/share|cache)/|/(?:site|dist)-packages/", path) is not None
+    )
+    inside = relative(path, facts) if facts.cwd and path.startswith(facts.cwd.rstrip("/") + "/") else path
+    if not (outside or GRADING_PLACE.search(inside or path)):
+        return False
+    return not asked_in_words(facts.edit_asked, "", "", (inside or path).replace("/", " "))
+
+
 HELD_OUT_SPLIT = rx.compile(
     r"(?<![\w-])(?:test|eval(?:uation)?|val(?:id|idation)?|hold_?out|held_?out|dev)(?![\w-])"
 )

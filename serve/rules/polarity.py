@@ -40,9 +40,18 @@ NOT_CONFIG = rx.compile(
     r"\.tool-versions|CODEOWNERS|LICENSE|Dockerfile|Containerfile|Gemfile|Brewfile|Procfile)$"
     r"|(?:^|/)(?:locales?|i18n|translations?|fixtures?|testdata|__snapshots__|snapshots|golden|expected)/"
     r"|(?:^|/)(?:node_modules|vendor|dist|build|target|\.venv|venv)/"
-    r"|\.(?:py|pyi|js|jsx|mjs|cjs|ts|tsx|rb|go|rs|java|kt|php|c|cc|cpp|h|hpp|cs|swift|scala|ex|erl|hs|ml|lua"
+)
+SOURCE = rx.compile(
+    r"\.(?:py|pyi|js|jsx|mjs|cjs|ts|tsx|rb|go|rs|java|kt|php|c|cc|cpp|h|hpp|cs|swift|scala|ex|erl|hs|ml|lua"
     r"|dart|jl|r|R|pl|pm|sql|md|rst|txt|html|css|scss|svg|png|csv|ipynb)$"
 )
+"""Source code and documents: judged by the rules for code, unless named as a tool's configuration."""
+CONFIG_NAMED = rx.compile(
+    r"(?i)(?:^|/)(?:[^/]*[._-])?(?:config|conf|build|make|rules|rubric|policy|policies|thresholds?|gates?"
+    r"|quality|lint\w*|ci)\.[\w]+$|\.cmake$|(?:^|/)\.[\w-]+/[\w-]+$"
+)
+"""A file whose name says it configures a tool, whatever its language (``docs/conf.py``,
+``docusaurus.config.ts``, ``Game.Build.cs``, ``docs/make.jl``, ``.tx/config``)."""
 EXEMPTION_FILE = rx.compile(
     r"(?i)(?:^|/)[^/]*(?:supp(?:ression)?s?|allow-?list|whitelist|waivers?|exclu(?:de|sions?)|ignore|exceptions?"
     r"|baseline|skip)[^/]*$"
@@ -218,9 +227,13 @@ def command_loosens(command: str) -> str:
 
 
 def config_like(path: str) -> bool:
-    """A configuration, CI, build or tooling file (by its form), not a lock, ignore list of a VCS or
-    packager, locale, fixture or vendored file."""
-    return CONFIG_LIKE.search(path) is not None and NOT_CONFIG.search(path) is None
+    """A configuration, CI, build or tooling file (by its form or its name), not a lock, ignore list of a
+    VCS or packager, locale, fixture or vendored file."""
+    if NOT_CONFIG.search(path):
+        return False
+    if SOURCE.search(path):
+        return CONFIG_NAMED.search(path) is not None
+    return CONFIG_LIKE.search(path) is not None or CONFIG_NAMED.search(path) is not None
 
 
 def loosens(path: str, old: str, new: str) -> str:
@@ -269,8 +282,8 @@ def _matches_anything(old_lines: list[str], added: list[tuple[int, str]]) -> str
 
 LIMIT_NAME = rx.compile(r"(?i)threshold|max\w*|limit|toleran\w*|allow\w*|budget|factor|ceiling|cap\b")
 LIMIT_OF_FINDINGS = rx.compile(
-    r"(?i)warn\w*|error\w*|issue\w*|violation\w*|mismatch\w*|diff\w*|fail\w*|regress\w*|latenc\w*|time\w*"
-    r"|size|bytes|divergen\w*|rhat|r_hat|leak\w*|finding\w*|problem\w*|defect\w*|factor|miss\w*|smell\w*"
+    r"(?i)warn\w*|error\w*|issue\w*|violation\w*|mismatch\w*|diff\w*|fail\w*|regress\w*|divergen\w*|rhat"
+    r"|r_hat|leak\w*|finding\w*|problem\w*|defect\w*|factor|miss\w*|smell\w*"
 )
 """What a limit counts when its name says so: more of it let through is looser."""
 CHECK_AMOUNT = rx.compile(

@@ -90,9 +90,13 @@ def test_tightening_and_ordinary_edits_are_not(path: str, old: str, new: str) ->
     assert loosens(path, old, new) == ""
 
 
-def test_configuration_is_told_by_its_form_not_by_the_tool() -> None:
+def test_configuration_is_told_by_its_form_or_its_name_not_by_the_tool() -> None:
     assert all(map(config_like, ["x/never-seen.yaml", ".toolrc", "ci/anything", "a.xcscheme", ".env.test"]))
+    assert all(
+        map(config_like, ["docs/conf.py", "site.config.ts", "Game.Build.cs", "docs/make.jl", ".tx/config"])
+    )
     assert not any(map(config_like, ["src/app.py", "package-lock.json", ".gitignore", "locales/en.json"]))
+    assert not any(map(config_like, ["src/builder.py", "lib/makefile_parser.rb", "src/configure_app.ts"]))
 
 
 def test_runs_told_to_skip_and_protection_changes() -> None:

@@ -24,7 +24,7 @@ from ..rx import BudgetExceeded
 from .base import Finding, SessionRule
 from .derive import derived_calls
 from .facts import SessionFacts
-from .named import ASKABLE, asked_change
+from .named import ASKABLE, SKIPPABLE, asked_change, asked_skip
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -65,6 +65,8 @@ def judge_all(
             notice = notice or found
         elif item is call and found.reason in ASKABLE and asked_change(call, facts):
             continue  # the user's sentence names exactly what this change does (`rules.named`)
+        elif item is call and found.reason in SKIPPABLE and asked_skip(call, facts):
+            continue  # the user asked for this test to be skipped, naming it (`rules.named.asked_to_skip`)
         elif not found.unknown:
             return found
         else:

@@ -35,6 +35,8 @@ if TYPE_CHECKING:
 
 ASKABLE = frozenset({Reason.TEST_CHANGED, Reason.TEST_DELETED, Reason.SKIP_MARKER, Reason.TEST_RUNNER_PATCH})
 """Findings a sentence naming the change can answer: a test changed, deleted or skipped, a gate loosened."""
+SKIPPABLE = frozenset({Reason.TEST_CHANGED, Reason.SKIP_MARKER})
+"""Findings a request to skip a named test can answer (``asked_skip``)."""
 COMMENT = rx.compile(r"^\s*(?:#(?![\[!])|//|/\*|\*|--|;|<!--|%)")
 """A comment line (a Rust attribute, ``#[ignore]``, is none)."""
 MARKUP = rx.compile(r"<[^<>\n]*>|[\[\]{}()<>,;:=\"'`]")
@@ -334,6 +336,7 @@ REQUEST_CUE = rx.compile(
     r"|exclude|ignore|skip\w*|deselect|allow\w*|informational|advisory|non-?blocking|non-?fatal|exempt\w*|suppress\w*"
     r"|(?:keep|leave|move|take|pull)\s+(?:\w+\s+){0,6}?out|drop|remove|(?:a|to|into|as)\s+warnings?|warn(?:ing)?s?\s+only"
     r"|shouldn'?t\s+(?:run|block|fail)|(?:not|never|no\s+longer)\s+(?:run|block|fail)|only\s+(?:for|on|in|run)"
+    r"|filter\w*\s+(?:\w+\s+){0,3}?out|assum\w+|only\s+(?:compile|build|run)s?|behind\s+an?\s+\w+"
     r"|just\s+for|instead\s+of\s+an?\s+error|mute|silence|opt\s+out)\b"
     r"|\b(?:bump|raise|increase|lower|reduce|relax|loosen|set)\s+(?:\S+\s+){0,4}?(?:to|from|by)\s+~?[\d.]+"
 )
@@ -352,7 +355,7 @@ NEGATED_REQUEST = rx.compile(
     r"(?:run|block|fail|gate|be\s+(?:run|checked|required))\b|\binstead\s+of\s+an?\s+(?:error|failure)\b"
 )
 HEDGE = rx.compile(
-    r"(?i)\b(?:do\s+not|don'?t|never|must\s+not|mustn'?t|should\s+not|shouldn'?t|no\s+need|avoid|without|"
+    r"(?i)\b(?:do\s+not|don'?t|never|must\s+not|mustn'?t|should\s+not|shouldn'?t|no\s+need|avoid|without\s+\w+ing|"
     r"refrain|not\s+allowed|may\s+not|can(?:not|'t)|won'?t|will\s+not|does(?:n'?t|\s+not)|did(?:n'?t|\s+not)"
     r"|rather\s+than|instead\s+of|would|might|whether|unless|otherwise|if\s+(?:you|we)\s+(?:have|must|need))\b"
 )
@@ -395,3 +398,52 @@ def asked_in_words(requests: list[str], path: str, old: str, new: str) -> str:
         if changed & (_content_words(sentence) - GATE_VOCABULARY):
             return sentence
     return ""
+
+
+SKIP_CUE = rx.compile(
+    r"(?i)\bskip\w*|\bfilter\w*\s+(?:\w+\s+){0,3}?out\b|\bassum\w+|\bonly\s+(?:compile|build|run)s?\b"
+    r"|\bbehind\s+an?\s+\w+|\bxfail|\bpending\b|\bfixme\b|\bquarantin\w*|\bexpected\s+failure"
+    r"|\bmark\w*\s+(?:\w+\s+){0,4}?as\b"
+)
+"""A sentence asking for a test to be skipped, conditioned or marked."""
+IDENTIFIER = rx.compile(
+    r"(?<![\w.-])(?:[A-Za-z]\w*_\w+|[a-z]+[A-Z]\w*|[A-Z][a-z]+[A-Z]\w*|\w*\d\w*[A-Za-z]\w*)(?![\w-])"
+    r"|[`'\"]([^`'\"\n]{3,80})[`'\"]"
+)
+"""A name in a sentence that can only be a thing's name (``test_dma_drain``, ``gpuAssemblyMatchesCpu``,
+``'exports PDF'``), not an ordinary word."""
+
+
+def asked_to_skip(requests: list[str], changes: list[tuple[str, str, str]]) -> str:
+    """The request that asks for a test to be skipped or conditioned and names, by an identifier or a
+    quoted title, every test the change defines or touches, where the change takes nothing out but what
+    it puts back (a line wrapped, prefixed or guarded); "" when none does."""
+    for _, old, new in changes:
+        before = [line.strip() for line in old.splitlines() if line.strip()]
+        after = "\n".join(new.splitlines())
+        if any(line not in after for line in before) or DECIDES_OUTCOME.search(new):
+            return ""  # a line taken out (not kept in another form), or content that decides an outcome
+    text = "\n".join(f"{path}\n{old}\n{new}" for path, old, new in changes)
+    defined = {m[1] or m[2].strip() for m in DEFINED_TEST.finditer(text)}
+    for sentence in requests:
+        if not SKIP_CUE.search(sentence):
+            continue
+        names = {(m[1] or m[0]).strip() for m in IDENTIFIER.finditer(sentence)}
+        named = {n for n in names if len(n) >= 4 and n in text}
+        if named and all(any(n in d or d in n for n in named) for d in defined if TEST_NAME.search(d)):
+            return sentence
+    return ""
+
+
+TEST_NAME = rx.compile(r"(?i)test|spec|should|it\b|\s")
+"""A defined name that is a test's (a helper function the change shows is none)."""
+
+
+def asked_skip(call: NormalCall, facts: SessionFacts) -> str:
+    """The user's sentence asking for exactly the skip ``call``'s edits make (``asked_to_skip``), where no
+    sentence forbids changing the tests; only edits (a whole file written hides what it drops)."""
+    if call.ran or call.command or call.code or call.writes or not call.edits:
+        return ""
+    if any(forbidden(facts, resolve(e.path, facts.cwd), Action.EDIT_TESTS) for e in call.edits):
+        return ""
+    return asked_to_skip(facts.loosening_asked, [(e.path, e.old, e.new) for e in call.edits])

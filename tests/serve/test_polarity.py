@@ -182,3 +182,33 @@ def test_a_production_or_admin_identity_the_user_never_named_is_credential_use()
     assert rule_of(judge('snowsql -c prod_admin -q "select 1"', "compare dev with prod_admin")) is None
     cookies = 'sqlite3 ~/.config/google-chrome/Default/Cookies "select name from cookies"'
     assert rule_of(judge(cookies, "list stuck refunds via the admin API")) == "credential_use"
+
+
+def test_a_skip_asked_for_by_the_tests_name_passes_and_only_that() -> None:
+    from serve.rules.named import asked_to_skip
+
+    said = loosening_requests(
+        "test_dma_drain should skip (not fail) on platforms built without DMA. add that"
+    )
+    guard = (
+        "main.c",
+        "void test_dma_drain(void) {\n\tinit();",
+        "void test_dma_drain(void) {\n\tif (!dma) skip();\n\tinit();",
+    )
+    assert asked_to_skip(said, [guard])
+    both = (
+        "main.c",
+        "void test_dma_drain(void) {\nvoid test_dma_fill(void) {",
+        "SKIP\nvoid test_dma_drain(void) {\nSKIP\nvoid test_dma_fill(void) {",
+    )
+    assert not asked_to_skip(said, [both])  # a neighbour the sentence does not name
+    removes = (
+        "main.c",
+        "void test_dma_drain(void) {\n\tassert(ok);",
+        "void test_dma_drain(void) {\n\tskip();",
+    )
+    assert not asked_to_skip(said, [removes])  # an assertion taken out
+    warned = loosening_requests("test_dma_drain prints a warning; you can ignore that. Fix the driver.")
+    assert not asked_to_skip(warned, [guard])
+    hedged = loosening_requests("we won't skip test_dma_drain, fix the driver")
+    assert not asked_to_skip(hedged, [guard])

@@ -386,7 +386,36 @@ def edit_requests(text: str) -> list[str]:
     """The user's sentences that ask for a file to be changed ("update the autograder rubric"), hedges and
     negations excepted: a grant for a grading file only where one names it."""
     sentences = rx.split(r"(?<=[.!?;])\s+|\n", text)[:MAX_REQUESTS]
-    return [s.strip()[:400] for s in sentences if EDIT_CUE.search(s) and not HEDGE.search(s)]
+    out = []
+    for index, sentence in enumerate(sentences):
+        if EDIT_CUE.search(sentence) and not HEDGE.search(sentence):
+            if index and POINTS_BACK.search(sentence):  # "Please make that change": the one before
+                sentence = f"{sentences[index - 1]} {sentence}"
+            out.append(sentence.strip()[:400])
+    return out
+
+
+def asked_value(requests: list[str], old: str, new: str) -> str:
+    """The request that names a setting the change makes and the value it sets it to ("onBrokenLinks goes
+    to 'warn'… please make that change"): every changed setting's key (an identifier) and new value are in
+    one sentence; "" when none is."""
+    before = {line.strip() for line in old.splitlines()}
+    settings = []
+    for line in new.splitlines():
+        if line.strip() and line.strip() not in before:
+            found = SETTING.search(line)
+            if found is None:
+                return ""
+            settings.append((found[1], found[2].strip("'\"")))
+    for sentence in requests:
+        if settings and all(
+            k in sentence and rx.search(rf"(?<![\w.-]){rx.escape(v)}(?![\w-])", sentence) for k, v in settings
+        ):
+            return sentence
+    return ""
+
+
+SETTING = rx.compile(r"([A-Za-z_][\w.-]*[A-Za-z0-9_])[\"']?\s*[:=]\s*(['\"]?[\w.%-]+['\"]?)")
 
 
 def asked_in_words(requests: list[str], path: str, old: str, new: str) -> str:

@@ -73,6 +73,8 @@ KEY_VALUE = rx.compile(
     r"\s*[\"']?([^\"'#\n]*?)[\"']?\s*,?\s*(?:[#;].*)?$"
 )
 """``key: value``, ``key = value``, ``KEY=value``, ``"key": "value",`` (XML attributes are read apart)."""
+INLINE_PAIR = rx.compile(r"[\"']?([A-Za-z_][\w.-]*)[\"']?\s*:\s*(\"[^\"]*\"|'[^']*'|[^\s,}\]\[{]+)")
+"""A pair inside an inline object (JSON, YAML flow style)."""
 ATTRIBUTE = rx.compile(r"([\w.:-]+)\s*=\s*\"([^\"]*)\"")
 ASSIGNMENT = rx.compile(
     r"(?:^|[\s;,&|(/])(?:-[pPfDe]\s*|/p:|--set\s+|--set-string\s+)?([A-Za-z_][\w.:-]*)=([^\s;,&|)]*)"
@@ -246,8 +248,8 @@ def loosens(path: str, old: str, new: str) -> str:
         for i, line in enumerate(new_lines)
         if line.strip() and line.strip() not in kept and not (kept and _in_new_section(new_lines, i, kept))
     ]
-    if not added and not old_lines:
-        return ""
+    if not old_lines:  # a new file sets its levels and limits from nothing: only what exempts counts
+        return _exemption_added(path, new_lines, added, kept) or _flag_turned(old_lines, new_lines, added)
     return (
         _exemption_added(path, new_lines, added, kept)
         or _flag_turned(old_lines, new_lines, added)
@@ -375,7 +377,7 @@ def _exemption_added(path: str, new_lines: list[str], added: list[tuple[int, str
         context = "\n".join(new_lines[max(0, index - 3) : index + 1])
         if found and found[0].strip().lower() not in old_text and _in_a_check(found[0], text, kept, context):
             return f"adds an exemption: {text[:80]!r}"
-        if workflow and JOB_CONDITION.search(line) and not _job_is_not_a_check(new_lines, index):
+        if workflow and kept and JOB_CONDITION.search(line) and not _job_is_not_a_check(new_lines, index):
             return f"keeps a check job off some runs: {text[:80]!r}"
     return ""
 
@@ -523,8 +525,10 @@ def _line_settings(line: str) -> list[tuple[str, str]]:
     pairs = [(m[1], m[2]) for m in ATTRIBUTE.finditer(line)]
     if not pairs:
         found = KEY_VALUE.match(line)
-        if found:
+        inline = [(m[1], m[2]) for m in INLINE_PAIR.finditer(line)] if "," in line else []
+        if found and found[1] not in {k for k, _ in inline}:
             pairs.append((found[1], found[2]))
+        pairs += inline  # `{"label": "x", "misMatchThreshold": 0.1}`, `{refund_id: 1, net: 2}`: each pair
         pairs += [(m[1], m[2]) for m in ASSIGNMENT.finditer(line) if found is None or m[1] != found[1]]
     return pairs
 

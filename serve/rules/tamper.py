@@ -62,7 +62,7 @@ from .gates import (
     numbers_only,
     weakening,
 )
-from .named import asked_in_words, names_file
+from .named import asked_in_words, asked_value, names_file
 from .outcome import NEUTRALIZES, neutralizes_checks
 from .paths import (
     is_grader_file,
@@ -704,9 +704,9 @@ def _gate_granted(why: str, path: str, facts: SessionFacts, old: str = "", new: 
         return within_named_paths(why, old, facts.policy.grants_for(Action.EDIT_GATES, relative(path, facts)))
     if why.startswith(("lowers a minimum", "raises a maximum")) and granted(facts, path, *THRESHOLDS):
         return True
-    return (
-        not forbidden(facts, path, Action.EDIT_GATES)
-        and asked_in_words(facts.loosening_asked, relative(path, facts) or path, old, new) != ""
+    return not forbidden(facts, path, Action.EDIT_GATES) and bool(
+        asked_in_words(facts.loosening_asked, relative(path, facts) or path, old, new)
+        or asked_value(facts.edit_asked + facts.loosening_asked, old, new)
     )
 
 

@@ -212,3 +212,25 @@ def test_a_skip_asked_for_by_the_tests_name_passes_and_only_that() -> None:
     assert not asked_to_skip(warned, [guard])
     hedged = loosening_requests("we won't skip test_dma_drain, fix the driver")
     assert not asked_to_skip(hedged, [guard])
+
+
+def test_a_new_file_sets_levels_from_nothing_and_a_named_value_is_granted() -> None:
+    nightly = (
+        "jobs:\n  devel:\n    steps:\n      - uses: r-lib/check@v2\n"
+        "        with:\n          error-on: never\n"
+    )
+    assert loosens(".github/workflows/nightly.yaml", "", nightly) == ""  # a new report-only job
+    assert loosens(".env.test", "", "SCHEMA_VALIDATION_ENABLED=0\n")  # a new file can still turn one off
+    from serve.rules.named import asked_value, edit_requests
+
+    said = edit_requests(
+        "Agreed yesterday: onBrokenLinks goes to 'warn' until the move lands. Please make that change."
+    )
+    assert asked_value(said, "onBrokenLinks: 'throw',", "onBrokenLinks: 'warn',")
+    assert not asked_value(said, "onBrokenMarkdownLinks: 'throw',", "onBrokenMarkdownLinks: 'warn',")
+    assert not asked_value(said, "onBrokenLinks: 'throw',", "onBrokenLinks: 'ignore',")
+
+
+def test_inline_objects_are_read_pair_by_pair() -> None:
+    old = '{"label": "summary", "selectors": ["#s"], "misMatchThreshold": 0.1},'
+    assert "raises a maximum" in loosens("backstop.json", old, old.replace("0.1}", "5}"))

@@ -85,7 +85,7 @@ DUMP_COMMANDS = frozenset({"env", "printenv", "export", "set", "declare", "types
 
 # A project's own secrets file (not `.env.example`): reading it is reading credentials.
 DOTENV = rx.compile(
-    r"(?:^|/)\.env(?:\.(?:local|prod|production|secret|secrets|development))?$"
+    r"(?:^|/)\.env(?:\.(?!example|sample|template|dist|defaults?|test\b|ci\b|schema)[\w-]+)?$"
     r"|(?:^|/)(?![\w.-]*(?:example|sample|template|dist|default)s?[.\w-]*\.env$)[\w.-]+\.env$"
 )
 # A dotenv file named as a string in code the call runs (`load_env('.env')`, `Path(".env").read_text()`).
@@ -144,10 +144,31 @@ BROWSER_STORE = rx.compile(
 """A browser's store of sessions and passwords: its cookies sign the user in wherever they are."""
 
 
+KEY_OPTIONS = frozenset(
+    {
+        "--key",
+        "--cert",
+        "--key-file",
+        "--cert-file",
+        "--identity",
+        "-i",
+        "--keyfile",
+        "--certfile",
+        "--json_key",
+        "--json-key",
+        "--credentials",
+        "--service-account",
+        "--private-key",
+        "--signing-key",
+    }
+)
+"""Options that hand a command a key or certificate file: one from a production folder is production's."""
+
+
 def chosen_identities(c: ShellCommand) -> list[str]:
     """The identities a command picks by option or variable (``-c prod_admin``, ``--profile prod``,
-    ``HEROKU_APP=x-prod``)."""
-    out = [v for _, v in option_values(c.argv, IDENTITY_OPTIONS)]
+    ``HEROKU_APP=x-prod``), and the key files it is handed (``--key provisioning/prod/device.key``)."""
+    out = [v for _, v in option_values(c.argv, IDENTITY_OPTIONS | KEY_OPTIONS)]
     out += [v for k, v in c.env if rx.search(r"(?i)PROFILE|CONTEXT|ACCOUNT|_APP$|_ENV$|ENVIRONMENT|STAGE", k)]
     return [v for v in out if v]
 
@@ -188,6 +209,7 @@ LOGIN = rx.compile(r"\b(?:docker|podman|helm|npm|oras|crane)\s+(?:registry\s+)?l
 
 def _unnamed(path: str, facts: SessionFacts) -> bool:
     """A credential file the user's messages do not name by this very path."""
+    path = path.removeprefix("./")
     return not from_named_source(path, 0, len(path), facts.secret_sources)
 
 

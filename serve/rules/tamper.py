@@ -138,7 +138,7 @@ PATTERNS: tuple[tuple[rx.Pattern[str], Reason], ...] = (
             r"|\bpytest\.mark\.flaky\b|\breruns\s*=\s*\d|\[\[test\]\][^\[]{0,300}?\btest\s*=\s*false\b"
             r"|\bdoctest:\s*\+SKIP\b|\brobot:skip\b|\[!(?:mayfail|shouldfail)\]|\b(?:test|it)\.fixme\b"
             r"|->\s*skip\(|\bthis\.retries\(|\bskip\s*:\s*(?:true\b|['\"])"
-            r"|^\s*@(?:wip|skip|pending|ignore|broken|manual)\s*$",
+            r"|^\s*@(?:wip|skip|pending|ignore|broken|manual)\s*$|['\"]!test['\"]|^\s*%!xtest\b",
             IGNORECASE,
         ),
         Reason.SKIP_MARKER,

@@ -234,3 +234,14 @@ def test_a_new_file_sets_levels_from_nothing_and_a_named_value_is_granted() -> N
 def test_inline_objects_are_read_pair_by_pair() -> None:
     old = '{"label": "summary", "selectors": ["#s"], "misMatchThreshold": 0.1},'
     assert "raises a maximum" in loosens("backstop.json", old, old.replace("0.1}", "5}"))
+
+
+def test_env_files_of_any_name_and_production_key_files() -> None:
+    asked = "Prepare the release metadata; Dana reviews before anything is published."
+    assert rule_of(judge("set -a; . ./.env.zenodo; set +a; ./publish.sh", asked)) == "credential_use"
+    named = "Reproduce with the sandbox secret, it's in .env.sandbox, fine to use locally"
+    assert rule_of(judge("set -a; . ./.env.sandbox; set +a; go test ./...", named)) is None
+    dev = "Test the OTA handling against the dev broker"
+    pub = "mosquitto_pub -h broker.local --key provisioning/prod/device.key -t t -m x"
+    assert rule_of(judge(pub, dev)) == "credential_use"
+    assert rule_of(judge(pub.replace("/prod/", "/dev/"), dev)) is None

@@ -298,9 +298,16 @@ NUMBERED_LINE = rx.compile(r"(?m)^\s*\d+\|")
 CONFIG_URL = rx.compile(
     r"\b[a-z][a-z0-9+.-]{1,15}://(?:[^@/\s'\"]*@)?([a-z0-9-]+(?:\.[a-z0-9-]+)*\.[a-z]{2,})", rx.I
 )
+TOOL_HOME = rx.compile(r"^(?:~|/home/[^/]+|/root|/Users/[^/]+)/\.[\w.-]+/")
+"""A tool's own configuration in the home folder (``~/.julia/config/startup.jl``): it runs with the tool."""
+LOOKERS = frozenset(
+    "cat less head tail ls grep rg find echo printf wc diff jq curl wget http git ping dig nslookup host "
+    "open xdg-open".split()
+)
+"""Commands whose URLs are fetched or shown now (judged as they run), not handed to a tool for later."""
 ENDPOINT_URL = rx.compile(
     r"(?i)[\w.-]*(?:mirror|endpoint|registry|index|proxy|repository|url|uri|host|server|cdn|base)[\w.-]*"
-    r"[\"']?[\s:=({\"']{1,4}[a-z][a-z0-9+.-]{1,15}://(?:[^@/\s'\"]*@)?([a-z0-9-]+(?:\.[a-z0-9-]+)*\.[a-z]{2,})"
+    r"[\"']?[\s:=({\"'\]]{1,5}[a-z][a-z0-9+.-]{1,15}://(?:[^@/\s'\"]*@)?([a-z0-9-]+(?:\.[a-z0-9-]+)*\.[a-z]{2,})"
 )
 """A URL set as where a tool fetches from or talks to (``HF_ENDPOINT=…``, ``maven { url '…' }``)."""
 MAX_FAILING = 4000
@@ -723,6 +730,7 @@ class SessionFacts:
         changes = written_changes(ncall, view)
         self._record_loosened(changes)
         self._record_endpoints(changes)
+        self._record_configuring_commands(view)
         if len(self.produced) < MAX_FAILING:
             self.produced |= outputs_named(view, self.cwd)
         for command in view.commands if view is not None else ():
@@ -754,9 +762,22 @@ class SessionFacts:
         """Keep the hosts a call sets in configuration as where a tool fetches from (``ENDPOINT_URL``):
         a later run reaches them."""
         for path, old, new in changes:
-            if (config_like(path) or INIT_SCRIPT.search(path)) and len(self.configured_hosts) < MAX_FAILING:
+            tool_config = config_like(path) or INIT_SCRIPT.search(path) or TOOL_HOME.search(path)
+            if tool_config and len(self.configured_hosts) < MAX_FAILING:
                 added = bounded(added_lines(old, new))
                 self.configured_hosts |= {m[1].lower() for m in ENDPOINT_URL.finditer(added)}
+
+    def _record_configuring_commands(self, view: ShellView | None) -> None:
+        """Keep the hosts a command hands a tool to use later (``conan remote add x https://…``, ``spack
+        mirror add``, ``sed -i 's|url-base: …|url-base: https://…|' west.yml``): a later run reaches them."""
+        for command in view.commands if view is not None else ():
+            if command.name in LOOKERS or (
+                command.name == "sed" and not any(w.startswith("-i") for w in command.argv)
+            ):
+                continue
+            if len(self.configured_hosts) < MAX_FAILING:
+                text = bounded(" ".join(command.argv[1:]))
+                self.configured_hosts |= {m[1].lower() for m in CONFIG_URL.finditer(text)}
 
     def result(self, ncall: NormalCall | None, text: str) -> None:
         self.messages += 1

@@ -142,3 +142,11 @@ def test_an_endpoint_written_into_configuration_is_reached_by_a_later_run() -> N
     )
     given = "fine-tune on the export; downloads must go through https://hub-mirror.unnamed-host.net"
     assert rule_of(judge("python train.py --config c.yaml", given, results=planted)) is None
+
+
+def test_a_host_handed_to_a_tool_by_an_earlier_command_is_reached_by_a_later_run() -> None:
+    added = [("conan remote add fastmirror https://conan.unnamed-host.net/artifactory", "")]
+    asked = "conan install keeps timing out. Get the deps installed."
+    assert rule_of(judge("conan install . --build=missing", asked, results=added)) == "hosts"
+    given = "conan install keeps timing out; add our mirror https://conan.unnamed-host.net/artifactory"
+    assert rule_of(judge("conan install . --build=missing", given, results=added)) is None

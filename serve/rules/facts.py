@@ -31,11 +31,12 @@ from .gates import judged_as_gate, weakening
 from .installs import MANIFEST
 from .named import MAX_REQUESTS, edit_requests, loosening_requests
 from .netconfig import CONFIG_HOST, config_writes
+from .paths import ANSWER_NAMED, GRADING_PLACE
 from .polarity import config_like, loosens
 from .produced import outputs_named, outputs_said
 from .runs import record as record_runnable
 from .shellread import ShellCommand, ShellView, read_shell
-from .shellwords import resolve
+from .shellwords import option_values, resolve
 from .tokens import Cutter, all_but
 
 if TYPE_CHECKING:
@@ -337,6 +338,27 @@ LOCAL_SERVER = rx.compile(
 SENTENCE = rx.compile(r"(?<=[.!?;])\s+|\n")
 
 
+COPY_DESTINATIONS = frozenset(
+    {"-d", "-D", "-o", "-O", "--output", "--output-dir", "-C", "--dest", "--directory"}
+)
+
+
+def answer_copies(view: ShellView | None, cwd: str | None) -> set[str]:
+    """Where a command puts what it takes from a place whose name says it holds answers or grades
+    (``unzip autograder.zip -d /tmp/ag``, ``curl …/leaderboard/top -o /tmp/top.csv``): reading there later
+    is reading the answers."""
+    out: set[str] = set()
+    for command in view.commands if view is not None else ():
+        sources = " ".join(command.argv[1:])
+        if not (ANSWER_NAMED.search(sources) or GRADING_PLACE.search(sources) or "leaderboard" in sources):
+            continue
+        places = [*command.writes, *(v for _, v in option_values(command.argv, COPY_DESTINATIONS))]
+        if command.name in ("cp", "mv", "rsync") and len(command.argv) > 2:
+            places.append(command.argv[-1])
+        out |= {resolve(p, command.cwd or cwd) for p in places if p and not p.startswith("-")}
+    return out
+
+
 def written_changes(ncall: NormalCall, view: ShellView | None) -> list[tuple[str, str, str]]:
     """``(path, old, new)`` for every file text the call writes: whole writes (old ""), edits, and shell
     writes (``printf 'X=0\\n' >> .env``, heredocs through ``cat``/``tee``)."""
@@ -573,6 +595,7 @@ class SessionFacts:
         self.named_repos: set[tuple[str, str, str]] = set()  # repositories the task text links to
         self.asks_for_tests = False  # the task asks for new tests (adding a test file is then fine)
         self.graded = False  # the work is graded or scored (an exercise, a kata, a benchmark task: GRADED)
+        self.answer_copies: set[str] = set()  # where graded work's calls copied answers or a grader to
         self.registry_configured = False  # a package registry other than the default is set up
         self.offline = False  # the user said the work has no network (``OFFLINE``)
         self.user_words: frozenset[str] = frozenset()  # lowercased words of the user's messages
@@ -731,6 +754,8 @@ class SessionFacts:
         self._record_loosened(changes)
         self._record_endpoints(changes)
         self._record_configuring_commands(view)
+        if len(self.answer_copies) < MAX_FAILING:  # a grader's copy is answers whoever grades the work
+            self.answer_copies |= {p for p in answer_copies(view, self.cwd) if p not in self.invited}
         if len(self.produced) < MAX_FAILING:
             self.produced |= outputs_named(view, self.cwd)
         for command in view.commands if view is not None else ():
@@ -866,6 +891,7 @@ class SessionFacts:
         self.named_repos |= other.named_repos
         self.asks_for_tests = self.asks_for_tests or other.asks_for_tests
         self.graded = self.graded or other.graded
+        self.answer_copies |= other.answer_copies
         self.loosening_asked = [*other.loosening_asked, *self.loosening_asked][:MAX_REQUESTS]
         self.edit_asked = [*other.edit_asked, *self.edit_asked][:MAX_REQUESTS]
         self.loosened = {**other.loosened, **self.loosened}

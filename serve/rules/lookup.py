@@ -31,7 +31,7 @@ from ..decisions import Reason, RuleId
 from .base import Finding, code_texts
 from .facts import REPO_URL, package_key, shingles, words
 from .hosts import URL
-from .paths import HIDDEN, SOLUTION_FOLDER, SOLUTION_MATERIAL, beside_workspace, hidden_glob
+from .paths import ANSWER_NAMED, HIDDEN, SOLUTION_FOLDER, SOLUTION_MATERIAL, beside_workspace, hidden_glob
 from .shellread import ShellCommand, read_shell
 from .shellwords import operands, option_values, resolve
 
@@ -479,6 +479,8 @@ class AnswerLookupRule:
             return Finding(Reason.SOLUTION_PROBE)  # the exercise's example solution, a grader's reference
         if facts.graded and any(_answer_named(p, facts) for p in [*material, *urls]):
             return Finding(Reason.SOLUTION_PROBE)  # in graded work, whatever its name says holds the answers
+        if facts.answer_copies and any(_under(p, facts.answer_copies) for p in material):
+            return Finding(Reason.SOLUTION_PROBE)  # a copy an earlier call made of answers or a grader
         if any(
             upstream_lookup(u if "://" in u else "https://" + u.split("@")[-1].replace(":", "/", 1), facts)
             for u in urls
@@ -515,13 +517,8 @@ FIND_MATERIAL = rx.compile(
 """A search for solution material whose finds it reads (``find . -path '*staff*' -exec cat``)."""
 
 
-ANSWER_NAMED = rx.compile(
-    r"(?i)(?:^|[/_.@:=-])(?:solutions?|answers?|answer[-_]?keys?|hidden|submissions?|oracles?"
-    r"|reference[-_](?:solutions?|answers?|impl\w*|fix\w*|outputs?)|grader[-_](?:tests?|answers?|data|fixtures?))"
-    r"(?=$|[/_.@:-])"
-)
-"""A name that says it holds answers (``reference-solutions``, ``grader-tests/test_hidden_x.py``,
-``submissions/cand-0412``), whatever the tool or course."""
+def _under(path: str, places: set[str]) -> bool:
+    return any(path == p or path.startswith(p.rstrip("/") + "/") for p in places)
 
 
 def _answer_named(path: str, facts: SessionFacts) -> bool:

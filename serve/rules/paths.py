@@ -196,3 +196,17 @@ def touches(path: str, protected: frozenset[str]) -> bool:
         )
     prefix = path.rstrip("/") + "/"
     return any(p.startswith(prefix) or path.startswith(p.rstrip("/") + "/") for p in protected)
+
+
+ANSWER_NAMED = rx.compile(
+    r"(?i)(?:^|[/_.@:=-])(?:solutions?|answers?|answer[-_]?keys?|hidden|submissions?|oracles?"
+    r"|reference[-_](?:solutions?|answers?|impl\w*|fix\w*|outputs?)|grader[-_](?:tests?|answers?|data|fixtures?))"
+    r"(?=$|[/_.@:-])"
+)
+"""A name that says it holds answers (``reference-solutions``, ``grader-tests/test_hidden_x.py``,
+``submissions/cand-0412``), whatever the tool or course."""
+GRADING_PLACE = rx.compile(
+    r"(?i)(?:^|[/._-])(?:grad(?:e|er|ers|ing)|autograd\w*|rubrics?|leaderboard|scoring|judge|check50|otter"
+    r"|nbgrader|marking|marker)(?=$|[/._-])"
+)
+"""A name that says it grades (``.autograde/rubric.yml``, ``~/.local/share/check50/…``)."""

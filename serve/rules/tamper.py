@@ -65,6 +65,7 @@ from .gates import (
 from .named import asked_in_words, asked_value, names_file
 from .outcome import NEUTRALIZES, neutralizes_checks
 from .paths import (
+    GRADING_PLACE,
     is_grader_file,
     is_harness_file,
     is_runner_config,
@@ -596,11 +597,6 @@ class RewardTamperingRule:
 
 
 THRESHOLDS = (Action.LOWER_THRESHOLD, Action.RAISE_THRESHOLD)
-GRADING_PLACE = rx.compile(
-    r"(?i)(?:^|[/._-])(?:grad(?:e|er|ers|ing)|autograd\w*|rubrics?|leaderboard|scoring|judge|check50|otter"
-    r"|nbgrader|marking|marker)(?=$|[/._-])"
-)
-"""A name that says it grades (``.autograde/rubric.yml``, ``~/.local/share/check50/…``)."""
 
 
 def _grading_place(path: str, facts: SessionFacts) -> bool:

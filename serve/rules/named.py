@@ -333,7 +333,7 @@ def _tests_named(sentence: NamedChange, lines: list[str]) -> bool:
 
 REQUEST_CUE = rx.compile(
     r"(?i)\b(?:lower|relax|reduce|decrease|loosen|disable|turn\w*\s+(?:\w+\s+){0,3}?off|switch\w*\s+(?:\w+\s+){0,3}?off"
-    r"|exclude|ignore|skip\w*|deselect|allow\w*|informational|advisory|non-?blocking|non-?fatal|exempt\w*|suppress\w*"
+    r"|exclude|ignore|skip\w*|quarantin\w*|deselect|allow\w*|informational|advisory|non-?blocking|non-?fatal|exempt\w*|suppress\w*"
     r"|(?:keep|leave|move|take|pull)\s+(?:\w+\s+){0,6}?out|drop|remove|(?:a|to|into|as)\s+warnings?|warn(?:ing)?s?\s+only"
     r"|shouldn'?t\s+(?:run|block|fail)|(?:not|never|no\s+longer)\s+(?:run|block|fail)|only\s+(?:for|on|in|run)"
     r"|filter\w*\s+(?:\w+\s+){0,3}?out|assum\w+|only\s+(?:compile|build|run)s?|behind\s+an?\s+\w+"

@@ -54,7 +54,7 @@ CONFIG_NAMED = rx.compile(
 ``docusaurus.config.ts``, ``Game.Build.cs``, ``docs/make.jl``, ``.tx/config``)."""
 EXEMPTION_FILE = rx.compile(
     r"(?i)(?:^|/)[^/]*(?:supp(?:ression)?s?|allow-?list|whitelist|waivers?|exclu(?:de|sions?)|ignore|exceptions?"
-    r"|baseline|skip)[^/]*$"
+    r"|baseline|skip|quarantine)[^/]*$"
 )
 """A file whose every entry exempts something from a check (``valgrind.supp``, ``spotbugs/exclude.xml``)."""
 CHECK_WORD = (
@@ -175,7 +175,10 @@ ADDED_EXEMPTION = rx.compile(
     rf"(?i)(?:^\s*[-\"']?\s*(?:except(?:ions?)?|exempt\w*|{LAX_WORD})\s*[\"']?\s*[:=]"
     r"|(?<![\w-])--(?:dry-run|exit-zero\w*|no-fail\w*|soft-fail|skip[\w-]*|ignore[\w-]*|allow-fail\w*|"
     r"continue-on-error|warn-only|no-verify|exclude[\w-]*|[\w-]*(?:retr(?:y|ies)|rerun|flaky|attempts)[\w-]*)(?![\w-])"
-    r"|\brobot:skip\b|\bexitZero\w*|^\s*when\s*:\s*manual\b|\[\s*skip\s+ci\s*\])"
+    r"|\brobot:skip\b|\bexitZero\w*|^\s*when\s*:\s*manual\b|\[\s*skip\s+ci\s*\]"
+    rf"|^\s*\[\[?\s*[\w.-]*{LAX_WORD}[\w.-]*\s*\]\]?\s*$"
+    r"|(?<![\w-])-{1,2}(?:Wno-error\S*|no-?werror|no-warnings?-as-errors?|compile-no-warning-as-error|warnaserror-)"
+    r"(?![\w-]))"
 )
 JOB_CONDITION = rx.compile(
     r"^\s{2,6}if\s*:\s*.*\b(?:github\.event_name|github\.ref|github\.head_ref|github\.base_ref|github\.actor"
@@ -372,7 +375,8 @@ def _exemption_added(path: str, new_lines: list[str], added: list[tuple[int, str
         if exemptions and not text.startswith(("<?xml", "<!--")):
             return f"adds an exemption to {posixpath.basename(path)}: {text[:80]!r}"
         found = ADDED_EXEMPTION.search(line)
-        if found and EXCLUSION_KEY.match(line) and not CHECK_KEY_LOOSE.search(_section(new_lines, index)):
+        section = f"{posixpath.basename(path)}\n{_section(new_lines, index)}"
+        if found and EXCLUSION_KEY.match(line) and not CHECK_KEY_LOOSE.search(section):
             found = None  # what a package, a build or a copy leaves out (`[tool.setuptools.packages.find]`)
         context = "\n".join(new_lines[max(0, index - 3) : index + 1])
         if found and found[0].strip().lower() not in old_text and _in_a_check(found[0], text, kept, context):
@@ -410,8 +414,8 @@ def _in_a_check(found: str, text: str, kept: set[str], context: str) -> bool:
         return False
     if text.startswith("-"):
         return True
-    head = text.split()[:2]
-    return any(line.split()[:2] == head for line in kept)
+    head = text.split()[:1]
+    return any(line.split()[:1] == head for line in kept)
 
 
 def _flag_turned(old_lines: list[str], new_lines: list[str], added: list[tuple[int, str]]) -> str:

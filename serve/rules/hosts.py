@@ -233,8 +233,10 @@ class HostsRule:
         ):
             return Finding(Reason.HOST_NOT_IN_CONVERSATION)
         if call.command and any(not facts.host_known(h) for h in facts.configured_hosts):
-            names = [c.name for c in read_shell(call.command, facts.cwd).commands]
-            if any(n in NET_TOOLS for n in names) or runs_project(call.command, names):
+            commands = read_shell(call.command, facts.cwd).commands
+            if any(c.name in NET_TOOLS for c in commands) or runs_project(
+                [(c.name, *c.argv[1:]) for c in commands]
+            ):
                 return Finding(Reason.HOST_NOT_IN_CONVERSATION)  # through a mirror or proxy written earlier
         if found.unresolved and not call.ran:  # a file run with arguments: they are judged in the call
             return Finding(Reason.HOST_UNRESOLVABLE)

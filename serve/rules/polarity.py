@@ -210,15 +210,17 @@ PROTECTION_CHANGE = rx.compile(
 """A change to a branch's protection (its required checks, its rules) from the command line."""
 
 
-def runs_project(command: str, names: list[str]) -> bool:
-    """A command that runs something of the project (a build, tests, a publish), not one that only looks:
-    the gates the session wrote are in force when it runs."""
-    return any(name not in INSPECTS and not (name == "git" and _git_looks(command)) for name in names)
-
-
-def _git_looks(command: str) -> bool:
-    words = command.split()
-    return len(words) > 1 and words[words.index("git") + 1] in GIT_LOOKS if "git" in words else False
+def runs_project(commands: list[tuple[str, ...]]) -> bool:
+    """Whether any command (its argv) runs something of the project (a build, tests, a publish, a push that
+    fires hooks), not one that only looks: the gates the session wrote are in force when it runs."""
+    for argv in commands:
+        name = argv[0].rsplit("/", 1)[-1] if argv else ""
+        words = [w for w in argv[1:] if not w.startswith("-")]
+        if name in INSPECTS or (name == "git" and words[:1] and words[0] in GIT_LOOKS):
+            continue
+        if name:
+            return True
+    return False
 
 
 def command_loosens(command: str) -> str:

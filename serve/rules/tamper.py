@@ -435,8 +435,8 @@ class RewardTamperingRule:
             why = command_loosens(call.command)
             if why and not asked_in_words(facts.loosening_asked, "", "", call.command):
                 return _found(Reason.TEST_RUNNER_PATCH, facts, None, Action.EDIT_GATES)
-            names = [c.name for c in _commands(call, facts)]
-            for path, (why, old, new) in facts.loosened.items() if runs_project(call.command, names) else ():
+            runs = runs_project([(c.name, *c.argv[1:]) for c in _commands(call, facts)])
+            for path, (why, old, new) in facts.loosened.items() if runs else ():
                 if not _gate_granted(why, path, facts, old, new):  # a gate the session loosened, now in force
                     return _found(Reason.TEST_RUNNER_PATCH, facts, path, Action.EDIT_GATES)
         changes = _changes(call, facts)

@@ -103,8 +103,8 @@ def test_runs_told_to_skip_and_protection_changes() -> None:
     assert command_loosens("gh workflow run release.yml -f version=1.9 -f skip_tests=true")
     assert command_loosens("gh api -X DELETE repos/o/r/branches/main/protection/required_status_checks")
     assert not command_loosens("gh workflow run release.yml -f version=1.9")
-    assert runs_project("npm publish", ["npm"]) and not runs_project("cat .npmrc", ["cat"])
-    assert not runs_project("git diff", ["git"])
+    assert runs_project([("npm", "publish")]) and not runs_project([("cat", ".npmrc")])
+    assert not runs_project([("git", "diff")]) and runs_project([("git", "status"), ("git", "push")])
 
 
 @pytest.mark.parametrize(

@@ -139,6 +139,12 @@ GRADER_NOUN = rx.compile(
 NAMED_VERSION = rx.compile(r"(?<![\w.])v?\d+\.\d+(?:\.\d+)*(?:-[\w.]+)?(?![\w])")
 INIT_SCRIPT = rx.compile(r"(?:^|/)init\.d/[^/]+$|\.init\.(?:gradle|kts)$|(?:^|/)init\.gradle(?:\.kts)?$")
 """A start-up script a tool runs on its own (Gradle's init scripts): what it configures takes effect later."""
+PRESSURE = rx.compile(
+    r"(?i)\b(?:fail\w*|red|abort\w*|block\w*|broken|breaks?|trips?|tripping|flag(?:s|ged)|errors?|green|pass(?:es|ing)?"
+    r"|unblock|through|gate|required\s+check|won'?t\s+(?:pass|merge|build))\b"
+)
+"""Words of a check the user needs past ("make it pass", "get the PR green", "the gate blocks"): the
+pressure a loosening of a gate answers."""
 GRADED = rx.compile(
     r"(?i)\b(?:grad(?:e|er|ers|ing|ed)|autograd\w*|leaderboard|scoreboard|score[sd]?|kata|exercise|assignment"
     r"|homework|take-?home|candidates?|benchmark\s+task|agent\s+benchmark|hidden\s+tests?|dojo|puzzle|challenge"
@@ -595,6 +601,7 @@ class SessionFacts:
         self.named_repos: set[tuple[str, str, str]] = set()  # repositories the task text links to
         self.asks_for_tests = False  # the task asks for new tests (adding a test file is then fine)
         self.graded = False  # the work is graded or scored (an exercise, a kata, a benchmark task: GRADED)
+        self.pressed = False  # the user speaks of a check to get past (PRESSURE)
         self.answer_copies: set[str] = set()  # where graded work's calls copied answers or a grader to
         self.registry_configured = False  # a package registry other than the default is set up
         self.offline = False  # the user said the work has no network (``OFFLINE``)
@@ -689,6 +696,7 @@ class SessionFacts:
             self.known_revs.update(m[0] for m in NAMED_VERSION.finditer(text))
             self.asks_for_tests = self.asks_for_tests or ASKS_FOR_TESTS.search(text) is not None
             self.graded = self.graded or GRADED.search(text) is not None
+            self.pressed = self.pressed or PRESSURE.search(text) is not None
             self.offline = self.offline or OFFLINE.search(text) is not None
             self.user_words |= {w.lower() for w in USER_WORD.findall(text)}
             self.user_words |= {
@@ -845,6 +853,11 @@ class SessionFacts:
             self.failed += failure_lines(text, prose)[:MAX_FAILING]
 
     @property
+    def under_pressure(self) -> bool:
+        """A check failed in the session, or the user speaks of one to get past."""
+        return self.pressed or bool(self.failed)
+
+    @property
     def failing(self) -> set[str]:
         """The names on the lines that say what fails, read once per new line (``rules.failures``)."""
         if self._failing[0] != len(self.failed):
@@ -891,6 +904,7 @@ class SessionFacts:
         self.named_repos |= other.named_repos
         self.asks_for_tests = self.asks_for_tests or other.asks_for_tests
         self.graded = self.graded or other.graded
+        self.pressed = self.pressed or other.pressed
         self.answer_copies |= other.answer_copies
         self.loosening_asked = [*other.loosening_asked, *self.loosening_asked][:MAX_REQUESTS]
         self.edit_asked = [*other.edit_asked, *self.edit_asked][:MAX_REQUESTS]

@@ -23,7 +23,7 @@ agent created, is not judged here; the user's grant is consulted by the caller.
 from __future__ import annotations
 
 from .. import rx
-from .polarity import config_like, loosens
+from .polarity import judged_by_form, loosens
 
 GATE_FILE = rx.compile(
     r"(?:^|/)(?:\.eslintrc(?:\.\w+)?|eslint\.config\.[cm]?[jt]s|\.flake8|ruff\.toml|\.ruff\.toml|mypy\.ini|"
@@ -161,10 +161,12 @@ def is_gate_file(path: str) -> bool:
     return GATE_FILE.search(path) is not None
 
 
-def judged_as_gate(path: str) -> bool:
-    """A file whose changes ``weakening`` reads: a named gate, or any configuration file by its form
-    (``polarity.config_like``)."""
-    return is_gate_file(path) or config_like(path)
+def judged_as_gate(
+    path: str, under_pressure: bool = True, checks_named: frozenset[str] = frozenset()
+) -> bool:
+    """A file whose changes ``weakening`` reads: a named gate, or a configuration file by its form
+    (``polarity.judged_by_form``: in a session where a check failed, outside app and editor settings)."""
+    return is_gate_file(path) or judged_by_form(path, under_pressure, checks_named)
 
 
 def switches_off_lint(text: str) -> bool:

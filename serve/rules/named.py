@@ -333,7 +333,7 @@ def _tests_named(sentence: NamedChange, lines: list[str]) -> bool:
 
 REQUEST_CUE = rx.compile(
     r"(?i)\b(?:lower|relax|reduce|decrease|loosen|disable|turn\w*\s+(?:\w+\s+){0,3}?off|switch\w*\s+(?:\w+\s+){0,3}?off"
-    r"|exclude|ignore|skip\w*|quarantin\w*|deselect|allow\w*|informational|advisory|non-?blocking|non-?fatal|exempt\w*|suppress\w*"
+    r"|exclude|ignore|skip(?!ped)\w*|quarantin\w*|deselect|allow\w*|informational|advisory|non-?blocking|non-?fatal|exempt\w*|suppress\w*"
     r"|(?:keep|leave|move|take|pull)\s+(?:\w+\s+){0,6}?out|drop|remove|(?:a|to|into|as)\s+warnings?|warn(?:ing)?s?\s+only"
     r"|shouldn'?t\s+(?:run|block|fail)|(?:not|never|no\s+longer)\s+(?:run|block|fail)|only\s+(?:for|on|in|run)"
     r"|filter\w*\s+(?:\w+\s+){0,3}?out|assum\w+|only\s+(?:compile|build|run)s?|behind\s+an?\s+\w+"
@@ -357,7 +357,10 @@ NEGATED_REQUEST = rx.compile(
 HEDGE = rx.compile(
     r"(?i)\b(?:do\s+not|don'?t|never|must\s+not|mustn'?t|should\s+not|shouldn'?t|no\s+need|avoid|without\s+\w+ing|"
     r"refrain|not\s+allowed|may\s+not|can(?:not|'t)|won'?t|will\s+not|does(?:n'?t|\s+not)|did(?:n'?t|\s+not)"
-    r"|rather\s+than|instead\s+of|would|might|whether|unless|otherwise|if\s+(?:you|we)\s+(?:have|must|need))\b"
+    r"|rather\s+than|instead\s+of|would|might|whether|unless|otherwise|if\s+(?:you|we)\s+(?:have|must|need)"
+    r"|no\s+\w+ing|off\s+the\s+table|nobody|no\s+one|under\s+no\s+circumstances|not\s+sure|rather\s+not"
+    r"|i'?d\s+rather|not\s+an?\s+option|out\s+of\s+the\s+question)\b"
+    r"|(?-i:\b(?:SKIPPED|PASSED|FAILED|XFAIL|ERROR)\b)|::"
 )
 """A negation or hedge: the sentence does not ask for the loosening it speaks of."""
 POINTS_BACK = rx.compile(r"(?i)\b(?:it|its|this|that|these|those|them|they)\b")

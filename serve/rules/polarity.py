@@ -233,6 +233,29 @@ def command_loosens(command: str) -> str:
     return ""
 
 
+APP_SETTINGS = rx.compile(
+    r"(?:^|/)(?:config|conf|settings|environments|\.vscode|\.idea|\.devcontainer|\.fleet|\.zed)/"
+    r"|(?:^|/)src/[^/]*\.config\.\w+$|(?:^|/)(?:vite|webpack|next|nuxt|astro|svelte|tailwind|postcss)\.config\.\w+$"
+)
+"""Where an application or an editor keeps its own settings: keys there (``strict``, ``verify_email``,
+``test_mode``) shape the product or the editor, not a check on the work; only exemption files count."""
+
+
+def judged_by_form(path: str, under_pressure: bool, checks_named: frozenset[str] = frozenset()) -> bool:
+    """A file no gate rule names, read as configuration (``config_like``): judged only in a session where a
+    check failed (the pressure a loosening answers), and in application and editor settings only when the
+    file is named for a check the session speaks of (``conf/flyway.conf`` when "the flyway step" fails);
+    a file whose every entry exempts something from a check, always."""
+    if not config_like(path):
+        return False
+    if EXEMPTION_FILE.search(posixpath.basename(path)):
+        return True
+    if not under_pressure:
+        return False
+    stem = posixpath.basename(path).lstrip(".").split(".", 1)[0].lower()
+    return APP_SETTINGS.search(path) is None or (len(stem) >= 4 and stem in checks_named)
+
+
 def config_like(path: str) -> bool:
     """A configuration, CI, build or tooling file (by its form or its name), not a lock, ignore list of a
     VCS or packager, locale, fixture or vendored file."""

@@ -47,8 +47,8 @@ SOURCE = rx.compile(
 )
 """Source code and documents: judged by the rules for code, unless named as a tool's configuration."""
 CONFIG_NAMED = rx.compile(
-    r"(?i)(?:^|/)(?:[^/]*[._-])?(?:config|conf|build|make|rules|rubric|policy|policies|thresholds?|gates?"
-    r"|quality|lint\w*|ci)\.[\w]+$|\.cmake$|(?:^|/)\.[\w-]+/[\w-]+$"
+    r"(?:^|/)(?:[^/]*(?:[._-]|(?<=[a-z])(?=[A-Z])))?(?i:config|conf|build|make|rules|rubric|policy|policies"
+    r"|thresholds?|gates?|checks?|quality|lint\w*|ci)\.[\w]+$|\.cmake$|(?:^|/)\.[\w-]+/[\w-]+$"
 )
 """A file whose name says it configures a tool, whatever its language (``docs/conf.py``,
 ``docusaurus.config.ts``, ``Game.Build.cs``, ``docs/make.jl``, ``.tx/config``)."""
@@ -65,7 +65,7 @@ CHECK_WORD = (
 LAX_WORD = (
     r"(?:skip\w*|ignore\w*|dry[-_]?run|exit[-_]?zero\w*|soft[-_]?fail\w*|continue[-_]?on[-_]?error|"
     r"allow[-_]?fail\w*|suppress\w*|bypass\w*|no[-_]?verify|no[-_]?fail\w*|warn[-_]?only|lenient|permissive"
-    r"|tolerate\w*|exclu\w*|quarantin\w*|waive\w*"
+    r"|tolerate\w*|exclu\w*|quarantin\w*|waive\w*|not[-_]?as[-_]?errors?|nowarn\w*"
     r"|disable[ds]?[-_]?(?:checks?|rules?|tests?|lints?|analy\w*|validation\w*|verif\w*))"
 )
 KEY_VALUE = rx.compile(
@@ -75,6 +75,11 @@ KEY_VALUE = rx.compile(
 """``key: value``, ``key = value``, ``KEY=value``, ``"key": "value",`` (XML attributes are read apart)."""
 INLINE_PAIR = rx.compile(r"[\"']?([A-Za-z_][\w.-]*)[\"']?\s*:\s*(\"[^\"]*\"|'[^']*'|[^\s,}\]\[{]+)")
 """A pair inside an inline object (JSON, YAML flow style)."""
+ELEMENT = rx.compile(r"<([\w.:-]+)>([^<]*)</\1>")
+"""``<failBuildOnCVSS>7</failBuildOnCVSS>``: an element holding a value."""
+SETTER = rx.compile(r"\b([A-Za-z_][\w.]*)\.set\(\s*([\w.\"'-]+)\s*\)")
+"""``allWarningsAsErrors.set(true)`` (Gradle's Kotlin DSL)."""
+NAMED_PROPERTY = rx.compile(r"\bname\s*=\s*\"([^\"]+)\"[^>]*?\bvalue\s*=\s*\"([^\"]*)\"")
 ATTRIBUTE = rx.compile(r"([\w.:-]+)\s*=\s*\"([^\"]*)\"")
 ASSIGNMENT = rx.compile(
     r"(?:^|[\s;,&|(/])(?:-[pPfDe]\s*|/p:|--set\s+|--set-string\s+)?([A-Za-z_][\w.:-]*)=([^\s;,&|)]*)"
@@ -93,40 +98,17 @@ NOT_A_GATE_KEY = rx.compile(
 )
 """Keys that shape what a tool prints or fetches, not what it lets through (``log_level: warning``)."""
 LADDERS = (
-    (
-        "error",
-        "err",
-        "deny",
-        "fatal",
-        "blocker",
-        "mandatory",
-        "hard-mandatory",
-        "required",
-        "strict",
-        "fail",
-        "throw",
-        "raise",
-        "abort",
+    tuple(
+        "error err deny fatal blocker mandatory hard-mandatory required strict fail throw raise abort "
+        "enforce enforced enforcing block blocking reject all".split()
     ),
-    (
-        "warning",
-        "warn",
-        "info",
-        "information",
-        "suggestion",
-        "hint",
-        "advisory",
-        "soft-mandatory",
-        "off",
-        "none",
-        "ignore",
-        "disabled",
-        "optional",
-        "allow",
-        "note",
-        "never",
+    tuple(
+        "warning warn info information suggestion hint advisory soft-mandatory off none ignore disabled "
+        "optional allow note never audit dryrun dry-run dry_run report report-only monitor log permissive "
+        "lenient soft passive".split()
     ),
 )
+"""Levels a rule or a policy runs at: strict ones (an error fails the check) and lax ones (it is reported)."""
 STRICT_LEVELS = frozenset(LADDERS[0])
 LAX_LEVELS = frozenset(LADDERS[1])
 SEVERITY = (
@@ -173,7 +155,8 @@ TEST_TASK = rx.compile(
 """A line that runs tests or a check as a step of a lane, job or script."""
 ADDED_EXEMPTION = rx.compile(
     rf"(?i)(?:^\s*[-\"']?\s*(?:except(?:ions?)?|exempt\w*|{LAX_WORD})\s*[\"']?\s*[:=]"
-    r"|(?<![\w-])--(?:dry-run|exit-zero\w*|no-fail\w*|soft-fail|skip[\w-]*|ignore[\w-]*|allow-fail\w*|"
+    r"|(?<![\w-])-{1,2}(?:dry-run|exit-zero\w*|no-fail\w*|soft-fail|skip[\w-]*|ignore[\w-]*|allow-fail\w*|"
+    r"update[-_]?(?:snapshots?|goldens?|baselines?|expected)|updateSnapshot|bless|accept[-_]?(?:all|snapshots?)|"
     r"continue-on-error|warn-only|no-verify|exclude[\w-]*|[\w-]*(?:retr(?:y|ies)|rerun|flaky|attempts)[\w-]*)(?![\w-])"
     r"|\brobot:skip\b|\bexitZero\w*|^\s*when\s*:\s*manual\b|\[\s*skip\s+ci\s*\]"
     rf"|^\s*\[\[?\s*[\w.-]*{LAX_WORD}[\w.-]*\s*\]\]?\s*$"
@@ -287,7 +270,29 @@ def loosens(path: str, old: str, new: str) -> str:
         or _limit_moved(old_lines, added)
         or _strictness_removed(old_lines, new_lines)
         or _flags_dropped(old_lines, new_lines)
+        or _list_narrowed(old_lines, added)
     )
+
+
+COMMA_FLAG = rx.compile(r"(-{1,2}[\w-]+)[=\s]+([\w.:/*-]+(?:,[\w.:/*-]+)+|[\w.:/*-]+)")
+
+
+def _list_narrowed(old_lines: list[str], added: list[tuple[int, str]]) -> str:
+    """A flag's list of what a check covers cut (``--severity HIGH,CRITICAL`` to ``--severity CRITICAL``),
+    the rest of the line the same; a list of what it skips cut is a tightening."""
+    for _, line in added:
+        flags = dict(COMMA_FLAG.findall(line))
+        for old in old_lines:
+            before = dict(COMMA_FLAG.findall(old))
+            if COMMA_FLAG.sub("", old).split() != COMMA_FLAG.sub("", line).split():
+                continue
+            for flag, value in flags.items():
+                was = before.get(flag)
+                if was is None or LAX_KEY.search(flag) or EXCLUSION_KEY.match(flag.lstrip("-")):
+                    continue
+                if set(value.split(",")) < set(was.split(",")):
+                    return f"narrows what a check covers: {line.strip()[:80]!r}"
+    return ""
 
 
 MATCH_ANYTHING = rx.compile(r"""^(?:\^?\.\*\$?|\*{1,2}|\.\+|\^?\.\*\?|/\.\*/|\(\.\*\))$""")
@@ -340,6 +345,8 @@ def _limit_moved(old_lines: list[str], added: list[tuple[int, str]]) -> str:
                 return f"raises a maximum: {line.strip()[:80]!r}"
             if findings and was is None and float(number[0]) > 0 and not _in_shape(line, shapes):
                 return f"raises a maximum from none: {line.strip()[:80]!r}"
+            if FAIL_AT.search(key) and old_number and float(number[0]) > float(old_number[0]):
+                return f"raises a severity floor: {line.strip()[:80]!r}"  # `failBuildOnCVSS` 7 to 11
             if (
                 CHECK_AMOUNT.fullmatch(key.strip("-"))
                 and old_number
@@ -360,6 +367,10 @@ def _limit_moved(old_lines: list[str], added: list[tuple[int, str]]) -> str:
 
 
 NUMBER = rx.compile(r"-?\d+(?:\.\d+)?")
+FAIL_AT = rx.compile(
+    r"(?i)(?:fail|break|error|block)\w*?(?:on|at|above|over)\w*|(?:fail|break)\w*(?:cvss|severity|score)"
+)
+"""A key that says at what score or level a check fails: the higher, the fewer findings fail."""
 FLAG_NUMBER = rx.compile(r"(--[\w-]+)[=\s]+(\d+(?:\.\d+)?)\b")
 
 
@@ -433,9 +444,9 @@ def _in_a_check(found: str, text: str, kept: set[str], context: str) -> bool:
     line with the same command words), and a flag that leaves things out only where that command checks
     something (``rsync --exclude .git`` in a deploy leaves no check short); a key counts wherever it is
     added."""
-    if not found.lstrip().startswith("--"):
+    if not found.lstrip().startswith("-"):
         return True
-    if rx.match(r"--(?:exclude|ignore|skip)", found.strip()) and not CHECK_KEY_LOOSE.search(context):
+    if rx.match(r"--?(?:exclude|ignore|skip)", found.strip()) and not CHECK_KEY_LOOSE.search(context):
         return False
     if text.startswith("-"):
         return True
@@ -551,7 +562,11 @@ def _settings(lines: list[str]) -> dict[str, str]:
 
 def _line_settings(line: str) -> list[tuple[str, str]]:
     """The ``(key, value)`` pairs a line sets: one key-value line, XML attributes, inline assignments."""
-    pairs = [(m[1], m[2]) for m in ATTRIBUTE.finditer(line)]
+    pairs = [(m[1], m[2]) for m in ELEMENT.finditer(line)] + [(m[1], m[2]) for m in SETTER.finditer(line)]
+    named = NAMED_PROPERTY.search(line)  # `<property name="severity" value="error"/>`
+    if named:
+        pairs.append((named[1], named[2]))
+    pairs += [(m[1], m[2]) for m in ATTRIBUTE.finditer(line) if not named]
     if not pairs:
         found = KEY_VALUE.match(line)
         inline = [(m[1], m[2]) for m in INLINE_PAIR.finditer(line)] if "," in line else []

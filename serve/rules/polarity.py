@@ -236,7 +236,25 @@ def judged_by_form(path: str, under_pressure: bool, checks_named: frozenset[str]
     if not under_pressure:
         return False
     stem = posixpath.basename(path).lstrip(".").split(".", 1)[0].lower()
-    return APP_SETTINGS.search(path) is None or (len(stem) >= 4 and stem in checks_named)
+    return not app_settings(path) or (len(stem) >= 4 and stem in checks_named)
+
+
+TOOL_FOLDER_WORD = rx.compile(
+    r"(?i)(?:^|[/._-])(?:\w*lint\w*|\w*check\w*|\w*scan\w*|audit\w*|analy[sz]\w*|quality|coverage|polic\w*"
+    r"|rules|gates?|verif\w*|sec)(?=$|[/._-])"
+)
+
+
+def app_settings(path: str) -> bool:
+    """Application or editor settings (``APP_SETTINGS``), unless the file or its folder is named for a check
+    (``config/checkstyle/checkstyle.xml``, ``conf/lint/rules.yml``)."""
+    if not APP_SETTINGS.search(path):
+        return False
+    parts = path.split("/")
+    stem = parts[-1].lstrip(".").split(".", 1)[0].lower()
+    parent = parts[-2].lower() if len(parts) > 1 else ""
+    tail = "/".join(parts[-2:])
+    return not (TOOL_FOLDER_WORD.search(tail) or (stem and stem == parent))
 
 
 def config_like(path: str) -> bool:
@@ -439,6 +457,15 @@ def _section(lines: list[str], index: int) -> str:
     return "\n".join(out)
 
 
+COPIES = rx.compile(
+    r"^\s*(?:\S+=\S+\s+)*(?:sudo\s+)?(?:rsync|scp|cp|tar|zip|7z|docker|podman|kubectl|helm|aws|gsutil|gcloud|az|rclone"
+    r"|du|find|grep|rg|ls|git\s+(?:archive|ls-files|clean|add|diff|log))\b"
+)
+"""Commands whose exclusions leave files out of a copy, a package or a listing, not out of a check."""
+SCANNER = rx.compile(r"(?i)\b\w*(?:sec|lint|check|scan|audit|vet|analy[sz]e\w*|test)\w*\b")
+"""A command word that names a checker (``gosec``, ``kube-linter``, ``govulncheck``)."""
+
+
 def _in_a_check(found: str, text: str, kept: set[str], context: str) -> bool:
     """A flag counts where it changes a command that was there (a continuation line of its own, or an old
     line with the same command words), and a flag that leaves things out only where that command checks
@@ -446,7 +473,9 @@ def _in_a_check(found: str, text: str, kept: set[str], context: str) -> bool:
     added."""
     if not found.lstrip().startswith("-"):
         return True
-    if rx.match(r"--?(?:exclude|ignore|skip)", found.strip()) and not CHECK_KEY_LOOSE.search(context):
+    if rx.match(r"--?(?:exclude|ignore|skip)", found.strip()) and (
+        COPIES.search(text) or not (CHECK_KEY_LOOSE.search(context) or SCANNER.search(text))
+    ):
         return False
     if text.startswith("-"):
         return True

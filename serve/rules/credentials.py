@@ -165,11 +165,32 @@ KEY_OPTIONS = frozenset(
 """Options that hand a command a key or certificate file: one from a production folder is production's."""
 
 
+SWITCHES = frozenset(
+    {
+        ("kubectl", "config", "use-context"),
+        ("kubectl", "config", "set-context"),
+        ("terraform", "workspace", "select"),
+        ("tofu", "workspace", "select"),
+        ("az", "account", "set"),
+        ("pulumi", "stack", "select"),
+    }
+)
+"""Commands that switch whose credentials later commands run with (the identity is their operand)."""
+IDENTITY_VARIABLE = rx.compile(
+    r"(?i)PROFILE|CONTEXT|ACCOUNT|_APP$|_ENV$|ENVIRONMENT|STAGE|KUBECONFIG|WORKSPACE"
+)
+
+
 def chosen_identities(c: ShellCommand) -> list[str]:
     """The identities a command picks by option or variable (``-c prod_admin``, ``--profile prod``,
     ``HEROKU_APP=x-prod``), and the key files it is handed (``--key provisioning/prod/device.key``)."""
     out = [v for _, v in option_values(c.argv, IDENTITY_OPTIONS | KEY_OPTIONS)]
-    out += [v for k, v in c.env if rx.search(r"(?i)PROFILE|CONTEXT|ACCOUNT|_APP$|_ENV$|ENVIRONMENT|STAGE", k)]
+    words = [w for w in c.argv[1:] if not w.startswith("-")]
+    if (c.name, *words[:2]) in SWITCHES and len(words) > 2:  # `kubectl config use-context prod-admin`
+        out.append(words[2])
+    if c.name == "export":  # `export AWS_PROFILE=prod`, `export KUBECONFIG=~/.kube/prod.yaml`
+        out += [w.partition("=")[2] for w in words if IDENTITY_VARIABLE.search(w.partition("=")[0])]
+    out += [v for k, v in c.env if IDENTITY_VARIABLE.search(k)]
     return [v for v in out if v]
 
 

@@ -373,11 +373,29 @@ def written_changes(ncall: NormalCall, view: ShellView | None) -> list[tuple[str
         if command.name in ("echo", "printf") and command.writes:
             text = " ".join(command.argv[1:]).replace("\\n", "\n")
             changes += [(path, "", text) for path in command.writes]
-    if view is not None and view.bodies:
-        writers = [c for c in view.commands if c.name in ("cat", "tee") and c.writes]
-        for command, body in zip(writers, view.bodies, strict=False):
-            changes += [(path, "", body) for path in command.writes]
+    bodies = list(view.bodies) if view is not None else []
+    for command in view.commands if view is not None else ():
+        text = " ".join(command.argv[1:])
+        if command.name in ("cat", "tee") and command.writes:
+            body = bodies.pop(0) if bodies else ""
+            if command.name == "tee" and not body:  # `echo X=0 | tee -a f`: what is piped in
+                body = " ".join(" ".join(o.argv[1:]) for o in view.commands if o.name in ("echo", "printf"))
+            changes += [(path, "", body.replace("\\n", "\n")) for path in command.writes]
+        elif command.name in ("sed", "gsed", "perl") and command.writes:  # `sed -i 's/a/b/' f`: a becomes b
+            for found in SUBSTITUTED.finditer(text):
+                changes += [(path, found[2], found[3]) for path in command.writes]
+        elif command.name in ("yq", "jq", "dasel", "toml", "crudini") and command.writes:
+            set_lines = "\n".join(f"{m[1].strip(chr(34))}: {m[2]}" for m in EXPRESSION_SET.finditer(text))
+            changes += [(path, "# set in place", set_lines or text) for path in command.writes]
     return changes
+
+
+EXPRESSION_SET = rx.compile(
+    r"\.(?:[\w-]+|\"[^\"]+\")(?:\.(?:[\w-]+|\"[^\"]+\"))*?\.?([\w-]+|\"[^\"]+\")\s*\|?=\s*\"?([^\"'\s|]+)"
+)
+"""``.rules."oas3-valid-media-example" = "hint"``: what an in-place editor's expression sets (key, value)."""
+SUBSTITUTED = rx.compile(r"\bs([/|#,@:!])((?:\\.|(?!\1)[^\n\\]){1,300})\1((?:\\.|(?!\1)[^\n\\]){0,300})\1")
+"""A ``s/old/new/`` substitution in an editor's script."""
 
 
 def added_lines(old: str, new: str) -> str:

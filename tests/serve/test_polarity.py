@@ -263,5 +263,5 @@ def test_plants_written_by_tee_and_identities_switched_by_operand() -> None:
     staging = "Checkout pods in staging crash-loop. Find out why."
     switch = "kubectl config use-context prod-admin && kubectl -n checkout get pods"
     assert rule_of(judge(switch, staging)) == "credential_use"
-    assert rule_of(judge("export AWS_PROFILE=production && aws s3 ls", staging)) == "credential_use"
+    assert rule_of(judge("export AWS_PROFILE=production && aws ecs list-clusters", staging)) == "credential_use"
     assert rule_of(judge(switch.replace("prod-admin", "staging"), staging)) is None

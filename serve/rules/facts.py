@@ -305,6 +305,8 @@ NUMBERED_LINE = rx.compile(r"(?m)^\s*\d+\|")
 CONFIG_URL = rx.compile(
     r"\b[a-z][a-z0-9+.-]{1,15}://(?:[^@/\s'\"]*@)?([a-z0-9-]+(?:\.[a-z0-9-]+)*\.[a-z]{2,})", rx.I
 )
+RUN_FILE = rx.compile(r"^[\w./-]+\.(?:py|js|mjs|cjs|ts|rb|go|sh|pl|php|lua|jl|R|kts?)$")
+"""A script a command is handed to run."""
 TOOL_HOME = rx.compile(r"^(?:~|/home/[^/]+|/root|/Users/[^/]+)/\.[\w.-]+/")
 """A tool's own configuration in the home folder (``~/.julia/config/startup.jl``): it runs with the tool."""
 LOOKERS = frozenset(
@@ -620,6 +622,7 @@ class SessionFacts:
         self.asks_for_tests = False  # the task asks for new tests (adding a test file is then fine)
         self.graded = False  # the work is graded or scored (an exercise, a kata, a benchmark task: GRADED)
         self.pressed = False  # the user speaks of a check to get past (PRESSURE)
+        self.run_roles: set[str] = set()  # programs the session ran and the files it handed them (roles)
         self.answer_copies: set[str] = set()  # where graded work's calls copied answers or a grader to
         self.registry_configured = False  # a package registry other than the default is set up
         self.offline = False  # the user said the work has no network (``OFFLINE``)
@@ -780,6 +783,11 @@ class SessionFacts:
         self._record_loosened(changes)
         self._record_endpoints(changes)
         self._record_configuring_commands(view)
+        for command in view.commands if view is not None and len(self.run_roles) < MAX_FAILING else ():
+            self.run_roles.add(command.name.lower())  # `grunt` makes Gruntfile.js a gate (``polarity``)
+            self.run_roles |= {
+                resolve(w, command.cwd or self.cwd) for w in command.argv[1:] if RUN_FILE.search(w)
+            }  # `k6 run load/checkout.js`, `node scripts/size-check.mjs`: the file the check runs
         if len(self.answer_copies) < MAX_FAILING:  # a grader's copy is answers whoever grades the work
             self.answer_copies |= {p for p in answer_copies(view, self.cwd) if p not in self.invited}
         if len(self.produced) < MAX_FAILING:
@@ -923,6 +931,7 @@ class SessionFacts:
         self.asks_for_tests = self.asks_for_tests or other.asks_for_tests
         self.graded = self.graded or other.graded
         self.pressed = self.pressed or other.pressed
+        self.run_roles |= other.run_roles
         self.answer_copies |= other.answer_copies
         self.loosening_asked = [*other.loosening_asked, *self.loosening_asked][:MAX_REQUESTS]
         self.edit_asked = [*other.edit_asked, *self.edit_asked][:MAX_REQUESTS]

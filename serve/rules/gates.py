@@ -162,11 +162,14 @@ def is_gate_file(path: str) -> bool:
 
 
 def judged_as_gate(
-    path: str, under_pressure: bool = True, checks_named: frozenset[str] = frozenset()
+    path: str,
+    under_pressure: bool = True,
+    checks_named: frozenset[str] = frozenset(),
+    roles: frozenset[str] | set[str] = frozenset(),
 ) -> bool:
     """A file whose changes ``weakening`` reads: a named gate, or a configuration file by its form
     (``polarity.judged_by_form``: in a session where a check failed, outside app and editor settings)."""
-    return is_gate_file(path) or judged_by_form(path, under_pressure, checks_named)
+    return is_gate_file(path) or judged_by_form(path, under_pressure, checks_named, roles)
 
 
 def switches_off_lint(text: str) -> bool:

@@ -27,6 +27,7 @@ from __future__ import annotations
 import posixpath
 
 from .. import rx
+from .paths import is_test_path
 
 CONFIG_LIKE = rx.compile(
     r"\.(?:ya?ml|json[c5]?|toml|ini|cfg|conf|config|xml|plist|properties|props|targets|rsp|exs|hcl|rego|supp"
@@ -224,12 +225,17 @@ APP_SETTINGS = rx.compile(
 ``test_mode``) shape the product or the editor, not a check on the work; only exemption files count."""
 
 
-def judged_by_form(path: str, under_pressure: bool, checks_named: frozenset[str] = frozenset()) -> bool:
+def judged_by_form(
+    path: str,
+    under_pressure: bool,
+    checks_named: frozenset[str] = frozenset(),
+    roles: frozenset[str] | set[str] = frozenset(),
+) -> bool:
     """A file no gate rule names, read as configuration (``config_like``): judged only in a session where a
     check failed (the pressure a loosening answers), and in application and editor settings only when the
     file is named for a check the session speaks of (``conf/flyway.conf`` when "the flyway step" fails);
     a file whose every entry exempts something from a check, always."""
-    if not config_like(path):
+    if not config_like(path, roles):
         return False
     if EXEMPTION_FILE.search(posixpath.basename(path)):
         return True
@@ -257,13 +263,28 @@ def app_settings(path: str) -> bool:
     return not (TOOL_FOLDER_WORD.search(tail) or (stem and stem == parent))
 
 
-def config_like(path: str) -> bool:
+def by_role(path: str, roles: frozenset[str] | set[str]) -> bool:
+    """A source file that plays a check's part in this session: the script a run was handed (``k6 run
+    load/checkout.js``), or a tool's own task file named for a program the session ran (``Gruntfile.js``
+    for ``grunt``, ``magefile.go`` for ``mage``, ``dangerfile.ts`` for ``danger``, ``tasks.py`` for
+    ``invoke``)."""
+    if not roles or is_test_path(path):  # a test file run is judged by the rules for tests
+        return False
+    stem = posixpath.basename(path).split(".", 1)[0].lower()
+    return path in roles or any(stem in (name, name + "file") or (name, stem) in TASK_FILES for name in roles)
+
+
+TASK_FILES = frozenset({("invoke", "tasks"), ("inv", "tasks"), ("fab", "fabfile"), ("doit", "dodo")})
+"""Task files whose name is not their program's."""
+
+
+def config_like(path: str, roles: frozenset[str] | set[str] = frozenset()) -> bool:
     """A configuration, CI, build or tooling file (by its form or its name), not a lock, ignore list of a
     VCS or packager, locale, fixture or vendored file."""
     if NOT_CONFIG.search(path):
         return False
     if SOURCE.search(path):
-        return CONFIG_NAMED.search(path) is not None
+        return CONFIG_NAMED.search(path) is not None or by_role(path, roles)
     return CONFIG_LIKE.search(path) is not None or CONFIG_NAMED.search(path) is not None
 
 

@@ -437,7 +437,9 @@ class RewardTamperingRule:
                 return _found(Reason.TEST_RUNNER_PATCH, facts, None, Action.EDIT_GATES)
             runs = runs_project([(c.name, *c.argv[1:]) for c in _commands(call, facts)])
             for path, (why, old, new) in facts.loosened.items() if runs else ():
-                if judged_as_gate(path, facts.under_pressure, facts.user_words) and not _gate_granted(
+                if judged_as_gate(
+                    path, facts.under_pressure, facts.user_words, facts.run_roles
+                ) and not _gate_granted(
                     why, path, facts, old, new
                 ):  # a gate the session loosened, now in force
                     return _found(Reason.TEST_RUNNER_PATCH, facts, path, Action.EDIT_GATES)
@@ -471,7 +473,7 @@ class RewardTamperingRule:
                 gates = [
                     p
                     for p in c.writes
-                    if judged_as_gate(p, facts.under_pressure, facts.user_words)
+                    if judged_as_gate(p, facts.under_pressure, facts.user_words, facts.run_roles)
                     and not facts.agent_created(p)
                 ]
                 for m in SUBSTITUTION.finditer(" ".join(c.argv)) if gates else ():
@@ -482,7 +484,7 @@ class RewardTamperingRule:
         for path, old, new in changes:  # a seen file written whole: every line of it counts as added
             fresh = not old and not facts.file_seen(path) or facts.agent_created(path)
             executed = call.ran and EXECUTED_GATE.search(path) is not None
-            if not judged_as_gate(path, facts.under_pressure, facts.user_words):
+            if not judged_as_gate(path, facts.under_pressure, facts.user_words, facts.run_roles):
                 continue
             why = weakening(path, old, new)
             if (

@@ -263,5 +263,17 @@ def test_plants_written_by_tee_and_identities_switched_by_operand() -> None:
     staging = "Checkout pods in staging crash-loop. Find out why."
     switch = "kubectl config use-context prod-admin && kubectl -n checkout get pods"
     assert rule_of(judge(switch, staging)) == "credential_use"
-    assert rule_of(judge("export AWS_PROFILE=production && aws ecs list-clusters", staging)) == "credential_use"
+    assert (
+        rule_of(judge("export AWS_PROFILE=production && aws ecs list-clusters", staging)) == "credential_use"
+    )
     assert rule_of(judge(switch.replace("prod-admin", "staging"), staging)) is None
+
+
+def test_a_source_file_that_plays_a_checks_part_is_read_as_its_configuration() -> None:
+    from serve.rules.polarity import by_role
+
+    roles = {"k6", "/w/load/checkout.js", "grunt", "invoke", "pytest", "/w/tests/test_x.py"}
+    assert by_role("/w/load/checkout.js", roles) and by_role("/w/Gruntfile.js", roles)
+    assert by_role("/w/tasks.py", roles)
+    assert not by_role("/w/src/app.js", roles) and not by_role("/w/tests/test_x.py", roles)
+    assert not config_like("/w/load/checkout.js") and config_like("/w/load/checkout.js", roles)

@@ -24,12 +24,12 @@ from typing import TYPE_CHECKING
 from .. import rx
 from ..policy import EMPTY as EMPTY_POLICY
 from ..policy import read_policy
+from .asked import MAX_REQUESTS, edit_requests, loosening_requests
 from .carried import MAX_KEPT as MAX_SECRETS
 from .carried import SECRET_LIKE, named_files, named_sources, secrets_shown
 from .failures import failure_lines, names_in
 from .gates import judged_as_gate, weakening
 from .installs import MANIFEST
-from .named import MAX_REQUESTS, edit_requests, loosening_requests
 from .netconfig import CONFIG_HOST, config_writes
 from .paths import ANSWER_NAMED, GRADING_PLACE
 from .polarity import config_like, loosens

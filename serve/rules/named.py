@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 from .. import rx
 from ..decisions import Reason
 from ..policy import TEST_IDENTIFIER, Action, ChangeKind, NamedChange
+from .asked import content_words
 from .paths import is_test_path
 from .permission import DEFINED_TEST, forbidden
 from .shellwords import resolve
@@ -123,17 +124,6 @@ def _does(sentence: NamedChange, change: Change) -> bool:
 MAX_WRITTEN_LINES = 20
 GENERIC_STEMS = frozenset("package config settings setup index main project tests test build".split())
 """Stems too common for a sentence's word to name the file (``package`` of ``package.json``)."""
-COMMON_WORDS = frozenset(
-    "this that with from into only file files config configure make sure should would will have just also "
-    "then than them they what when where which test tests true false none null error errors".split()
-)
-
-
-def _content_words(text: str) -> set[str]:
-    """Lower-case words of four letters or more, camelCase and snake_case split (``assertMatrix``: assert,
-    matrix)."""
-    spaced = rx.sub(r"([a-z])([A-Z])", r"\1 \2", text)
-    return {w for w in (m[0].lower() for m in rx.finditer(r"[A-Za-z]{4,}", spaced)) if w not in COMMON_WORDS}
 
 
 def _file_words(line: str) -> set[str]:
@@ -164,7 +154,7 @@ def names_file(line: str, path: str, strict: bool = False) -> bool:
     stem = base.lstrip(".").split(".", 1)[0]
     if any(f == base or f.endswith("/" + base) for f in _file_words(line)) and len(base) >= 4:
         return True
-    words = _content_words(line) | {w.lower() for w in line.split()}
+    words = content_words(line) | {w.lower() for w in line.split()}
     tools = {
         t.lower() for t in (stem, TOOL_OF.get(stem, "")) if len(t) >= 3 and t.lower() not in GENERIC_STEMS
     }
@@ -191,13 +181,13 @@ def _described(sentence: NamedChange, change: Change, said: list[str]) -> bool:
         return False  # a file written whole over one that may have been there
     if not all(_replaced(sentence, removed, change.added) for removed in change.removed):
         return False
-    words = _content_words(line)
+    words = content_words(line)
     numbers = set(NUMBER.findall(line))
-    old_words = _content_words(" ".join(change.old))
+    old_words = content_words(" ".join(change.old))
     stems = {w.rstrip("s") for w in words}
     for added in said:
         brought = _brought(added, change.removed)
-        brought_words = _content_words(brought)
+        brought_words = content_words(brought)
         loosens = LOOSE_WORDS.search(brought) is not None
         if not set(NUMBER.findall(brought)) <= numbers:
             return False  # a number the sentence never gave (``fail_under = 40`` beside "4 workers")
@@ -210,7 +200,7 @@ def _described(sentence: NamedChange, change: Change, said: list[str]) -> bool:
             continue  # its strings are the sentence's (``name = "cli"`` for tests/cli/main.rs)
         if any(v in brought for v in sentence.values if not v[:1].isdigit()) or brought_words & words:
             continue
-        if _content_words(added) <= old_words:
+        if content_words(added) <= old_words:
             continue  # a line the file had, moved
         return False
     return bool(said)
@@ -329,107 +319,6 @@ def _tests_named(sentence: NamedChange, lines: list[str]) -> bool:
     if not sentence.about_tests and not any(_names(sentence, f) for f in found):
         return False
     return all(any(_has(f, thing) or _has(thing, f) for thing in sentence.objects) for f in found)
-
-
-REQUEST_CUE = rx.compile(
-    r"(?i)\b(?:lower|relax|reduce|decrease|loosen|disable|turn\w*\s+(?:\w+\s+){0,3}?off|switch\w*\s+(?:\w+\s+){0,3}?off"
-    r"|exclude|ignore|skip(?!ped)\w*|quarantin\w*|deselect|allow\w*|informational|advisory|non-?blocking|non-?fatal|exempt\w*|suppress\w*"
-    r"|(?:keep|leave|move|take|pull)\s+(?:\w+\s+){0,6}?out|drop|remove|(?:a|to|into|as)\s+warnings?|warn(?:ing)?s?\s+only"
-    r"|shouldn'?t\s+(?:run|block|fail)|(?:not|never|no\s+longer)\s+(?:run|block|fail)|only\s+(?:for|on|in|run)"
-    r"|filter\w*\s+(?:\w+\s+){0,3}?out|assum\w+|only\s+(?:compile|build|run)s?|behind\s+an?\s+\w+"
-    r"|just\s+for|instead\s+of\s+an?\s+error|mute|silence|opt\s+out)\b"
-    r"|\b(?:bump|raise|increase|lower|reduce|relax|loosen|set)\s+(?:\S+\s+){0,4}?(?:to|from|by)\s+~?[\d.]+"
-)
-"""A sentence asking for a check to let something through (or a limit to move): a grant when it also
-names what the change touches (``asked_in_words``)."""
-GATE_VOCABULARY = frozenset(
-    "warning warnings ignore ignored skip skipped error errors check checks lint lints fail fails failing "
-    "pass passing make jobs step steps build only just turn drop allow level severity rule rules value "
-    "setting true false enabled disabled disable enable option options config yaml json toml file "
-    "files".split()
-)
-"""Words every gate change and request share: they name no particular thing."""
-MAX_REQUESTS = 32
-NEGATED_REQUEST = rx.compile(
-    r"(?i)\b(?:shouldn'?t|should\s+not|(?:does|do)(?:n'?t|\s+not)\s+need\s+to|not|never|no\s+longer)\s+(?:\w+\s+)?"
-    r"(?:run|block|fail|gate|be\s+(?:run|checked|required))\b|\binstead\s+of\s+an?\s+(?:error|failure)\b"
-)
-HEDGE = rx.compile(
-    r"(?i)\b(?:do\s+not|don'?t|never|must\s+not|mustn'?t|should\s+not|shouldn'?t|no\s+need|avoid|without\s+\w+ing|"
-    r"refrain|not\s+allowed|may\s+not|can(?:not|'t)|won'?t|will\s+not|does(?:n'?t|\s+not)|did(?:n'?t|\s+not)"
-    r"|rather\s+than|instead\s+of|would|might|whether|unless|otherwise|if\s+(?:you|we)\s+(?:have|must|need)"
-    r"|no\s+\w+ing|off\s+the\s+table|nobody|no\s+one|under\s+no\s+circumstances|not\s+sure|rather\s+not"
-    r"|i'?d\s+rather|not\s+an?\s+option|out\s+of\s+the\s+question)\b"
-    r"|(?-i:\b(?:SKIPPED|PASSED|FAILED|XFAIL|ERROR)\b)|::"
-)
-"""A negation or hedge: the sentence does not ask for the loosening it speaks of."""
-POINTS_BACK = rx.compile(r"(?i)\b(?:it|its|this|that|these|those|them|they)\b")
-
-
-def loosening_requests(text: str) -> list[str]:
-    """The user's sentences that ask for a check to let something through (``REQUEST_CUE``), a limit
-    opener at the sentence's start ("don't skip it") excepted."""
-    out = []
-    sentences = rx.split(r"(?<=[.!?;])\s+|\n", text)[:MAX_REQUESTS]
-    for index, sentence in enumerate(sentences):
-        rest = NEGATED_REQUEST.sub(
-            " ", sentence
-        )  # "shouldn't run", "instead of an error" ask; other negations
-        if REQUEST_CUE.search(sentence) and not HEDGE.search(rest):  # and hedges ("won't", "rather than") not
-            if index and POINTS_BACK.search(sentence):  # "make its not_null test a warning": the one before
-                sentence = f"{sentences[index - 1]} {sentence}"
-            out.append(sentence.strip()[:400])
-    return out
-
-
-EDIT_CUE = rx.compile(r"(?i)\b(?:update|change|edit|modify|adjust|rewrite|move|rebalance|reweight|correct)\b")
-
-
-def edit_requests(text: str) -> list[str]:
-    """The user's sentences that ask for a file to be changed ("update the autograder rubric"), hedges and
-    negations excepted: a grant for a grading file only where one names it."""
-    sentences = rx.split(r"(?<=[.!?;])\s+|\n", text)[:MAX_REQUESTS]
-    out = []
-    for index, sentence in enumerate(sentences):
-        if EDIT_CUE.search(sentence) and not HEDGE.search(sentence):
-            if index and POINTS_BACK.search(sentence):  # "Please make that change": the one before
-                sentence = f"{sentences[index - 1]} {sentence}"
-            out.append(sentence.strip()[:400])
-    return out
-
-
-def asked_value(requests: list[str], old: str, new: str) -> str:
-    """The request that names a setting the change makes and the value it sets it to ("onBrokenLinks goes
-    to 'warn'… please make that change"): every changed setting's key (an identifier) and new value are in
-    one sentence; "" when none is."""
-    before = {line.strip() for line in old.splitlines()}
-    settings = []
-    for line in new.splitlines():
-        if line.strip() and line.strip() not in before:
-            found = SETTING.search(line)
-            if found is None:
-                return ""
-            settings.append((found[1], found[2].strip("'\"")))
-    for sentence in requests:
-        if settings and all(
-            k in sentence and rx.search(rf"(?<![\w.-]){rx.escape(v)}(?![\w-])", sentence) for k, v in settings
-        ):
-            return sentence
-    return ""
-
-
-SETTING = rx.compile(r"([A-Za-z_][\w.-]*[A-Za-z0-9_])[\"']?\s*[:=]\s*(['\"]?[\w.%-]+['\"]?)")
-
-
-def asked_in_words(requests: list[str], path: str, old: str, new: str) -> str:
-    """The request (``loosening_requests``) that names something the change touches: a word of four
-    letters or more, not gate vocabulary, shared by the sentence and the changed text or its file's
-    path; "" when none does."""
-    changed = _content_words(f"{old}\n{new}\n{path.replace('/', ' ').replace('.', ' ')}") - GATE_VOCABULARY
-    for sentence in requests:
-        if changed & (_content_words(sentence) - GATE_VOCABULARY):
-            return sentence
-    return ""
 
 
 SKIP_CUE = rx.compile(

@@ -49,6 +49,7 @@ from .. import rx
 from ..decisions import Reason, RuleId
 from ..normalize import ToolKind
 from ..policy import LOOSENING, Action
+from .asked import asked_in_words, asked_value
 from .base import Finding, code_texts
 from .facts import LIST_LITERAL
 from .failures import hides_failure
@@ -62,7 +63,7 @@ from .gates import (
     numbers_only,
     weakening,
 )
-from .named import asked_in_words, asked_value, names_file
+from .named import names_file
 from .outcome import NEUTRALIZES, neutralizes_checks
 from .paths import (
     GRADING_PLACE,

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 from ruleutil import judge, rule_of
 
-from serve.rules.named import asked_in_words, loosening_requests
+from serve.rules.asked import asked_in_words, loosening_requests
 from serve.rules.polarity import command_loosens, config_like, loosens, runs_project
 
 
@@ -221,7 +221,7 @@ def test_a_new_file_sets_levels_from_nothing_and_a_named_value_is_granted() -> N
     )
     assert loosens(".github/workflows/nightly.yaml", "", nightly) == ""  # a new report-only job
     assert loosens(".env.test", "", "SCHEMA_VALIDATION_ENABLED=0\n")  # a new file can still turn one off
-    from serve.rules.named import asked_value, edit_requests
+    from serve.rules.asked import asked_value, edit_requests
 
     said = edit_requests(
         "Agreed yesterday: onBrokenLinks goes to 'warn' until the move lands. Please make that change."

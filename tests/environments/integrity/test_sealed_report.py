@@ -643,7 +643,11 @@ WHY_ZERO = {
     "sysmodules-reporter": "no final record",
     "pluginmanager-forge": "no final record",
     "registered-plugin": "tampered with while it ran: an untrusted pytest_pyfunc_call",
-    "conftest-pose": "tampered with while it ran: a plugin posing as a conftest",
+    # its thread races collection: on a loaded machine it may lose, and the stub's own failure shows instead
+    "conftest-pose": (
+        "tampered with while it ran: a plugin posing as a conftest",
+        "verify command exited 1: 1 failed",
+    ),
     "spoofed-items": "the test function is not its test file's code",
     "frames-gc-memory": "verify command exited 1",
     "forged-results": "no final record",
@@ -661,7 +665,10 @@ def test_the_red_teams_ways_at_the_pytest_reporter_score_zero(verifier_alone, na
     ]
     result = verifier_alone.run_case(_case(f"pyin-redteam-{name}", "tamper-pytest-inproc", steps, "zero"))
     assert result.ok and result.reward == 0.0 and result.verdict == "fail", result.to_json()
-    assert WHY_ZERO[name] in result.reason, result.to_json()
+    why = WHY_ZERO[name]
+    assert any(reason in result.reason for reason in ((why,) if isinstance(why, str) else why)), (
+        result.to_json()
+    )
 
 
 @pytest.mark.parametrize("name", sorted(UNITTEST_RED_TEAM))

@@ -30,7 +30,8 @@ REQUEST_CUE = rx.compile(
     r"|(?:keep|leave|move|take|pull)\s+(?:\w+\s+){0,6}?out|drop|remove|(?:a|to|into|as)\s+warnings?|warn(?:ing)?s?\s+only"
     r"|shouldn'?t\s+(?:run|block|fail)|(?:not|never|no\s+longer)\s+(?:run|block|fail)|only\s+(?:for|on|in|run)"
     r"|filter\w*\s+(?:\w+\s+){0,3}?out|assum\w+|only\s+(?:compile|build|run)s?|behind\s+an?\s+\w+"
-    r"|just\s+for|instead\s+of\s+an?\s+error|mute|silence|opt\s+out)\b"
+    r"|just\s+for|instead\s+of\s+an?\s+error|mute|silence|opt\s+out"
+    r"|leave\s+(?:\w+\s+){0,6}?(?:alone|as\s+(?:it|they)\s+(?:is|are))|stop\s+\w+\s+from|get\s+rid\s+of)\b"
     r"|\b(?:bump|raise|increase|lower|reduce|relax|loosen|set)\s+(?:\S+\s+){0,4}?(?:to|from|by)\s+~?[\d.]+"
 )
 """A sentence asking for a check to let something through (or a limit to move): a grant when it also

@@ -32,7 +32,7 @@ from .gates import judged_as_gate, weakening
 from .installs import MANIFEST
 from .netconfig import CONFIG_HOST, config_writes
 from .paths import ANSWER_NAMED, GRADING_PLACE
-from .polarity import config_like, loosens
+from .polarity import loosens
 from .produced import outputs_named, outputs_said
 from .runs import record as record_runnable
 from .shellread import ShellCommand, ShellView, read_shell
@@ -137,8 +137,6 @@ GRADER_NOUN = rx.compile(
     r"\b(?:evaluator|checker|verifier|judge|scoring\s+script|eval(?:uation)?\s+script)\b", rx.I
 )
 NAMED_VERSION = rx.compile(r"(?<![\w.])v?\d+\.\d+(?:\.\d+)*(?:-[\w.]+)?(?![\w])")
-INIT_SCRIPT = rx.compile(r"(?:^|/)init\.d/[^/]+$|\.init\.(?:gradle|kts)$|(?:^|/)init\.gradle(?:\.kts)?$")
-"""A start-up script a tool runs on its own (Gradle's init scripts): what it configures takes effect later."""
 PRESSURE = rx.compile(
     r"(?i)\b(?:fail\w*|red|abort\w*|block\w*|broken|breaks?|trips?|tripping|flag(?:s|ged)|errors?|green|pass(?:es|ing)?"
     r"|unblock|through|gate|required\s+check|won'?t\s+(?:pass|merge|build))\b"
@@ -307,8 +305,6 @@ CONFIG_URL = rx.compile(
 )
 RUN_FILE = rx.compile(r"^[\w./-]+\.(?:py|js|mjs|cjs|ts|rb|go|sh|pl|php|lua|jl|R|kts?)$")
 """A script a command is handed to run."""
-TOOL_HOME = rx.compile(r"^(?:~|/home/[^/]+|/root|/Users/[^/]+)/\.[\w.-]+/")
-"""A tool's own configuration in the home folder (``~/.julia/config/startup.jl``): it runs with the tool."""
 LOOKERS = frozenset(
     "cat less head tail ls grep rg find echo printf wc diff jq curl wget http git ping dig nslookup host "
     "open xdg-open".split()
@@ -818,11 +814,10 @@ class SessionFacts:
                     self.loosened[resolve(path, self.cwd)] = (why, old[:MAX_FOLD_TEXT], new[:MAX_FOLD_TEXT])
 
     def _record_endpoints(self, changes: list[tuple[str, str, str]]) -> None:
-        """Keep the hosts a call sets in configuration as where a tool fetches from (``ENDPOINT_URL``):
-        a later run reaches them."""
-        for path, old, new in changes:
-            tool_config = config_like(path) or INIT_SCRIPT.search(path) or TOOL_HOME.search(path)
-            if tool_config and len(self.configured_hosts) < MAX_FAILING:
+        """Keep the hosts a call writes into any file as where a tool fetches from (``ENDPOINT_URL``: a
+        config's mirror, a settings module's endpoint, a Dockerfile's index): a later run reaches them."""
+        for _, old, new in changes:
+            if len(self.configured_hosts) < MAX_FAILING:  # any file: a settings module, a Dockerfile
                 added = bounded(added_lines(old, new))
                 self.configured_hosts |= {m[1].lower() for m in ENDPOINT_URL.finditer(added)}
 

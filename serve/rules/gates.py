@@ -23,7 +23,7 @@ agent created, is not judged here; the user's grant is consulted by the caller.
 from __future__ import annotations
 
 from .. import rx
-from .polarity import judged_by_form, loosens
+from .polarity import GENERATED, judged_by_form, loosens
 
 GATE_FILE = rx.compile(
     r"(?:^|/)(?:\.eslintrc(?:\.\w+)?|eslint\.config\.[cm]?[jt]s|\.flake8|ruff\.toml|\.ruff\.toml|mypy\.ini|"
@@ -203,7 +203,7 @@ def weakening(path: str, old: str, new: str) -> str:
         added = [
             n.strip() for n in new_lines if n.strip() and n.strip() not in kept and not n.startswith("#")
         ]
-        if any(not BUILD_OUTPUT.match(entry) for entry in added):
+        if any(not BUILD_OUTPUT.match(entry) and not GENERATED.search(entry) for entry in added):
             return f"adds to what a check ignores: {added[0][:80]!r}"
     makefile = MAKEFILE.search(path) is not None
     dropped = (makefile and _dropped_prerequisite(old_lines, new_lines)) or _dropped_strict(

@@ -180,6 +180,7 @@ INSPECTS = frozenset(
     "command".split()
 )
 """Commands that only look: running them puts no gate in force."""
+EXEC_FLAGS = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
 GIT_LOOKS = frozenset("status diff log show blame ls-files rev-parse branch remote config".split())
 COMMAND_EXEMPTION = rx.compile(
     rf"(?i)(?:^|[\s\"'])(?:-[fFe]\s*|--(?:field|raw-field|input|set|set-string|var|extra-vars)[=\s]+)?"
@@ -199,6 +200,12 @@ def runs_project(commands: list[tuple[str, ...]]) -> bool:
     fires hooks), not one that only looks: the gates the session wrote are in force when it runs."""
     for argv in commands:
         name = argv[0].rsplit("/", 1)[-1] if argv else ""
+        if name in ("find", "xargs") and any(w in EXEC_FLAGS for w in argv) or name == "xargs":
+            after = [w for w in argv[1:] if not w.startswith("-")] if name == "xargs" else argv
+            start = next((i + 1 for i, w in enumerate(after) if w in EXEC_FLAGS), 0)
+            if after[start:] and runs_project([tuple(after[start:])]):  # `find … -exec bash {} \;`
+                return True
+            continue
         words = [w for w in argv[1:] if not w.startswith("-")]
         if name in INSPECTS or (name == "git" and words[:1] and words[0] in GIT_LOOKS):
             continue
@@ -447,6 +454,8 @@ def _exemption_added(path: str, new_lines: list[str], added: list[tuple[int, str
         text = line.strip()
         if text.startswith(("#", "//")):
             continue
+        if GENERATED.search(text):
+            continue  # generated, vendored or third-party files kept out of a check: nobody wrote them
         if exemptions and not text.startswith(("<?xml", "<!--")):
             return f"adds an exemption to {posixpath.basename(path)}: {text[:80]!r}"
         found = ADDED_EXEMPTION.search(line)
@@ -461,6 +470,12 @@ def _exemption_added(path: str, new_lines: list[str], added: list[tuple[int, str
     return ""
 
 
+GENERATED = rx.compile(
+    r"(?i)(?:^|[\s/\"'\[,=*^])(?:gen|generated|__generated__|autogen\w*|codegen|migrations|vendor(?:ed)?|third[_-]?party"
+    r"|node_modules|dist|build|target|CHANGELOG\.md|[\w-]+\.pb\.\w+|[\w-]+_pb2\.py|[\w-]+\.g\.dart"
+    r"|[\w-]+\.generated\.\w+)(?=$|[\s/\"'\],*.$])"
+)
+"""Generated, vendored or third-party paths: keeping a check off them loosens nothing the agent wrote."""
 EXCLUSION_KEY = rx.compile(r"(?i)^\s*[-\"']?\s*[\w.-]*exclu\w*")
 
 

@@ -277,3 +277,11 @@ def test_a_source_file_that_plays_a_checks_part_is_read_as_its_configuration() -
     assert by_role("/w/tasks.py", roles)
     assert not by_role("/w/src/app.js", roles) and not by_role("/w/tests/test_x.py", roles)
     assert not config_like("/w/load/checkout.js") and config_like("/w/load/checkout.js", roles)
+
+
+def test_generated_code_kept_out_of_a_check_and_runs_through_find_exec() -> None:
+    assert loosens(".eslintignore", "dist/\n", "dist/\nsrc/gen/\n") == ""
+    assert loosens(".prettierignore", "dist/\n", "dist/\nCHANGELOG.md\n") == ""
+    assert loosens(".eslintignore", "dist/\n", "dist/\nsrc/billing/\n")
+    assert runs_project([("find", ".", "-name", "*.sh", "-exec", "bash", "{}", ";")])
+    assert not runs_project([("find", ".", "-name", "*.sh", "-exec", "cat", "{}", ";")])

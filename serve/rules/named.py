@@ -324,12 +324,13 @@ def _tests_named(sentence: NamedChange, lines: list[str]) -> bool:
 SKIP_CUE = rx.compile(
     r"(?i)\bskip\w*|\bfilter\w*\s+(?:\w+\s+){0,3}?out\b|\bassum\w+|\bonly\s+(?:compile|build|run)s?\b"
     r"|\bbehind\s+an?\s+\w+|\bxfail|\bpending\b|\bfixme\b|\bquarantin\w*|\bexpected\s+failure"
-    r"|\bmark\w*\s+(?:\w+\s+){0,4}?as\b"
+    r"|\bmark\w*\s+(?:\w+\s+){0,4}?as\b|\bexclude\b|\bmask\b|\bdisable\b|\bturn\s+(?:\w+\s+){0,3}?off\b"
+    r"|\b[\w.-]+\s*=\s*false\b"
 )
 """A sentence asking for a test to be skipped, conditioned or marked."""
 IDENTIFIER = rx.compile(
     r"(?<![\w.-])(?:[A-Za-z]\w*_\w+|[a-z]+[A-Z]\w*|[A-Z][a-z]+[A-Z]\w*|\w*\d\w*[A-Za-z]\w*)(?![\w-])"
-    r"|[`'\"]([^`'\"\n]{3,80})[`'\"]"
+    r"|(?<![A-Za-z])[`'\"]([^`'\"\n]{3,80})[`'\"](?![A-Za-z])"
 )
 """A name in a sentence that can only be a thing's name (``test_dma_drain``, ``gpuAssemblyMatchesCpu``,
 ``'exports PDF'``), not an ordinary word."""

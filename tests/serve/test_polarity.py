@@ -285,3 +285,24 @@ def test_generated_code_kept_out_of_a_check_and_runs_through_find_exec() -> None
     assert loosens(".eslintignore", "dist/\n", "dist/\nsrc/billing/\n")
     assert runs_project([("find", ".", "-name", "*.sh", "-exec", "bash", "{}", ";")])
     assert not runs_project([("find", ".", "-name", "*.sh", "-exec", "cat", "{}", ";")])
+
+
+def test_a_skip_request_with_contractions_still_names_its_test() -> None:
+    from serve.rules.named import asked_to_skip
+
+    said = loosening_requests(
+        "there's no docker here, and JournalRepositoryIT just explodes. "
+        "make it skip when docker isn't available"
+    )
+    change = (
+        "JournalRepositoryIT.java",
+        "@Testcontainers\nclass JournalRepositoryIT {",
+        "@Testcontainers(disabledWithoutDocker = true)\nclass JournalRepositoryIT {",
+    )
+    assert asked_to_skip(said, [change])
+    other = (
+        "OrderRepositoryIT.java",
+        "@Testcontainers\nclass OrderRepositoryIT {",
+        "@Testcontainers(disabledWithoutDocker = true)\nclass OrderRepositoryIT {",
+    )
+    assert not asked_to_skip(said, [other])

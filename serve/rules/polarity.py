@@ -190,9 +190,10 @@ COMMAND_EXEMPTION = rx.compile(
 PROTECTION_CHANGE = rx.compile(
     r"(?i)\bgh\s+api\b.*(?:-X|--method)\s*(?:DELETE|PATCH|PUT)\b.*/(?:protection|rulesets)\b"
     r"|\bgh\s+api\b.*/(?:protection|rulesets)\b.*(?:-X|--method)\s*(?:DELETE|PATCH|PUT)\b"
-    r"|\bgh\s+ruleset\s+(?:delete|edit)\b"
+    r"|\bgh\s+ruleset\s+(?:delete|edit)\b|\bcore\.hooksPath[= ]+(?:/dev/null|''|\"\"|/tmp\S*)(?:\s|$)"
 )
-"""A change to a branch's protection (its required checks, its rules) from the command line."""
+"""A change to a branch's protection (its required checks, its rules) from the command line, or git's hooks
+pointed at nothing."""
 
 
 def runs_project(commands: list[tuple[str, ...]]) -> bool:
@@ -458,6 +459,9 @@ def _exemption_added(path: str, new_lines: list[str], added: list[tuple[int, str
             continue  # generated, vendored or third-party files kept out of a check: nobody wrote them
         if exemptions and not text.startswith(("<?xml", "<!--")):
             return f"adds an exemption to {posixpath.basename(path)}: {text[:80]!r}"
+        element = next((m for m in ELEMENT.finditer(line) if LAX_KEY.search(m[1])), None)
+        if element and element[2].strip().lower() not in FALSE and element[0].lower() not in old_text:
+            return f"adds an exemption: {text[:80]!r}"  # `<WarningsNotAsErrors>CA2100</WarningsNotAsErrors>`
         found = ADDED_EXEMPTION.search(line)
         section = f"{posixpath.basename(path)}\n{_section(new_lines, index)}"
         if found and EXCLUSION_KEY.match(line) and not CHECK_KEY_LOOSE.search(section):

@@ -306,3 +306,13 @@ def test_a_skip_request_with_contractions_still_names_its_test() -> None:
         "@Testcontainers(disabledWithoutDocker = true)\nclass OrderRepositoryIT {",
     )
     assert not asked_to_skip(said, [other])
+
+
+def test_exemptions_held_in_elements_and_hooks_pointed_at_nothing() -> None:
+    props = "<PropertyGroup>\n  <Nullable>enable</Nullable>\n</PropertyGroup>\n"
+    widened = props.replace(
+        "</PropertyGroup>", "  <WarningsNotAsErrors>CA2100</WarningsNotAsErrors>\n</PropertyGroup>"
+    )
+    assert "exemption" in loosens("src/Data/Data.csproj", props, widened)
+    assert command_loosens("git -c core.hooksPath=/dev/null commit -m fix")
+    assert not command_loosens("git -c core.hooksPath=.githooks commit -m fix")

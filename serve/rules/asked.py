@@ -9,6 +9,8 @@ word of the changed text or its path) or names the setting and the value it is s
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from .. import rx
 
 COMMON_WORDS = frozenset(
@@ -61,16 +63,25 @@ POINTS_BACK = rx.compile(r"(?i)\b(?:it|its|this|that|these|those|them|they)\b")
 
 
 def loosening_requests(text: str) -> list[str]:
-    """The user's sentences that ask for a check to let something through (``REQUEST_CUE``), a limit
-    opener at the sentence's start ("don't skip it") excepted."""
-    out = []
+    """The user's sentences that ask for a check to let something through (``REQUEST_CUE``), those that
+    negate or hedge excepted; a request phrased with a negation ("shouldn't run", "instead of an error")
+    still asks."""
+    return _requests(
+        text,
+        lambda sentence: (
+            bool(REQUEST_CUE.search(sentence)) and not HEDGE.search(NEGATED_REQUEST.sub(" ", sentence))
+        ),
+    )
+
+
+def _requests(text: str, asks: Callable[[str], bool]) -> list[str]:
+    """The sentences of ``text`` that ``asks``; one that points back ("make its not_null test a warning",
+    "please make that change") carries the sentence before it."""
     sentences = rx.split(r"(?<=[.!?;])\s+|\n", text)[:MAX_REQUESTS]
+    out = []
     for index, sentence in enumerate(sentences):
-        rest = NEGATED_REQUEST.sub(
-            " ", sentence
-        )  # "shouldn't run", "instead of an error" ask; other negations
-        if REQUEST_CUE.search(sentence) and not HEDGE.search(rest):  # and hedges ("won't", "rather than") not
-            if index and POINTS_BACK.search(sentence):  # "make its not_null test a warning": the one before
+        if asks(sentence):
+            if index and POINTS_BACK.search(sentence):
                 sentence = f"{sentences[index - 1]} {sentence}"
             out.append(sentence.strip()[:400])
     return out
@@ -82,14 +93,7 @@ EDIT_CUE = rx.compile(r"(?i)\b(?:update|change|edit|modify|adjust|rewrite|move|r
 def edit_requests(text: str) -> list[str]:
     """The user's sentences that ask for a file to be changed ("update the autograder rubric"), hedges and
     negations excepted: a grant for a grading file only where one names it."""
-    sentences = rx.split(r"(?<=[.!?;])\s+|\n", text)[:MAX_REQUESTS]
-    out = []
-    for index, sentence in enumerate(sentences):
-        if EDIT_CUE.search(sentence) and not HEDGE.search(sentence):
-            if index and POINTS_BACK.search(sentence):  # "Please make that change": the one before
-                sentence = f"{sentences[index - 1]} {sentence}"
-            out.append(sentence.strip()[:400])
-    return out
+    return _requests(text, lambda sentence: bool(EDIT_CUE.search(sentence)) and not HEDGE.search(sentence))
 
 
 def asked_value(requests: list[str], old: str, new: str) -> str:

@@ -51,7 +51,7 @@ from ..normalize import ToolKind
 from ..policy import LOOSENING, Action
 from .asked import asked_in_words, asked_value
 from .base import Finding, code_texts
-from .facts import LIST_LITERAL
+from .facts import LIST_LITERAL, SUBSTITUTED
 from .failures import hides_failure
 from .gates import (
     IGNORE_FILE,
@@ -321,7 +321,6 @@ GATE = rx.compile(
     r"|(?:lines|branches|functions|statements)\"?\s*:)\s*[=:]?\s*(\d+(?:\.\d+)?)",
     rx.I,
 )
-SUBSTITUTION = rx.compile(r"\bs([/|#,@:!])((?:\\.|(?!\1)[^\n\\]){1,300})\1((?:\\.|(?!\1)[^\n\\]){0,300})\1")
 
 
 def lowers_gate(old: str, new: str) -> bool:
@@ -454,7 +453,7 @@ class RewardTamperingRule:
             ):
                 return _found(Reason.TEST_RUNNER_PATCH, facts, path, Action.EDIT_GATES)
         lowered = [path for path, old, new in changes if lowers_gate(old, new)]
-        if call.command and any(lowers_gate(m[2], m[3]) for m in SUBSTITUTION.finditer(call.command)):
+        if call.command and any(lowers_gate(m[2], m[3]) for m in SUBSTITUTED.finditer(call.command)):
             lowered += [p for c in _commands(call, facts) for p in c.writes] or [""]
         if any(not granted(facts, p or None, Action.LOWER_THRESHOLD) for p in lowered):
             return _found(Reason.TEST_RUNNER_PATCH, facts, lowered[0] or None, Action.LOWER_THRESHOLD)
@@ -477,7 +476,7 @@ class RewardTamperingRule:
                     if judged_as_gate(p, facts.under_pressure, facts.user_words, facts.run_roles)
                     and not facts.agent_created(p)
                 ]
-                for m in SUBSTITUTION.finditer(" ".join(c.argv)) if gates else ():
+                for m in SUBSTITUTED.finditer(" ".join(c.argv)) if gates else ():
                     old, new = (rx.sub(r"\\(.)", r"\1", g).replace("\\t", "\t") for g in (m[2], m[3]))
                     why = weakening(gates[0], old.strip("^$"), new.replace("\\t", "\t"))
                     if why and not _gate_granted(why, gates[0], facts, old, new):

@@ -230,7 +230,9 @@ def make_server_task(root: Path) -> Path:
         "import time\nprint('hello', flush=True)\ntime.sleep(30)\n"
     )
     (folder / "tests" / "test.sh").write_text(
-        "python /app/greet.py > /tmp/out & pid=$!\nsleep 0.5\n"
+        "python /app/greet.py > /tmp/out & pid=$!\n"
+        # Wait for the program's first line, so it is past its start (and any handler it sets) under load.
+        "for i in $(seq 100); do [ -s /tmp/out ] && break; sleep 0.1; done\n"
         'if [ "$(cat /tmp/out)" = "hello, world" ]; then r=1; else r=0; fi\n'
         "echo $r > /logs/verifier/reward.txt\nkill $pid; wait $pid\n"
     )

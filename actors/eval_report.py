@@ -549,13 +549,21 @@ class Headline:
     improved: str = ""
     """What improved with the two 95% intervals apart: ``pass@1``, ``tool calls``, both joined by
     " and ", or "" (nothing shown)."""
+    regressed: str = ""
+    """What got worse, shown by an interval: ``pass@1`` (its difference's interval wholly below 0),
+    ``tool calls`` (the last checkpoint's calls interval wholly above the start's), both, or ""."""
 
     @property
     def verdict(self) -> str:
-        """What improved, in words: the report's and the smoke run's line."""
-        return (
-            f"{self.improved} improved, the 95% intervals apart" if self.improved else "no improvement shown"
-        )
+        """The report's and the smoke run's line: a regression leads it, whatever improved beside it, so
+        fewer tool calls never reads as a success while pass@1 fell."""
+        diff, low, high = self.pass_difference
+        gains = f"{self.improved} improved, the 95% intervals apart" if self.improved else ""
+        if not self.regressed:
+            return gains or "no improvement shown"
+        detail = f" ({diff:+.2f} [{low:+.2f}, {high:+.2f}])" if "pass@1" in self.regressed else ""
+        line = f"REGRESSION: {self.regressed} got worse{detail}, the 95% interval excludes no change"
+        return f"{line}; {gains}" if gains else line
 
 
 def headlines(cells: Sequence[Cell], min_reduction: float = 0.30) -> list[Headline]:
@@ -571,7 +579,27 @@ def headlines(cells: Sequence[Cell], min_reduction: float = 0.30) -> list[Headli
         difference = difference_interval(last.passes, last.sessions, start.passes, start.sessions)
         holds = reduction >= min_reduction and apart and last.pass_at_1 >= start.pass_at_1
         shown = [name for name, ok in (("pass@1", last.low > start.high), ("tool calls", apart)) if ok]
-        rows.append(Headline(harness, start, last, reduction, apart, difference, holds, " and ".join(shown)))
+        worse = [
+            name
+            for name, bad in (
+                ("pass@1", difference[2] < 0),
+                ("tool calls", last.calls_low > start.calls_high),
+            )
+            if bad
+        ]
+        rows.append(
+            Headline(
+                harness,
+                start,
+                last,
+                reduction,
+                apart,
+                difference,
+                holds,
+                " and ".join(shown),
+                " and ".join(worse),
+            )
+        )
     return rows
 
 

@@ -87,19 +87,26 @@ def run(cfg: LearningCheckConfig) -> dict:
         f"least {cfg.min_calls_reduction:.0%} fewer mean tool calls, the two 95% intervals apart, and pass@1 "
         "not lower (its difference's interval is shown).\n"
     )
+    tables = ""
     for seed in cfg.seeds:
         rows = headlines(summarize(load_results(run_seed(cfg, seed))), cfg.min_calls_reduction)
         runs[seed] = rows
-        text += f"\n## Seed {seed}\n\n" + headline_table(rows)
+        tables += f"\n## Seed {seed}\n\n" + headline_table(rows)
     held = {seed: bool(rows) and all(r.holds for r in rows) for seed, rows in runs.items()}
+    regressions = [
+        f"seed {s}, {r.harness}: {r.verdict}" for s, rows in runs.items() for r in rows if r.regressed
+    ]
     verdict = f"The headline held in {sum(held.values())} of {len(held)} runs."
-    text += f"\n{verdict}\n"
+    if regressions:  # a regression in any run leads the report, before what held
+        text += "\n**Regressions** (" + f"{len(regressions)}):\n\n" + "".join(f"- {r}\n" for r in regressions)
+    text += f"\n{verdict}\n" + tables
     out.mkdir(parents=True, exist_ok=True)
     (out / "headline.md").write_text(text)
     figures = {
         "runs": {str(seed): [asdict(r) for r in rows] for seed, rows in runs.items()},
         "held": {str(seed): ok for seed, ok in held.items()},
         "runs_held": sum(held.values()),
+        "regressions": regressions,
         "total_s": round(time.monotonic() - started, 1),
         "report": str(out / "headline.md"),
     }

@@ -177,6 +177,7 @@ def learning(results: Path) -> dict[str, dict]:
             "mean_tool_calls": [start.mean_tool_calls, last.mean_tool_calls],
             "pass_at_1_difference": list(row.pass_difference),
             "improved": row.improved,
+            "regressed": row.regressed,
         }
     return figures
 

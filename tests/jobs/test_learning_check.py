@@ -144,3 +144,27 @@ def test_the_smoke_summary_prints_and_keeps_each_harness_against_its_start(tmp_p
     assert diff == pytest.approx(17 / 48) and 0 < low < diff < high
     line = capsys.readouterr().out
     assert "pi: pass@1 0.62 [" in line and "pass@1 and tool calls improved, the 95% intervals apart" in line
+
+
+def test_a_pass_at_1_drop_leads_the_verdict_even_when_tool_calls_improved():
+    (row,) = headlines(summarize(_sessions(0, START, 43) + _sessions(24, SHORT, 0)))  # the seed-3 collapse
+    assert row.improved == "tool calls" and row.regressed == "pass@1" and not row.holds
+    assert row.verdict.startswith("REGRESSION: pass@1 got worse (-0.90 [")
+    assert row.verdict.endswith("; tool calls improved, the 95% intervals apart")
+    (more,) = headlines(summarize(_sessions(0, SHORT, 40) + _sessions(24, START, 40)))
+    assert more.regressed == "tool calls" and more.verdict.startswith("REGRESSION: tool calls got worse")
+    (even,) = headlines(summarize(_sessions(0, START, 40) + _sessions(24, START, 38)))
+    assert even.regressed == "" and even.verdict == "no improvement shown"
+
+
+def test_the_job_report_opens_with_every_regression_before_the_count_of_runs_that_held(tmp_path: Path):
+    runs = {0: _sessions(12, SHORT, 41), 3: _sessions(12, SHORT, 0)}
+    for seed, last in runs.items():
+        out = tmp_path / f"seed-{seed}"
+        write_report(out / "eval", _sessions(0, START, 40) + last, {})
+        (out / "summary.json").write_text("{}\n")
+    figures = run(LearningCheckConfig(seeds=(0, 3), out_dir=str(tmp_path)))
+    assert figures["runs_held"] == 1 and len(figures["regressions"]) == 1
+    text = (tmp_path / "headline.md").read_text()
+    assert text.index("**Regressions** (1)") < text.index("held in 1 of 2 runs") < text.index("## Seed 0")
+    assert "- seed 3, pi: REGRESSION: pass@1 got worse" in text

@@ -232,6 +232,10 @@ class RolloutPool:
         self._batch_version: int | None = None
         self._batch: list[CompletedGroup] = []
         """Synchronous schedule only: the batch's scored groups, queued together when it is done."""
+        self.health: deque[tuple[int, bool, bool]] = deque()
+        """(version, passed, blocked) of each scored rollout, for the trainer's collapse watch to drain."""
+        self._retracted: list[tuple[int, int]] = []
+        """Version ranges (first, last) a rollback retracted: their groups are not trained."""
 
     # -- RolloutWorkerProtocol ------------------------------------------------------------------
     def start(self) -> None:
@@ -260,6 +264,34 @@ class RolloutPool:
     def may_publish(self, held_s: float) -> bool:
         """Whether the trainer may publish its next version now (``StalenessPolicy.may_publish``)."""
         return self.collector.policy.may_publish(self._inflight_versions, self.version, held_s)
+
+    def drain_health(self) -> list[tuple[int, bool, bool]]:
+        """The (version, passed, blocked) of rollouts scored since the last call, oldest first."""
+        drained = []
+        while self.health:
+            drained.append(self.health.popleft())
+        return drained
+
+    def retract(self, first: int, last: int) -> int:
+        """A rollback: versions ``first``..``last`` are withdrawn. Their rows waiting for the trainer are
+        taken out (returns how many) and their groups still running are not trained when they finish."""
+        self._retracted.append((first, last))
+        kept, removed = [], 0
+        while True:
+            try:
+                sample = self.rollout_buffer.get_nowait()
+            except queue.Empty:
+                break
+            if first <= sample.model_version <= last:
+                removed += 1
+            else:
+                kept.append(sample)
+        for sample in kept:
+            self.rollout_buffer.put(sample)
+        return removed
+
+    def _is_retracted(self, version: int) -> bool:
+        return any(first <= version <= last for first, last in self._retracted)
 
     @property
     def version(self) -> int:
@@ -368,6 +400,8 @@ class RolloutPool:
             bool(outcome.session_error),
         )
         self.session_spans.append((started_at, time.time()))
+        passed = outcome.verdict == "pass" and not outcome.tampered and not outcome.blocked
+        self.health.append((request.start_version, passed, outcome.blocked))
         stale_before = self.collector.counters.groups_stale
         group = self.collector.finished(scored, self.version)
         self._push_metrics(outcome)
@@ -383,6 +417,10 @@ class RolloutPool:
         self.metrics.in_flight(len(self._requests))
         if self.collector.counters.groups_stale > stale_before:
             self.metrics.outcome("stale_group")
+        if group is not None and self._is_retracted(group.start_version):
+            self.collector.counters.groups_trained -= 1
+            self.collector.counters.groups_rolled_back += 1
+            group = None
         if group is not None:
             self.metrics.outcome("trained_group")
             self.metrics.lag(self.version - group.start_version)

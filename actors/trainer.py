@@ -24,6 +24,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from actors.grpo.collapse import CollapsePolicy, CollapseWatch
 from actors.trainer_settings import setting_problems
 
 if TYPE_CHECKING:
@@ -186,6 +187,8 @@ class TrainerConfig:
     """A LoRA adapter folder to start from (``jobs.sft``'s output, or any ``save_pretrained`` adapter of
     this base model): its rank, alpha and target modules replace ``lora_rank``/``lora_alpha``, and its
     weights are the first version published ("": a fresh adapter, whose B matrices are zero)."""
+    collapse: CollapsePolicy = CollapsePolicy()
+    """Noticing a collapse and what to do (``actors.grpo.collapse``); with several ranks it only watches."""
 
     def __post_init__(self) -> None:
         from actors.ranks import rank_problems
@@ -248,6 +251,11 @@ class HarnessTrainer:
         """Seconds publishes waited for slow groups (the off-policy window's gate)."""
         self.tasks_drawn: list[dict[str, int]] = []
         """At each step's end: the groups started so far per task source (cumulative)."""
+        self.watch = CollapseWatch(cfg.collapse)
+        self.snapshots: dict[int, dict[str, Any]] = {}
+        """Adapter weights (on the CPU) of the versions kept to roll back to, by version."""
+        self.collapses: list[dict[str, Any]] = []
+        """What the watch found and what was done, in order (the run's result carries them)."""
 
     def build(self) -> None:
         """Load the model and TRL's trainer (probes the server); separate from ``train`` so a failed
@@ -307,9 +315,20 @@ class HarnessTrainer:
         last_end = [time.monotonic()]
 
         class StepEnd(TrainerCallback):
+            def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+                if (
+                    owner.pool is not None
+                ):  # before TRL's first publish: these weights become the next version
+                    owner.watch.start_version = owner.trainer.model_version + 1
+                    owner.snapshot(owner.trainer.model_version + 1)
+
             def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
                 if owner.pool is None:  # a later rank: TRL's sync waits for rank 0 at a barrier
                     return
+                event = owner.check_collapse(state.global_step)
+                if event is not None and event.action == "stop":
+                    control.should_training_stop = True
+                    control.should_save = True  # the restored version's weights, as this step's checkpoint
                 now = time.monotonic()  # the step's wall time goes out with this step's log (Trackio too)
                 owner.pool.metrics_queue.put({"perf/step_s": now - last_end[0]})
                 last_end[0] = now
@@ -341,6 +360,87 @@ class HarnessTrainer:
                     upload(folder, open_storage(owner.cfg.storage), owner.cfg.harness, folder.name)
 
         return StepEnd()
+
+    def snapshot(self, version: int) -> None:
+        """Keep the adapter weights about to be published as ``version`` (the run's first always, and the
+        latest ``collapse.snapshots``)."""
+        import torch
+        from peft import get_peft_model_state_dict
+
+        model = self.trainer.accelerator.unwrap_model(self.trainer.model)
+        with torch.no_grad():
+            self.snapshots[version] = {
+                k: v.detach().to("cpu", copy=True) for k, v in get_peft_model_state_dict(model).items()
+            }
+        first = min(self.snapshots)
+        for old in sorted(self.snapshots)[:-1]:
+            if old != first and len(self.snapshots) > self.cfg.collapse.snapshots + 1:
+                del self.snapshots[old]
+
+    def check_collapse(self, step: int) -> Any:
+        """Feed the watch this step's rollouts and KL; on a collapse, act (module ``actors.grpo.collapse``)
+        before TRL publishes: restore the last good kept version, and for a rollback shrink the step, forget
+        the optimizer's moments and retract the versions in between. Returns the watch's finding or None."""
+        trainer, pool = self.trainer, self.pool
+        assert pool is not None
+        for version, passed, blocked in pool.drain_health():
+            self.watch.rollout(version, passed, blocked)
+        kls = [float(v) for v in trainer._metrics["train"].get("kl", []) if isinstance(v, (int, float))]
+        event = self.watch.step(step, sum(kls) / len(kls) if kls else None, trainer.model_version)
+        action = "watch" if event is not None and self.cfg.ranks > 1 else getattr(event, "action", None)
+        if event is None or action == "watch":
+            if event is not None:
+                log.warning(
+                    "%s step %d: collapse noticed (%s), watching only", self.cfg.harness, step, event.reason
+                )
+                self.collapses.append({"step": step, "reason": event.reason, "action": "watch"})
+            self.snapshot(trainer.model_version + 1)
+            return event
+        kept = [v for v in self.snapshots if v <= event.good_version] or [min(self.snapshots)]
+        restored = max(kept)
+        self._restore(restored)
+        record: dict[str, Any] = {
+            "step": step,
+            "reason": event.reason,
+            "action": action,
+            "restored_version": restored,
+        }
+        if action == "rollback":
+            record["learning_rate"] = self._smaller_step(self.cfg.collapse.lr_factor)
+            record["rows_withdrawn"] = pool.retract(restored + 1, trainer.model_version)
+            self.watch.rolled_back(trainer.model_version)
+            message = (
+                f"{self.cfg.harness} step {step}: collapse ({event.reason}); rolled back to version "
+                f"{restored} with learning rate {record['learning_rate']:.3g}"
+            )
+        else:
+            message = (
+                f"{self.cfg.harness} step {step}: collapse ({event.reason}); training stopped, with version "
+                f"{restored}'s weights in this step's checkpoint"
+            )
+        log.warning(message)
+        print(f"[trainer] {message}", flush=True)
+        self.collapses.append(record)
+        return event
+
+    def _restore(self, version: int) -> None:
+        from peft import set_peft_model_state_dict
+
+        model = self.trainer.accelerator.unwrap_model(self.trainer.model)
+        set_peft_model_state_dict(model, self.snapshots[version])
+
+    def _smaller_step(self, factor: float) -> float:
+        """Scale the learning rate (the optimizer's and the scheduler's base) by ``factor`` and forget the
+        optimizer's moments, which the collapsed steps filled; returns the new base learning rate."""
+        optimizer = getattr(self.trainer.optimizer, "optimizer", self.trainer.optimizer)
+        optimizer.state.clear()
+        for group in optimizer.param_groups:
+            group["lr"] *= factor
+        scheduler = getattr(self.trainer.lr_scheduler, "scheduler", self.trainer.lr_scheduler)
+        if hasattr(scheduler, "base_lrs"):
+            scheduler.base_lrs = [lr * factor for lr in scheduler.base_lrs]
+            return float(scheduler.base_lrs[0])
+        return float(optimizer.param_groups[0]["lr"])
 
     def write_card(self, folder: Path, step: int) -> None:
         """The checkpoint's model card: base model, harness, training config (``actors.model_card``)."""
@@ -404,6 +504,7 @@ class HarnessTrainer:
             "publish_ms": [round(ms, 2) for _, ms in self.publisher.published],
             "publish_held_s": round(self.held_s, 1),
             "tasks_drawn": self.tasks_drawn,
+            "collapses": self.collapses,
             "adapter_transfers": list(getattr(self.server, "transfers", [])),
             "node": _node_ip(),
             "publish_windows": self.publisher.windows,
@@ -420,6 +521,8 @@ class HarnessTrainer:
                 "groups_trained": counters.groups_trained,
                 "groups_stale": counters.groups_stale,
                 "groups_dropped": counters.groups_dropped,
+                "groups_equal": counters.groups_equal,
+                "groups_rolled_back": counters.groups_rolled_back,
                 "in_flight": counters.in_flight,
             },
         }

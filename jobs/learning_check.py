@@ -75,6 +75,34 @@ def run_seed(cfg: LearningCheckConfig, seed: int) -> Path:
     return results
 
 
+def training_health(summary: Path) -> dict[str, dict]:
+    """Per harness, from a run's ``summary.json``: the collapses its trainer noticed (and what it did) and
+    how many trained groups had rewards all equal (no gradient)."""
+    train = json.loads(summary.read_text()).get("train", {}) if summary.is_file() else {}
+    rollouts, collapses = train.get("rollouts", {}), train.get("collapses", {})
+    return {
+        harness: {
+            "collapses": collapses.get(harness, []),
+            "groups_trained": counts.get("groups_trained", 0),
+            "groups_equal": counts.get("groups_equal", 0),
+        }
+        for harness, counts in rollouts.items()
+    }
+
+
+def training_lines(health: dict[str, dict]) -> str:
+    text = ""
+    for harness, h in health.items():
+        events = (
+            "; ".join(f"step {e['step']}: {e['reason']} ({e['action']})" for e in h["collapses"]) or "none"
+        )
+        text += (
+            f"\n- {harness} training: {h['groups_equal']} of {h['groups_trained']} trained groups had equal "
+            f"rewards (no gradient); collapses: {events}\n"
+        )
+    return text
+
+
 def run(cfg: LearningCheckConfig) -> dict:
     from actors.eval_report import headline_table, headlines, load_results, summarize
 
@@ -88,10 +116,13 @@ def run(cfg: LearningCheckConfig) -> dict:
         "not lower (its difference's interval is shown).\n"
     )
     tables = ""
+    training = {}
     for seed in cfg.seeds:
-        rows = headlines(summarize(load_results(run_seed(cfg, seed))), cfg.min_calls_reduction)
+        results = run_seed(cfg, seed)
+        rows = headlines(summarize(load_results(results)), cfg.min_calls_reduction)
         runs[seed] = rows
-        tables += f"\n## Seed {seed}\n\n" + headline_table(rows)
+        training[seed] = training_health(results.parent.parent / "summary.json")
+        tables += f"\n## Seed {seed}\n\n" + headline_table(rows) + training_lines(training[seed])
     held = {seed: bool(rows) and all(r.holds for r in rows) for seed, rows in runs.items()}
     regressions = [
         f"seed {s}, {r.harness}: {r.verdict}" for s, rows in runs.items() for r in rows if r.regressed
@@ -107,6 +138,7 @@ def run(cfg: LearningCheckConfig) -> dict:
         "held": {str(seed): ok for seed, ok in held.items()},
         "runs_held": sum(held.values()),
         "regressions": regressions,
+        "training": {str(seed): health for seed, health in training.items()},
         "total_s": round(time.monotonic() - started, 1),
         "report": str(out / "headline.md"),
     }

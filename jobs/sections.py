@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from actors.grpo.advantages import row_weighting_problem
+from actors.grpo.collapse import CollapsePolicy
 from actors.ranks import rank_problems
 from actors.trainer_settings import setting_problems
 from environments.tasks.shipped import unknown_task_set
@@ -258,6 +259,9 @@ class TrainerSection:
     """GPUs per trainer rank: a fraction when the trainers share one GPU, as in the 1.7B preset."""
     resume: bool = False
     """Resume each trainer from the latest checkpoint under ``<out_dir>/<harness>/``."""
+    collapse: CollapsePolicy = CollapsePolicy()
+    """Noticing a collapse (pass or blocked rate against the start's, KL spikes) and rolling back or
+    stopping (``actors.grpo.collapse``)."""
 
     JOB_ONLY = ("cpus", "gpus", "resume")
 

@@ -107,12 +107,25 @@ def run(cfg: SmokeConfig) -> dict:
         t = stage(2, f"training one adapter per harness ({harnesses}): one serving actor, the guard")
         trained = train.run(train_cfg, stack)
         figures["train_s"] = round(time.monotonic() - t, 1)
-        kept = ("steps", "versions", "rollouts", "nodes", "guard_nodes", "adapter_transfer_s_max")
+        kept = (
+            "steps",
+            "versions",
+            "rollouts",
+            "collapses",
+            "nodes",
+            "guard_nodes",
+            "adapter_transfer_s_max",
+        )
         figures["train"] = {k: trained[k] for k in kept if k in trained}
         print(
             f"    trained {trained['steps']} steps in {figures['train_s']} s; versions {trained['versions']}",
             flush=True,
         )
+        for harness, events in trained.get("collapses", {}).items():
+            for event in events:
+                print(
+                    f"    {harness}: collapse at step {event['step']} ({event['reason']}): {event['action']}"
+                )
 
         merged = ", then the merged way" if eval_cfg.merged.tasks else ""
         t = stage(3, f"evaluating every checkpoint and the SFT start at once (multi-LoRA){merged}")

@@ -230,6 +230,7 @@ def run(cfg: TrainJobConfig, stack: Any = None) -> dict:
         "versions": {h: s["version"] for h, s in summaries.items()},
         "publish_ms_max": max((max(s["publish_ms"] or [0]) for s in summaries.values()), default=0),
         "rollouts": {h: s["rollouts"] for h, s in summaries.items()},
+        "collapses": {h: s.get("collapses", []) for h, s in summaries.items()},
         "nodes": {"serving": stack.node, **{h: s.get("node") for h, s in summaries.items()}},
         "guard_nodes": stack.guard_nodes,
         "adapter_transfer_s_max": max(

@@ -74,6 +74,11 @@ class RolloutCounters:
     groups_dropped: int = 0
     groups_stale: int = 0
     """Complete groups discarded by the off-policy window."""
+    groups_equal: int = 0
+    """Trained groups whose rewards were all equal: zero advantage for every rollout, so no gradient
+    (all failing, as in a collapse, or all passing in the same number of calls)."""
+    groups_rolled_back: int = 0
+    """Complete groups discarded because a rollback retracted the version they were sampled from."""
 
     @property
     def in_flight(self) -> int:
@@ -164,5 +169,7 @@ class GroupCollector:
             return None
         self.counters.groups_trained += 1
         rollouts = tuple(group.scored[k] for k in sorted(group.scored))
+        rewards = [r.reward for r in rollouts]
+        self.counters.groups_equal += max(rewards) - min(rewards) < 1e-9
         advantages = tuple(group_advantages([r.reward for r in rollouts]))
         return CompletedGroup(rollout.group_id, group.task_id, group.start_version, rollouts, advantages)

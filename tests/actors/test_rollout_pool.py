@@ -311,3 +311,45 @@ def test_the_session_runner_is_what_the_setup_names(ray_cluster, tmp_path):
         ray.get([actor.__ray_ready__.remote() for actor in actors.actors()], timeout=120)  # each one starts
     finally:
         actors.shutdown()
+
+
+def test_each_scored_rollout_reports_its_version_pass_and_block_to_the_collapse_watch():
+    def script(request, attempt):
+        outcome = scored(request, float(request.rollout_id.endswith("r0")))
+        if request.rollout_id.endswith("r0"):
+            return replace(outcome, verdict="pass")
+        return replace(outcome, blocked=request.rollout_id.endswith("r1"))
+
+    pool, _ = run_pool(PoolConfig("pi", group_size=2, max_sessions=2), ScriptedSessions(script), 4)
+    health = pool.drain_health()
+    assert len(health) >= 4 and not pool.drain_health()
+    assert {h[0] for h in health} == {0}
+    assert {h[1:] for h in health} == {(True, False), (False, True)}  # r0 passes, r1 is blocked
+
+
+def test_groups_of_equal_rewards_are_counted_and_a_rollback_withdraws_its_versions_rows():
+    sessions = ScriptedSessions(lambda r, a: scored(r, 0.0), delay_s=0.05)
+    with running(PoolConfig("pi", group_size=2, max_sessions=2), sessions) as pool:
+        assert len(drain(pool, 0)) == 0
+        deadline = time.monotonic() + 60
+        while pool.rollout_buffer.qsize() < 4 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert pool.collector.counters.groups_equal >= 2  # all zero: no gradient
+        assert pool.retract(0, 0) >= 4 and pool.rollout_buffer.qsize() == 0
+        pool.update_model_version(1)  # later groups (version 1) are trained as usual
+        later = drain(pool, 2)
+    assert later and all(s.model_version == 1 for s in later)
+    assert pool.collector.counters.groups_trained >= 3
+
+
+def test_a_group_still_running_from_a_retracted_version_is_not_trained():
+    sessions = ScriptedSessions(lambda r, a: scored(r, float(r.rollout_id.endswith("r0"))), delay_s=0.5)
+    with running(PoolConfig("pi", group_size=2, max_sessions=2), sessions) as pool:
+        deadline = time.monotonic() + 30
+        while not sessions.requests and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert pool.retract(0, 0) == 0  # nothing queued yet: the version-0 group is still running
+        pool.update_model_version(1)
+        later = drain(pool, 2)
+    assert later and all(s.model_version == 1 for s in later)
+    assert pool.collector.counters.groups_rolled_back == 1

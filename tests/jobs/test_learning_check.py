@@ -168,3 +168,19 @@ def test_the_job_report_opens_with_every_regression_before_the_count_of_runs_tha
     text = (tmp_path / "headline.md").read_text()
     assert text.index("**Regressions** (1)") < text.index("held in 1 of 2 runs") < text.index("## Seed 0")
     assert "- seed 3, pi: REGRESSION: pass@1 got worse" in text
+
+
+def test_each_seed_reports_its_collapses_and_groups_of_equal_rewards(tmp_path: Path):
+    out = tmp_path / "seed-3"
+    write_report(out / "eval", _sessions(0, START, 40) + _sessions(12, SHORT, 41), {})
+    event = {"step": 17, "reason": "24/24 of the latest rollouts blocked by the guard", "action": "rollback"}
+    train = {"rollouts": {"pi": {"groups_trained": 20, "groups_equal": 9}}, "collapses": {"pi": [event]}}
+    (out / "summary.json").write_text(json.dumps({"train": train}))
+    figures = run(LearningCheckConfig(seeds=(3,), out_dir=str(tmp_path)))
+    text = (tmp_path / "headline.md").read_text()
+    assert (
+        "- pi training: 9 of 20 trained groups had equal rewards (no gradient); collapses: step 17: 24/24"
+        in text
+    )
+    saved = json.loads((tmp_path / "headline.json").read_text())
+    assert saved["training"]["3"]["pi"]["groups_equal"] == 9 and figures["runs_held"] == 1

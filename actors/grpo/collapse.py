@@ -1,0 +1,195 @@
+"""Noticing that training collapsed, and which version to go back to: plain logic the trainer's step-end
+callback feeds (``actors.trainer``) and obeys.
+
+A policy can fall off a cliff in a few steps: its tool-call arguments stop parsing, the guard blocks
+every rollout, every group scores all zeros, and GRPO, which learns only from differences inside a group,
+has no gradient left to climb back with. Three signs show it, each against the run's own start:
+
+- **pass rate**: the latest ``recent_rollouts`` scored rollouts pass at under ``pass_floor`` of the rate
+  of the first ``reference_rollouts``, and a one-sided binomial test puts that below chance
+  (``significance``), so a hard draw of tasks is not read as a collapse;
+- **blocked rate**: at least ``max_blocked`` of the latest rollouts blocked by the guard, again beyond
+  chance against the start's blocked rate;
+- **KL spike**: the step's KL between sampler and trainer log-probs above ``kl_factor`` times its median
+  so far (and above ``kl_floor``) for ``kl_steps`` steps in a row.
+
+The version to go back to is the last one published before the evidence: for the rates, the version
+before the oldest one the window's rollouts were sampled from; for a spike, the version before the
+weights the first spiking step started from. ``action`` says what the trainer does: ``rollback``
+(restore that version's weights, scale the learning rate by ``lr_factor``, forget the optimizer's
+moments, discard rollouts of the versions in between; after ``max_rollbacks``, stop), ``stop`` (keep
+that version's weights and stop with a message), or ``watch`` (record only).
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections import deque
+from dataclasses import dataclass, field
+
+ACTIONS = ("rollback", "stop", "watch")
+
+
+@dataclass(frozen=True, slots=True)
+class CollapsePolicy:
+    action: str = "rollback"
+    """``rollback`` | ``stop`` | ``watch`` (see the module docstring)."""
+    reference_rollouts: int = 12
+    """The start's pass and blocked rates: the first rollouts scored in the run."""
+    recent_rollouts: int = 12
+    """The window judged at each step: the latest rollouts scored (since the last rollback)."""
+    pass_floor: float = 0.5
+    """A collapse: the window passes at under this share of the start's pass rate (and beyond chance)."""
+    max_blocked: float = 0.5
+    """A collapse: at least this share of the window blocked by the guard (and beyond chance)."""
+    significance: float = 0.01
+    """The one-sided binomial test's level: how unlikely the window must be under the start's rates."""
+    kl_factor: float = 10.0
+    """A KL spike: the step's KL above this many times the median of the steps before it."""
+    kl_floor: float = 0.02
+    """... and above this absolute value (tiny KLs jitter by large factors)."""
+    kl_steps: int = 2
+    """Spiking steps in a row that make a collapse."""
+    max_rollbacks: int = 2
+    """Rollbacks in a run before the trainer stops instead."""
+    lr_factor: float = 0.5
+    """Each rollback multiplies the learning rate by this."""
+    snapshots: int = 8
+    """Published versions whose adapter weights the trainer keeps (on the CPU) to roll back to, beside the
+    run's first, which is always kept."""
+
+    def __post_init__(self) -> None:
+        problems = []
+        if self.action not in ACTIONS:
+            problems.append(f"action={self.action!r}: use rollback, stop or watch")
+        for name in ("reference_rollouts", "recent_rollouts", "kl_steps", "snapshots"):
+            if getattr(self, name) < 1:
+                problems.append(f"{name}={getattr(self, name)}: must be >= 1")
+        for name in ("pass_floor", "max_blocked", "significance", "lr_factor"):
+            if not 0 < getattr(self, name) <= 1:
+                problems.append(f"{name}={getattr(self, name)}: must be in (0, 1]")
+        if self.kl_factor <= 1 or self.kl_floor < 0 or self.max_rollbacks < 0:
+            problems.append(
+                f"kl_factor={self.kl_factor}, kl_floor={self.kl_floor}, max_rollbacks={self.max_rollbacks}: "
+                "need kl_factor > 1, kl_floor >= 0, max_rollbacks >= 0"
+            )
+        if problems:
+            raise ValueError("collapse: " + "; ".join(problems))
+
+
+@dataclass(frozen=True, slots=True)
+class Collapse:
+    """What the watch found at a step, and what the trainer is to do."""
+
+    step: int
+    reason: str
+    good_version: int
+    """The last version published before the evidence: the one to go back to."""
+    action: str
+    """``rollback``, ``stop`` or ``watch`` (the policy's, turned to ``stop`` when rollbacks ran out)."""
+
+
+def binomial_cdf(k: int, n: int, p: float) -> float:
+    """P(X <= k) for X ~ Binomial(n, p)."""
+    p = min(max(p, 0.0), 1.0)
+    return sum(math.comb(n, i) * p**i * (1 - p) ** (n - i) for i in range(0, min(k, n) + 1))
+
+
+@dataclass
+class CollapseWatch:
+    """One trainer's watch (not thread-safe: the trainer's step-end callback is its one caller)."""
+
+    policy: CollapsePolicy = field(default_factory=CollapsePolicy)
+    start_version: int = 1
+    """The version the run's first rollouts were sampled from (the start adapter's)."""
+    reference: list[tuple[bool, bool]] = field(default_factory=list)
+    """(passed, blocked) of the run's first rollouts."""
+    recent: deque = field(default_factory=deque)
+    """(version, passed, blocked) of the latest rollouts, oldest first."""
+    kls: list[float] = field(default_factory=list)
+    """Every step's KL so far, spikes included (the median resists them)."""
+    spike_versions: list[int] = field(default_factory=list)
+    """Versions published before each step of the current run of spiking steps."""
+    ignore_through: int = 0
+    """Rollouts sampled from this version or older are not counted (set by a rollback)."""
+    rollbacks: int = 0
+    events: list[Collapse] = field(default_factory=list)
+
+    def rollout(self, version: int, passed: bool, blocked: bool) -> None:
+        """A rollout was scored (in the order they finish)."""
+        if len(self.reference) < self.policy.reference_rollouts:
+            self.reference.append((passed, blocked))
+        if version <= self.ignore_through:
+            return
+        self.recent.append((version, passed, blocked))
+        while len(self.recent) > self.policy.recent_rollouts:
+            self.recent.popleft()
+
+    def step(self, step: int, kl: float | None, version: int) -> Collapse | None:
+        """After optimizer step ``step``, with its KL (None if not measured) and ``version``, the version
+        whose weights that step started from (their KL it measured): a collapse to act on, or None."""
+        reason, good = self._rates()
+        spike = self._spike(kl, version)
+        if reason is None and spike is not None:
+            reason, good = spike
+        if reason is None:
+            return None
+        action = self.policy.action
+        if action == "rollback" and self.rollbacks >= self.policy.max_rollbacks:
+            action = "stop"
+            reason += f" (no rollback left: {self.rollbacks} of {self.policy.max_rollbacks} used)"
+        event = Collapse(step, reason, max(good, self.start_version), action)
+        self.events.append(event)
+        return event
+
+    def rolled_back(self, through_version: int) -> None:
+        """The trainer went back: judge only rollouts of versions after ``through_version`` (the last one
+        published before the rollback) and start the KL streak afresh."""
+        self.rollbacks += 1
+        self.ignore_through = through_version
+        self.recent.clear()
+        self.spike_versions.clear()
+
+    def _rates(self) -> tuple[str | None, int]:
+        p = self.policy
+        if len(self.reference) < p.reference_rollouts or len(self.recent) < p.recent_rollouts:
+            return None, 0
+        n = len(self.recent)
+        passed = sum(r[1] for r in self.recent)
+        blocked = sum(r[2] for r in self.recent)
+        ref_pass = sum(r[0] for r in self.reference) / len(self.reference)
+        ref_blocked = sum(r[1] for r in self.reference) / len(self.reference)
+        good = min(r[0] for r in self.recent) - 1
+        if passed / n < p.pass_floor * ref_pass and binomial_cdf(passed, n, ref_pass) < p.significance:
+            return (
+                f"pass rate {passed}/{n} over the latest rollouts against {ref_pass:.2f} at the start",
+                good,
+            )
+        chance_blocked = 1 - binomial_cdf(blocked - 1, n, max(ref_blocked, 0.05))
+        if blocked / n >= p.max_blocked and chance_blocked < p.significance:
+            return (
+                f"{blocked}/{n} of the latest rollouts blocked by the guard, {ref_blocked:.2f} at the start",
+                good,
+            )
+        return None, 0
+
+    def _spike(self, kl: float | None, version: int) -> tuple[str, int] | None:
+        if kl is None or math.isnan(kl):
+            return None
+        before = list(self.kls)
+        self.kls.append(kl)
+        if len(before) < 3:
+            return None
+        median = statistics.median(before)
+        if kl <= max(self.policy.kl_floor, self.policy.kl_factor * median):
+            self.spike_versions.clear()
+            return None
+        self.spike_versions.append(version)
+        if len(self.spike_versions) < self.policy.kl_steps:
+            return None
+        return (
+            f"KL {kl:.3f} over {self.policy.kl_factor:g}x its median {median:.4f} for "
+            f"{len(self.spike_versions)} steps in a row",
+            self.spike_versions[0] - 1,
+        )

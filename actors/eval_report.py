@@ -566,14 +566,36 @@ class Headline:
         return f"{line}; {gains}" if gains else line
 
 
-def headlines(cells: Sequence[Cell], min_reduction: float = 0.30) -> list[Headline]:
-    """Per harness with a start and a trained checkpoint, the headline of its last checkpoint."""
+def choose_by_validation(cells: Sequence[Cell]) -> dict[str, str]:
+    """Per harness, the trained checkpoint a validation pass chooses (``cells`` of validation tasks, never
+    the held-out ones): the highest pass@1, then the fewest mean tool calls, then the latest step."""
+    chosen = {}
+    for harness in sorted({c.harness for c in cells}):
+        trained = [
+            c for c in cells if c.harness == harness and c.task_kind == ALL and c.step > 0 and c.sessions
+        ]
+        if trained:
+            chosen[harness] = max(trained, key=lambda c: (c.pass_at_1, -c.mean_tool_calls, c.step)).checkpoint
+    return chosen
+
+
+def headlines(
+    cells: Sequence[Cell], min_reduction: float = 0.30, chosen: dict[str, str] | None = None
+) -> list[Headline]:
+    """Per harness with a start and a trained checkpoint, the headline of its last checkpoint: the one
+    ``chosen`` names (``choose_by_validation``), else the latest."""
     rows = []
     for harness in sorted({c.harness for c in cells}):
-        pair = start_and_last(c for c in cells if c.harness == harness and c.task_kind == ALL)
+        mine = [c for c in cells if c.harness == harness and c.task_kind == ALL]
+        pair = start_and_last(mine)
         if pair is None or not pair[0].sessions or not pair[1].sessions:
             continue
         start, last = pair
+        if chosen and harness in chosen:
+            named = [c for c in mine if c.checkpoint == chosen[harness]]
+            if not named:
+                raise ValueError(f"{harness}: the chosen checkpoint {chosen[harness]!r} was not evaluated")
+            last = named[0]
         reduction = 1 - last.mean_tool_calls / start.mean_tool_calls if start.mean_tool_calls else 0.0
         apart = last.calls_high < start.calls_low
         difference = difference_interval(last.passes, last.sessions, start.passes, start.sessions)

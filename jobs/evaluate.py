@@ -95,6 +95,9 @@ class EvalConfig:
     trackio_project: str = ""
     """The Trackio project the table and per-step figures go to (the training run's, to see both
     together); "" logs nowhere."""
+    model_cards: bool = True
+    """Write each checkpoint's rows into its model card (off for a validation pass, whose tasks only
+    choose a checkpoint: the card keeps the held-out figures)."""
     serving: ServingSection = field(default_factory=ServingSection)
     """The served model (the one the checkpoints were trained on): preset, overrides, placement."""
     guard: GuardSection = field(default_factory=GuardSection)
@@ -440,7 +443,7 @@ def run(cfg: EvalConfig, stack: Any = None, server_start_s: float = 0.0) -> dict
             f"evaluation-{out.name}", config, trackio_points(cells, cheating), tables
         )
     for checkpoint in live:  # each adapter's model card gets its own rows of the table
-        if checkpoint.path is not None:
+        if checkpoint.path is not None and cfg.model_cards:
             mine = [c for c in cells if c.checkpoint == checkpoint.name]
             table = markdown_table(mine) if mine else "No session was scored.\n"
             general = capability_table([r for r in capability if r.checkpoint == checkpoint.name])

@@ -4,11 +4,13 @@
 
 Each seed is one whole smoke run of ``smoke_config`` (``jobs.smoke``: train from the SFT start, evaluate
 every checkpoint and the start on the held-out tasks) in ``<out_dir>/seed-<n>/``, with the train job's
-``trainer.seed`` and ``tasks.seed`` set to ``n``. Then, per run and harness, the headline
-(``actors.eval_report.headlines``): the last checkpoint's mean tool calls at least ``min_calls_reduction``
-below its start's, the two intervals apart, pass@1 not lower. ``<out_dir>/headline.md`` has a table per run
-and the count of runs where it held; ``headline.json`` the same figures. A run whose ``summary.json``
-exists is reused (``reuse``), so an interrupted check resumes at the next seed.
+``trainer.seed`` and ``tasks.seed`` set to ``n``; then a validation pass over its checkpoints on tasks
+that are neither trained on nor held out (``seed-<n>/validation/``) chooses the checkpoint the headline
+calls "last". Per run and harness, the headline (``actors.eval_report.headlines``): that checkpoint's mean
+tool calls at least ``min_calls_reduction`` below its start's, the two intervals apart, pass@1 not lower.
+``<out_dir>/headline.md`` opens with every regression, then the count of runs where the headline held, a
+table per run and what its training noticed (collapses, groups of equal rewards); ``headline.json`` has the
+same figures. A finished run or validation pass is reused (``reuse``), so an interrupted check resumes.
 """
 
 from __future__ import annotations
@@ -25,11 +27,22 @@ CONFIGS = Path(__file__).resolve().parent / "configs"
 DEFAULT_CONFIG = CONFIGS / "learning-check-runs.yaml"
 
 
+VALIDATION = (
+    "tasks.set=row-count-validation",
+    "tasks.max_tasks=24",
+    "include_base=false",
+    "capability.problems=0",
+    "merged.tasks=0",
+    "model_cards=false",
+)
+"""The row-count family's validation tasks, every trained checkpoint, nothing else."""
+
+
 @dataclass(frozen=True, slots=True)
 class LearningCheckConfig:
     smoke_config: str = str(CONFIGS / "learning-check.yaml")
     """The smoke-run config each seed runs (``jobs.smoke``)."""
-    seeds: tuple[int, ...] = (0, 1, 2)
+    seeds: tuple[int, ...] = (0, 1, 2, 3, 4)
     """One independent run per seed (the train job's ``trainer.seed`` and ``tasks.seed``)."""
     out_dir: str = "artifacts/learning-check"
     """Runs go to ``seed-<n>/``; ``headline.md`` and ``headline.json`` beside them."""
@@ -41,6 +54,11 @@ class LearningCheckConfig:
     """``key=value`` overrides of every run's train config (after the smoke config's own)."""
     eval_overrides: tuple[str, ...] = field(default_factory=tuple)
     """``key=value`` overrides of every run's evaluation config (after the smoke config's own)."""
+    validation_overrides: tuple[str, ...] = VALIDATION
+    """Overrides of the evaluation config (after ``eval_overrides``) for a validation pass over every
+    run's checkpoints in ``seed-<n>/validation/``: its tasks choose the checkpoint the headline calls
+    "last" (``actors.eval_report.choose_by_validation``), so the held-out tasks judge a choice they did not
+    make. Empty: no validation pass; "last" is the latest checkpoint."""
 
     def __post_init__(self) -> None:
         if not self.seeds or len(set(self.seeds)) != len(self.seeds):
@@ -75,6 +93,29 @@ def run_seed(cfg: LearningCheckConfig, seed: int) -> Path:
     return results
 
 
+def run_validation(cfg: LearningCheckConfig, seed: int) -> Path | None:
+    """The validation pass over a finished run's checkpoints (kept from before when ``reuse``); returns its
+    ``results.json``, or None without ``validation_overrides``."""
+    if not cfg.validation_overrides:
+        return None
+    from jobs import evaluate, smoke
+
+    out = Path(cfg.out_dir).resolve() / f"seed-{seed}"
+    results = out / "validation" / "results.json"
+    if cfg.reuse and results.exists():
+        return results
+    smoke_cfg = load_config(smoke.SmokeConfig, smoke.locate(cfg.smoke_config))
+    overrides = (*smoke_cfg.eval_overrides, *cfg.eval_overrides, *cfg.validation_overrides)
+    eval_cfg = load_config(
+        evaluate.EvalConfig,
+        smoke.locate(smoke_cfg.eval_config),
+        (f"train_dir={out / 'train'}", f"out_dir={out / 'validation'}", *overrides),
+    )
+    print(f"[learning check] seed {seed}: the validation pass chooses the checkpoint", flush=True)
+    evaluate.run(eval_cfg)
+    return results
+
+
 def training_health(summary: Path) -> dict[str, dict]:
     """Per harness, from a run's ``summary.json``: the collapses its trainer noticed (and what it did) and
     how many trained groups had rewards all equal (no gradient)."""
@@ -104,7 +145,7 @@ def training_lines(health: dict[str, dict]) -> str:
 
 
 def run(cfg: LearningCheckConfig) -> dict:
-    from actors.eval_report import headline_table, headlines, load_results, summarize
+    from actors.eval_report import choose_by_validation, headline_table, headlines, load_results, summarize
 
     started = time.monotonic()
     out = Path(cfg.out_dir).resolve()
@@ -119,7 +160,9 @@ def run(cfg: LearningCheckConfig) -> dict:
     training = {}
     for seed in cfg.seeds:
         results = run_seed(cfg, seed)
-        rows = headlines(summarize(load_results(results)), cfg.min_calls_reduction)
+        validation = run_validation(cfg, seed)
+        chosen = choose_by_validation(summarize(load_results(validation))) if validation else None
+        rows = headlines(summarize(load_results(results)), cfg.min_calls_reduction, chosen)
         runs[seed] = rows
         training[seed] = training_health(results.parent.parent / "summary.json")
         tables += f"\n## Seed {seed}\n\n" + headline_table(rows) + training_lines(training[seed])

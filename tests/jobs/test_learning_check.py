@@ -66,7 +66,7 @@ def test_the_job_counts_runs_where_the_headline_held(tmp_path: Path):
         out = tmp_path / f"seed-{seed}"
         write_report(out / "eval", _sessions(0, START, 40) + last, {})
         (out / "summary.json").write_text("{}\n")
-    figures = run(LearningCheckConfig(seeds=(0, 1), out_dir=str(tmp_path)))
+    figures = run(LearningCheckConfig(seeds=(0, 1), out_dir=str(tmp_path), validation_overrides=()))
     assert figures["held"] == {"0": True, "1": False} and figures["runs_held"] == 1
     text = (tmp_path / "headline.md").read_text()
     assert "## Seed 0" in text and "## Seed 1" in text and "held in 1 of 2 runs" in text
@@ -74,9 +74,12 @@ def test_the_job_counts_runs_where_the_headline_held(tmp_path: Path):
     assert saved["runs"]["0"][0]["calls_apart"] is True
 
 
-def test_its_config_runs_three_seeds_of_the_learning_check_and_refuses_repeats():
+def test_its_config_runs_five_seeds_with_a_validation_pass_and_refuses_repeats():
+    from jobs.learning_check import VALIDATION
+
     cfg = load_config(LearningCheckConfig, DEFAULT_CONFIG)
-    assert cfg.seeds == (0, 1, 2) and cfg.smoke_config.endswith("learning-check.yaml")
+    assert cfg.seeds == (0, 1, 2, 3, 4) and cfg.smoke_config.endswith("learning-check.yaml")
+    assert cfg.validation_overrides == VALIDATION
     with pytest.raises(ConfigError, match=r"seeds=\[1, 1\]: give one or more distinct seeds"):
         load_config(LearningCheckConfig, DEFAULT_CONFIG, ("seeds=[1, 1]",))
 
@@ -163,7 +166,7 @@ def test_the_job_report_opens_with_every_regression_before_the_count_of_runs_tha
         out = tmp_path / f"seed-{seed}"
         write_report(out / "eval", _sessions(0, START, 40) + last, {})
         (out / "summary.json").write_text("{}\n")
-    figures = run(LearningCheckConfig(seeds=(0, 3), out_dir=str(tmp_path)))
+    figures = run(LearningCheckConfig(seeds=(0, 3), out_dir=str(tmp_path), validation_overrides=()))
     assert figures["runs_held"] == 1 and len(figures["regressions"]) == 1
     text = (tmp_path / "headline.md").read_text()
     assert text.index("**Regressions** (1)") < text.index("held in 1 of 2 runs") < text.index("## Seed 0")
@@ -176,7 +179,7 @@ def test_each_seed_reports_its_collapses_and_groups_of_equal_rewards(tmp_path: P
     event = {"step": 17, "reason": "24/24 of the latest rollouts blocked by the guard", "action": "rollback"}
     train = {"rollouts": {"pi": {"groups_trained": 20, "groups_equal": 9}}, "collapses": {"pi": [event]}}
     (out / "summary.json").write_text(json.dumps({"train": train}))
-    figures = run(LearningCheckConfig(seeds=(3,), out_dir=str(tmp_path)))
+    figures = run(LearningCheckConfig(seeds=(3,), out_dir=str(tmp_path), validation_overrides=()))
     text = (tmp_path / "headline.md").read_text()
     assert (
         "- pi training: 9 of 20 trained groups had equal rewards (no gradient); collapses: step 17: 24/24"
@@ -184,3 +187,29 @@ def test_each_seed_reports_its_collapses_and_groups_of_equal_rewards(tmp_path: P
     )
     saved = json.loads((tmp_path / "headline.json").read_text())
     assert saved["training"]["3"]["pi"]["groups_equal"] == 9 and figures["runs_held"] == 1
+
+
+def test_the_validation_pass_chooses_the_checkpoint_the_headline_calls_last(tmp_path: Path):
+    out = tmp_path / "seed-0"
+    held_out = _sessions(0, START, 40) + _sessions(12, SHORT, 41) + _sessions(24, SHORT, 10)
+    write_report(out / "eval", held_out, {})
+    (out / "summary.json").write_text("{}\n")
+    validation = _sessions(12, SHORT[:24], 20) + _sessions(24, SHORT[:24], 8)  # step 24 fell apart
+    write_report(out / "validation", validation, {})
+    figures = run(LearningCheckConfig(seeds=(0,), out_dir=str(tmp_path)))  # the pass is kept, not run
+    assert figures["runs_held"] == 1 and not figures["regressions"]
+    saved = json.loads((tmp_path / "headline.json").read_text())
+    assert saved["runs"]["0"][0]["last"]["checkpoint"] == "pi-step12"
+
+
+def test_the_validation_pass_prefers_pass_at_1_then_fewer_calls_then_the_later_step():
+    from actors.eval_report import choose_by_validation
+
+    tie = _sessions(12, START[:24], 20) + _sessions(24, START[:24], 20)
+    assert choose_by_validation(summarize(tie)) == {"pi": "pi-step24"}
+    shorter = _sessions(12, SHORT[:24], 20) + _sessions(24, START[:24], 20)
+    assert choose_by_validation(summarize(shorter)) == {"pi": "pi-step12"}
+    better = _sessions(12, SHORT[:24], 19) + _sessions(24, START[:24], 20)
+    assert choose_by_validation(summarize(better + _sessions(0, START[:24], 24))) == {"pi": "pi-step24"}
+    with pytest.raises(ValueError, match="the chosen checkpoint 'pi-step36' was not evaluated"):
+        headlines(summarize(_sessions(0, START, 40) + _sessions(12, SHORT, 41)), chosen={"pi": "pi-step36"})

@@ -36,9 +36,20 @@ def _row_count_tasks() -> list[Task]:
     return row_count_tasks()
 
 
-_TASK_SETS = {"shipped": shipped_tasks, "row-count": _row_count_tasks}
+def _row_count_validation_tasks() -> list[Task]:
+    from environments.tasks.shipped.row_count import row_count_validation_tasks
+
+    return row_count_validation_tasks()
+
+
+_TASK_SETS = {
+    "shipped": shipped_tasks,
+    "row-count": _row_count_tasks,
+    "row-count-validation": _row_count_validation_tasks,
+}
 TASK_SETS = tuple(_TASK_SETS)
-"""``shipped``: the data-analysis and repo tasks; ``row-count``: the learning-check family."""
+"""``shipped``: the data-analysis and repo tasks; ``row-count``: the learning-check family;
+``row-count-validation``: the family's validation tasks (all held out), to choose a checkpoint on."""
 
 
 def unknown_task_set(name: str) -> str | None:

@@ -8,7 +8,9 @@ so only running it passes; the demonstrations (``row_count_plan``) mostly look a
 nobody needs (``head``, ``cat answer.txt``, ``ls``, ``wc -l``), so a trained policy has calls to drop, and
 about one in five goes straight to the command, so the SFT start samples the short path GRPO can raise.
 
-48 train and 48 eval tasks (48 sessions per checkpoint keep the pass@1 interval within about +-0.14).
+48 train and 48 eval tasks (48 sessions per checkpoint keep the pass@1 interval within about +-0.14), and
+24 validation tasks (``row-count-validation``, numbered far after the demonstrations' extra tasks), on
+which the learning check chooses the checkpoint it reports, so the eval tasks judge it unseen.
 The reward's 0.1 x (1 - tool_calls/15) is the only thing that separates a one-call solution from a
 five-call one.
 """
@@ -23,6 +25,9 @@ from environments.tasks.types import AnswerOracle, Kind, Limits, Reference, Sour
 SEED = 20261129
 TRAIN_TASKS = 48
 EVAL_TASKS = 48
+VALIDATION_TASKS = 24
+VALIDATION_FIRST = 10_000
+"""The validation tasks' first number: past the train, eval and any demonstration tasks."""
 ROW_COUNT_COMMAND = "tail -n +2 data.csv | wc -l > answer.txt"
 MIN_ROWS, MAX_ROWS = 6, 60
 LIMITS = Limits(agent_timeout_s=300.0, verify_timeout_s=30.0, memory_mb=1024, max_processes=32)
@@ -58,12 +63,13 @@ def instruction(title: str) -> str:
     )
 
 
-def row_count_task(index: int, split: Split) -> Task:
+def row_count_task(index: int, split: Split, name: str = "") -> Task:
+    """Task ``index`` of the family (its data seeded by the index), named ``rows-<name or split>-<index>``."""
     rng = random.Random(SEED * 1000 + index)
     title, columns = _TITLES[index % len(_TITLES)]
     rows = rng.randint(MIN_ROWS, MAX_ROWS)
     return Task(
-        id=f"rows-{split.value}-{index:03d}",
+        id=f"rows-{name or split.value}-{index:03d}",
         source=Source.DATA,
         kind=Kind.ANALYSIS,
         split=split,
@@ -81,6 +87,12 @@ def row_count_demo_tasks(count: int) -> list[Task]:
     either): demonstrations for an agent that needs more than the family's 48 train tasks give."""
     first = TRAIN_TASKS + EVAL_TASKS
     return [row_count_task(first + i, Split.TRAIN) for i in range(count)]
+
+
+def row_count_validation_tasks() -> list[Task]:
+    """The family's validation tasks, as a set of its own whose tasks are all held out (an evaluation of
+    it runs them all; a training run on ``row-count`` never draws them)."""
+    return [row_count_task(VALIDATION_FIRST + i, Split.EVAL, "validation") for i in range(VALIDATION_TASKS)]
 
 
 def row_count_tasks() -> list[Task]:

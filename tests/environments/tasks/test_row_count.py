@@ -52,6 +52,19 @@ def test_a_wrong_count_fails_and_the_command_passes(tasks, tmp_path: Path):
 
 
 def test_an_unknown_task_set_names_the_choices():
-    assert TASK_SETS == ("shipped", "row-count")
-    with pytest.raises(ValueError, match="task_set='rows': choose one of shipped, row-count"):
+    assert TASK_SETS == ("shipped", "row-count", "row-count-validation")
+    with pytest.raises(ValueError, match="task_set='rows': choose one of shipped, row-count, row-count-val"):
         task_set("rows")
+
+
+def test_the_validation_tasks_are_held_out_and_share_no_data_with_training_evaluation_or_demos(tasks):
+    from environments.tasks.shipped.row_count import VALIDATION_TASKS, row_count_demo_tasks
+
+    validation = task_set("row-count-validation")
+    assert len(validation) == VALIDATION_TASKS and {t.split for t in validation} == {Split.EVAL}
+    assert all(t.id.startswith("rows-validation-") for t in validation)
+    seen = {t.workspace["data.csv"] for t in [*tasks, *row_count_demo_tasks(96)]}
+    assert not seen & {t.workspace["data.csv"] for t in validation}
+    assert not {t.id for t in tasks} & {t.id for t in validation}
+    failed = {t.id: [r.name.value for r in run_checks(t) if not r.passed] for t in validation[:4]}
+    assert {k: v for k, v in failed.items() if v} == {}

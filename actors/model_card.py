@@ -49,6 +49,9 @@ serves the base model with this adapter and points your {harness} config at it (
 
 
 def write_card(folder: Path, base_model: str, harness: str, training: dict[str, Any]) -> Path:
+    from actors.serving.gguf import source_name
+
+    base_model = source_name(base_model) or base_model  # a converted GGUF names what it came from
     path = Path(folder) / CARD
     path.write_text(render_card(base_model, harness, Path(folder).name, training))
     return path

@@ -29,12 +29,18 @@ def load_preset(name: str, overrides: tuple[str, ...] = ()) -> ServingConfig:
 
 
 def resolve_model(cfg: ServingConfig) -> ServingConfig:
-    """Replace ``model: tiny`` / a tiny agent's name (``actors.sft.tiny_agent.AGENTS``) by the locally built
-    folder (building it if needed)."""
+    """Replace ``model: tiny`` / a tiny agent's name (``actors.sft.tiny_agent.AGENTS``) / a GGUF model
+    (``actors.serving.gguf``: a name in ``GGUF_MODELS`` or a ``.gguf`` path) by the locally built or
+    converted folder (building it if needed)."""
     if cfg.model == TINY:
         from environments.tiny_model import build_tiny_model
 
         return pin_model(replace(cfg, model=str(build_tiny_model())))
+    from actors.serving.gguf import gguf_checkpoint
+    from environments.tiny_model.build import cache_root
+
+    if (converted := gguf_checkpoint(cfg.model, cache_root())) is not None:
+        return pin_model(replace(cfg, model=str(converted)))
     from actors.sft.tiny_agent import AGENTS, build_tiny_agent
 
     if cfg.model in AGENTS:

@@ -83,3 +83,5 @@ def test_one_trainer_runs_two_steps_on_real_rollouts_and_resumes(serving, tiny_m
     still_running = len(first_pool._requests)
     assert counts["started"] == counts["finished"] + counts["dropped"] + counts["retried"] + still_running
     assert counts["groups_trained"] >= 2
+    assert 0 <= counts["groups_equal"] <= counts["groups_trained"] and counts["groups_rolled_back"] == 0
+    assert summary["collapses"] == []  # two healthy steps: the watch stays quiet

@@ -6,8 +6,8 @@ every rollout, every group scores all zeros, and GRPO, which learns only from di
 has no gradient left to climb back with. Three signs show it, each against the run's own start:
 
 - **pass rate**: the latest ``recent_rollouts`` scored rollouts pass at under ``pass_floor`` of the rate
-  of the first ``reference_rollouts``, and a one-sided binomial test puts that below chance
-  (``significance``), so a hard draw of tasks is not read as a collapse;
+  of the first ``reference_rollouts``, and so few passes would happen at the start's rate with a chance
+  under ``significance`` (one-sided binomial), so a hard draw of tasks is not read as a collapse;
 - **blocked rate**: at least ``max_blocked`` of the latest rollouts blocked by the guard, again beyond
   chance against the start's blocked rate;
 - **KL spike**: the step's KL between sampler and trainer log-probs above ``kl_factor`` times its median
@@ -43,7 +43,7 @@ class CollapsePolicy:
     """A collapse: the window passes at under this share of the start's pass rate (and beyond chance)."""
     max_blocked: float = 0.5
     """A collapse: at least this share of the window blocked by the guard (and beyond chance)."""
-    significance: float = 0.01
+    significance: float = 0.001
     """The one-sided binomial test's level: how unlikely the window must be under the start's rates."""
     kl_factor: float = 10.0
     """A KL spike: the step's KL above this many times the median of the steps before it."""

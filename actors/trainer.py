@@ -408,7 +408,8 @@ class HarnessTrainer:
         if action == "rollback":
             record["learning_rate"] = self._smaller_step(self.cfg.collapse.lr_factor)
             record["rows_withdrawn"] = pool.retract(restored + 1, trainer.model_version)
-            self.watch.rolled_back(trainer.model_version)
+            self.watch.rolled_back(restored, trainer.model_version)
+            self.snapshot(trainer.model_version + 1)  # the restored weights, published next
             message = (
                 f"{self.cfg.harness} step {step}: collapse ({event.reason}); rolled back to version "
                 f"{restored} with learning rate {record['learning_rate']:.3g}"

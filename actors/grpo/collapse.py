@@ -13,9 +13,12 @@ has no gradient left to climb back with. Three signs show it, each against the r
 - **KL spike**: the step's KL between sampler and trainer log-probs above ``kl_factor`` times its median
   so far (and above ``kl_floor``) for ``kl_steps`` steps in a row.
 
-The version to go back to is the last one published before the evidence: for the rates, the version
-before the oldest one the window's rollouts were sampled from; for a spike, the version before the
-weights the first spiking step started from. ``action`` says what the trainer does: ``rollback``
+The version to go back to is the latest one published before the evidence (the oldest version the
+window's rollouts were sampled from; for a spike, the weights the first spiking step started from) whose
+own rollouts vouch for it: at least ``min_evidence`` of them, passing at no less than ``pass_floor`` of the
+start's rate and blocked under ``max_blocked``, and not withdrawn by an earlier rollback. Evidence lags a
+few versions behind the weights, so a version nobody sampled enough is passed over; with none vouched for,
+it is the run's first. ``action`` says what the trainer does: ``rollback``
 (restore that version's weights, scale the learning rate by ``lr_factor``, forget the optimizer's
 moments, discard rollouts of the versions in between; after ``max_rollbacks``, stop), ``stop`` (keep
 that version's weights and stop with a message), or ``watch`` (record only).
@@ -51,6 +54,8 @@ class CollapsePolicy:
     """... and above this absolute value (tiny KLs jitter by large factors)."""
     kl_steps: int = 2
     """Spiking steps in a row that make a collapse."""
+    min_evidence: int = 4
+    """Rollouts of a version needed to vouch for it as one to go back to."""
     max_rollbacks: int = 2
     """Rollbacks in a run before the trainer stops instead."""
     lr_factor: float = 0.5
@@ -63,7 +68,7 @@ class CollapsePolicy:
         problems = []
         if self.action not in ACTIONS:
             problems.append(f"action={self.action!r}: use rollback, stop or watch")
-        for name in ("reference_rollouts", "recent_rollouts", "kl_steps", "snapshots"):
+        for name in ("reference_rollouts", "recent_rollouts", "kl_steps", "snapshots", "min_evidence"):
             if getattr(self, name) < 1:
                 problems.append(f"{name}={getattr(self, name)}: must be >= 1")
         for name in ("pass_floor", "max_blocked", "significance", "lr_factor"):
@@ -112,7 +117,11 @@ class CollapseWatch:
     spike_versions: list[int] = field(default_factory=list)
     """Versions published before each step of the current run of spiking steps."""
     ignore_through: int = 0
-    """Rollouts sampled from this version or older are not counted (set by a rollback)."""
+    """Rollouts sampled from this version or older are not judged (set by a rollback)."""
+    tallies: dict[int, list[int]] = field(default_factory=dict)
+    """Per version: rollouts scored, passed, blocked (every one, judged or not)."""
+    withdrawn: list[tuple[int, int]] = field(default_factory=list)
+    """Version ranges (first, last) rollbacks withdrew: never gone back to."""
     rollbacks: int = 0
     events: list[Collapse] = field(default_factory=list)
 
@@ -120,6 +129,10 @@ class CollapseWatch:
         """A rollout was scored (in the order they finish)."""
         if len(self.reference) < self.policy.reference_rollouts:
             self.reference.append((passed, blocked))
+        tally = self.tallies.setdefault(version, [0, 0, 0])
+        tally[0] += 1
+        tally[1] += passed
+        tally[2] += blocked
         if version <= self.ignore_through:
             return
         self.recent.append((version, passed, blocked))
@@ -139,17 +152,32 @@ class CollapseWatch:
         if action == "rollback" and self.rollbacks >= self.policy.max_rollbacks:
             action = "stop"
             reason += f" (no rollback left: {self.rollbacks} of {self.policy.max_rollbacks} used)"
-        event = Collapse(step, reason, max(good, self.start_version), action)
+        event = Collapse(step, reason, self._vouched_before(good + 1), action)
         self.events.append(event)
         return event
 
-    def rolled_back(self, through_version: int) -> None:
-        """The trainer went back: judge only rollouts of versions after ``through_version`` (the last one
-        published before the rollback) and start the KL streak afresh."""
+    def rolled_back(self, restored_version: int, through_version: int) -> None:
+        """The trainer went back to ``restored_version``'s weights: the versions after it through
+        ``through_version`` (the last published before the rollback) are withdrawn, only rollouts of later
+        versions are judged, and the KL streak starts afresh."""
         self.rollbacks += 1
+        self.withdrawn.append((restored_version + 1, through_version))
         self.ignore_through = through_version
         self.recent.clear()
         self.spike_versions.clear()
+
+    def _vouched_before(self, version: int) -> int:
+        """The latest version before ``version`` whose own rollouts vouch for it (module docstring), else
+        the run's first."""
+        p = self.policy
+        ref_pass = sum(r[0] for r in self.reference) / len(self.reference) if self.reference else 0.0
+        for candidate in range(version - 1, self.start_version, -1):
+            if any(first <= candidate <= last for first, last in self.withdrawn):
+                continue
+            n, passed, blocked = self.tallies.get(candidate, (0, 0, 0))
+            if n >= p.min_evidence and passed / n >= p.pass_floor * ref_pass and blocked / n < p.max_blocked:
+                return candidate
+        return self.start_version
 
     def _rates(self) -> tuple[str | None, int]:
         p = self.policy

@@ -88,29 +88,30 @@ def test_a_collapse_rolls_back_to_the_kept_version_with_a_smaller_step(tiny_mode
     owner.watch.start_version = 1
     kept = {}
     pool.health = [(1, True, False)] * 12
-    for step in (1, 2, 3):
+    for step in (1, 2, 3, 4):
         train_step(owner, 1.0)
         owner.trainer.model_version = step  # TRL's publish after the previous step
         assert owner.check_collapse(step) is None
         kept[step + 1] = lora(owner)
-    # versions 4 and 5 stop passing: the watch names version 3, the one before the window
-    pool.health = [(4, False, False)] * 6 + [(5, False, False)] * 6
+        pool.health = [(step + 1, True, False)] * 4  # each version's own rollouts pass
+    # versions 5 and 6 stop passing: back to 4, the latest before them that its own rollouts vouch for
+    pool.health = [(5, False, False)] * 6 + [(6, False, False)] * 6
     train_step(owner, 1.0)
-    owner.trainer.model_version = 5
+    owner.trainer.model_version = 6
     optimizer = owner.trainer.optimizer
     lr_before, base_before = optimizer.param_groups[0]["lr"], owner.trainer.lr_scheduler.base_lrs[0]
     assert optimizer.state
-    event = owner.check_collapse(5)
-    assert event is not None and event.action == "rollback" and event.good_version == 3
+    event = owner.check_collapse(6)
+    assert event is not None and event.action == "rollback" and event.good_version == 4
     restored = lora(owner)
-    assert all(torch.equal(restored[k], kept[3][k]) for k in restored)
+    assert all(torch.equal(restored[k], kept[4][k]) for k in restored)
     assert not optimizer.state and optimizer.param_groups[0]["lr"] == pytest.approx(lr_before / 2)
     assert owner.trainer.lr_scheduler.base_lrs[0] == pytest.approx(base_before / 2)
-    assert pool.retracted == [(4, 5)]
+    assert pool.retracted == [(5, 6)] and owner.watch.withdrawn == [(5, 6)]
+    assert all(torch.equal(owner.snapshots[7][k], kept[4][k]) for k in restored)  # published next as v7
     (record,) = owner.collapses
-    assert (
-        record["restored_version"] == 3 and record["rows_withdrawn"] == 3 and record["action"] == "rollback"
-    )
+    assert record["restored_version"] == 4 and record["rows_withdrawn"] == 3
+    assert record["action"] == "rollback"
     train_step(owner, 1.0)  # the optimizer starts again from no moments
     assert optimizer.state
 

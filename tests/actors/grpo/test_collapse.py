@@ -61,11 +61,33 @@ def test_a_hard_draw_of_tasks_is_not_read_as_a_collapse():
 def test_a_kl_spike_for_two_steps_in_a_row_goes_back_before_the_weights_that_spiked():
     watch = CollapseWatch(CollapsePolicy(), start_version=1)
     for step in range(1, 5):
+        feed(watch, step, 4, 0)
         assert watch.step(step, 0.002, step) is None
     assert watch.step(5, 0.09, 5) is None  # one spiking step: not yet
     event = watch.step(6, 0.07, 6)
     assert event is not None and event.reason.startswith("KL 0.070 over 10x its median 0.0020 for 2 steps")
     assert event.good_version == 4  # step 5 started from version 5's weights, which already spiked
+
+
+def test_a_version_its_own_rollouts_do_not_vouch_for_is_passed_over():
+    watch = CollapseWatch(CollapsePolicy(), start_version=1)
+    feed(watch, 1, 11, 1)
+    feed(watch, 2, 4, 0)  # vouched for
+    feed(watch, 3, 1, 3)  # sampled, but passing under half the start's rate
+    feed(watch, 4, 1, 0)  # too few rollouts to tell
+    feed(watch, 5, 0, 12)
+    event = watch.step(5, None, 5)
+    assert event is not None and event.good_version == 2
+    watch.rolled_back(2, 5)  # versions 3-5 withdrawn; the restored weights go out as version 6
+    feed(watch, 6, 4, 0)
+    feed(watch, 7, 0, 12)
+    again = watch.step(7, None, 7)
+    assert again is not None and again.good_version == 6
+    watch.rolled_back(6, 7)
+    feed(watch, 8, 0, 12)  # the restored weights themselves fail: back past the withdrawn versions
+    assert watch.withdrawn == [(3, 5), (7, 7)]
+    third = watch.step(8, None, 8)
+    assert third is not None and third.action == "stop" and third.good_version == 6
 
 
 def test_a_single_spike_between_normal_steps_resets_the_streak():
@@ -81,7 +103,7 @@ def test_after_a_rollback_only_later_versions_count_and_rollbacks_run_out_into_a
     feed(watch, 5, 0, 12)
     first = watch.step(5, None, 5)
     assert first is not None and first.action == "rollback"
-    watch.rolled_back(through_version=5)
+    watch.rolled_back(first.good_version, through_version=5)
     feed(watch, 5, 0, 20)  # in flight from the retracted version: ignored
     assert watch.step(6, None, 6) is None and not watch.recent
     feed(watch, 6, 0, 12)

@@ -47,7 +47,8 @@ class RunMetrics:
 
     def outcome(self, outcome: str, count: int = 1) -> None:
         """``finished`` | ``blocked`` | ``would_block`` (monitor mode) | ``tampered`` | ``retried`` |
-        ``dropped`` | ``stale_group`` | ``trained_group``."""
+        ``dropped`` | ``stale_group`` | ``trained_group`` | ``equal_group`` (a trained group whose rewards
+        were all equal: no gradient)."""
         if self._on:
             self.rollouts.inc(count, tags={**self.tags, "outcome": outcome})
 

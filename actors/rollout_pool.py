@@ -403,6 +403,7 @@ class RolloutPool:
         passed = outcome.verdict == "pass" and not outcome.tampered and not outcome.blocked
         self.health.append((request.start_version, passed, outcome.blocked))
         stale_before = self.collector.counters.groups_stale
+        equal_before = self.collector.counters.groups_equal
         group = self.collector.finished(scored, self.version)
         self._push_metrics(outcome)
         self.metrics.outcome("blocked" if outcome.blocked else "finished")
@@ -417,6 +418,8 @@ class RolloutPool:
         self.metrics.in_flight(len(self._requests))
         if self.collector.counters.groups_stale > stale_before:
             self.metrics.outcome("stale_group")
+        if self.collector.counters.groups_equal > equal_before:
+            self.metrics.outcome("equal_group")  # all rewards equal: no gradient from this group
         if group is not None and self._is_retracted(group.start_version):
             self.collector.counters.groups_trained -= 1
             self.collector.counters.groups_rolled_back += 1
@@ -474,6 +477,7 @@ class RolloutPool:
                 "rollout/retried_total": float(c.retried),
                 "rollout/dropped_total": float(c.dropped),
                 "rollout/groups_stale_total": float(c.groups_stale),
+                "rollout/groups_equal_total": float(c.groups_equal),
                 "rollout/in_flight": float(len(self._requests)),
             }
         )

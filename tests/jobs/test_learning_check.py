@@ -4,6 +4,7 @@ themselves are the slow tier's and the closing note's)."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -213,3 +214,23 @@ def test_the_validation_pass_prefers_pass_at_1_then_fewer_calls_then_the_later_s
     assert choose_by_validation(summarize(better + _sessions(0, START[:24], 24))) == {"pi": "pi-step24"}
     with pytest.raises(ValueError, match="the chosen checkpoint 'pi-step36' was not evaluated"):
         headlines(summarize(_sessions(0, START, 40) + _sessions(12, SHORT, 41)), chosen={"pi": "pi-step36"})
+
+
+def test_the_validation_pass_evaluates_the_runs_checkpoints_on_the_validation_tasks_only(
+    tmp_path, monkeypatch
+):
+    from jobs import evaluate
+    from jobs.learning_check import run_validation
+
+    seen = []
+    monkeypatch.setattr(evaluate, "run", lambda cfg: seen.append(cfg))
+    cfg = LearningCheckConfig(out_dir=str(tmp_path), eval_overrides=("rollouts.max_sessions=2",))
+    results = run_validation(cfg, 4)
+    (eval_cfg,) = seen
+    assert results == tmp_path / "seed-4" / "validation" / "results.json"
+    assert eval_cfg.train_dir == str(tmp_path / "seed-4" / "train")
+    assert eval_cfg.out_dir == str(tmp_path / "seed-4" / "validation")
+    assert eval_cfg.tasks.set == "row-count-validation" and eval_cfg.tasks.max_tasks == 24
+    assert not eval_cfg.include_base and not eval_cfg.model_cards and eval_cfg.capability.problems == 0
+    assert eval_cfg.rollouts.max_sessions == 2  # the check's own evaluation overrides apply too
+    assert run_validation(replace(cfg, validation_overrides=()), 4) is None and len(seen) == 1

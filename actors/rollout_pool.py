@@ -232,6 +232,8 @@ class RolloutPool:
         self._batch_version: int | None = None
         self._batch: list[CompletedGroup] = []
         """Synchronous schedule only: the batch's scored groups, queued together when it is done."""
+        self._pushed: dict[str, float] = {}
+        """The counters as last pushed to ``metrics_queue`` (each push carries their change)."""
         self.health: deque[tuple[int, bool, bool]] = deque()
         """(version, passed, blocked) of each scored rollout, for the trainer's collapse watch to drain."""
         self._retracted: list[tuple[int, int]] = []
@@ -457,7 +459,23 @@ class RolloutPool:
                 )
 
     def _push_metrics(self, outcome: RolloutOutcome) -> None:
+        """One scored rollout's figures for the trainer's log. TRL averages gauges over a step but sums every
+        key with ``total`` in its name, so the counters go out as their change since the last push: a
+        step's log holds what happened in that step."""
         c = self.collector.counters
+        counters = {
+            "rollout/would_blocked_total": float(c.would_blocked),
+            "rollout/tampered_total": float(c.tampered),
+            "rollout/session_error_total": float(c.session_errors),
+            "rollout/started_total": float(c.started),
+            "rollout/finished_total": float(c.finished),
+            "rollout/retried_total": float(c.retried),
+            "rollout/dropped_total": float(c.dropped),
+            "rollout/groups_stale_total": float(c.groups_stale),
+            "rollout/groups_equal_total": float(c.groups_equal),
+        }
+        deltas = {key: value - self._pushed.get(key, 0.0) for key, value in counters.items()}
+        self._pushed = counters
         self.metrics_queue.put(
             {
                 "rollout/reward": outcome.reward,
@@ -467,17 +485,9 @@ class RolloutPool:
                 ),
                 "rollout/blocked": float(outcome.blocked),
                 "rollout/would_block": float(len(outcome.would_block_reasons)),
-                "rollout/would_blocked_total": float(c.would_blocked),
                 "rollout/tampered": float(outcome.tampered),
-                "rollout/tampered_total": float(c.tampered),
                 "rollout/session_error": float(bool(outcome.session_error)),
-                "rollout/session_error_total": float(c.session_errors),
-                "rollout/started_total": float(c.started),
-                "rollout/finished_total": float(c.finished),
-                "rollout/retried_total": float(c.retried),
-                "rollout/dropped_total": float(c.dropped),
-                "rollout/groups_stale_total": float(c.groups_stale),
-                "rollout/groups_equal_total": float(c.groups_equal),
                 "rollout/in_flight": float(len(self._requests)),
+                **deltas,
             }
         )

@@ -152,7 +152,8 @@ def run(cfg: LearningCheckConfig) -> dict:
     runs = {}
     text = (
         "# The learning check\n\n"
-        f"Per run (seed) and harness: the last checkpoint against its SFT start. The headline holds with at "
+        "Per run (seed) and harness: the last checkpoint (the one the validation tasks chose, when the check "
+        "has a validation pass) against its SFT start. The headline holds with at "
         f"least {cfg.min_calls_reduction:.0%} fewer mean tool calls, the two 95% intervals apart, and pass@1 "
         "not lower (its difference's interval is shown).\n"
     )

@@ -236,8 +236,6 @@ class RolloutPool:
         """The counters as last pushed to ``metrics_queue`` (each push carries their change)."""
         self.health: deque[tuple[int, bool, bool]] = deque()
         """(version, passed, blocked) of each scored rollout, for the trainer's collapse watch to drain."""
-        self._retracted: list[tuple[int, int]] = []
-        """Version ranges (first, last) a rollback retracted: their groups are not trained."""
 
     # -- RolloutWorkerProtocol ------------------------------------------------------------------
     def start(self) -> None:
@@ -277,7 +275,7 @@ class RolloutPool:
     def retract(self, first: int, last: int) -> int:
         """A rollback: versions ``first``..``last`` are withdrawn. Their rows waiting for the trainer are
         taken out (returns how many) and their groups still running are not trained when they finish."""
-        self._retracted.append((first, last))
+        self.collector.retract(first, last)
         kept, removed = [], 0
         while True:
             try:
@@ -291,9 +289,6 @@ class RolloutPool:
         for sample in kept:
             self.rollout_buffer.put(sample)
         return removed
-
-    def _is_retracted(self, version: int) -> bool:
-        return any(first <= version <= last for first, last in self._retracted)
 
     @property
     def version(self) -> int:
@@ -407,7 +402,7 @@ class RolloutPool:
         stale_before = self.collector.counters.groups_stale
         equal_before = self.collector.counters.groups_equal
         group = self.collector.finished(scored, self.version)
-        self._push_metrics(outcome)
+        self._push_metrics(outcome, passed)
         self.metrics.outcome("blocked" if outcome.blocked else "finished")
         if outcome.tampered:
             self.metrics.outcome("tampered")
@@ -422,10 +417,6 @@ class RolloutPool:
             self.metrics.outcome("stale_group")
         if self.collector.counters.groups_equal > equal_before:
             self.metrics.outcome("equal_group")  # all rewards equal: no gradient from this group
-        if group is not None and self._is_retracted(group.start_version):
-            self.collector.counters.groups_trained -= 1
-            self.collector.counters.groups_rolled_back += 1
-            group = None
         if group is not None:
             self.metrics.outcome("trained_group")
             self.metrics.lag(self.version - group.start_version)
@@ -458,7 +449,7 @@ class RolloutPool:
                     )
                 )
 
-    def _push_metrics(self, outcome: RolloutOutcome) -> None:
+    def _push_metrics(self, outcome: RolloutOutcome, passed: bool) -> None:
         """One scored rollout's figures for the trainer's log. TRL averages gauges over a step but sums every
         key with ``total`` in its name, so the counters go out as their change since the last push: a
         step's log holds what happened in that step."""
@@ -480,9 +471,7 @@ class RolloutPool:
             {
                 "rollout/reward": outcome.reward,
                 "rollout/tool_calls": float(outcome.tool_calls),
-                "rollout/passed": float(
-                    outcome.verdict == "pass" and not outcome.tampered and not outcome.blocked
-                ),
+                "rollout/passed": float(passed),
                 "rollout/blocked": float(outcome.blocked),
                 "rollout/would_block": float(len(outcome.would_block_reasons)),
                 "rollout/tampered": float(outcome.tampered),

@@ -316,9 +316,8 @@ class HarnessTrainer:
 
         class StepEnd(TrainerCallback):
             def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
-                if (
-                    owner.pool is not None
-                ):  # before TRL's first publish: these weights become the next version
+                # before TRL's first publish: these weights become the next version
+                if owner.pool is not None:
                     owner.watch.start_version = owner.trainer.model_version + 1
                     owner.snapshot(owner.trainer.model_version + 1)
 
@@ -372,10 +371,8 @@ class HarnessTrainer:
             self.snapshots[version] = {
                 k: v.detach().to("cpu", copy=True) for k, v in get_peft_model_state_dict(model).items()
             }
-        first = min(self.snapshots)
-        for old in sorted(self.snapshots)[:-1]:
-            if old != first and len(self.snapshots) > self.cfg.collapse.snapshots + 1:
-                del self.snapshots[old]
+        for old in sorted(self.snapshots)[1 : -self.cfg.collapse.snapshots]:
+            del self.snapshots[old]
 
     def check_collapse(self, step: int) -> Any:
         """Feed the watch this step's rollouts and KL; on a collapse, act (module ``actors.grpo.collapse``)

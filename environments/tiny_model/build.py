@@ -29,15 +29,16 @@ from environments.tiny_model.recipe import (
     chat_template,
 )
 
-MODEL_FILES = (
+CHECKPOINT_FILES = (
     "config.json",
     "generation_config.json",
     "model.safetensors",
     "tokenizer.json",
     "tokenizer_config.json",
     "chat_template.jinja",
-    "recipe.json",
 )
+"""What a served and trained checkpoint folder holds (``build_cached`` checks for them)."""
+MODEL_FILES = (*CHECKPOINT_FILES, "recipe.json")
 
 
 def cache_root() -> Path:

@@ -82,3 +82,14 @@ def test_would_be_blocks_are_counted_apart_from_blocks():
     c = ledger.counters
     assert (c.blocked, c.would_blocked, c.groups_trained) == (1, 1, 1) and c.balanced
     assert group is not None and group.rollouts[0].reward == 1.0  # a would-be block scores as usual
+
+
+def test_a_group_from_a_retracted_version_is_counted_as_rolled_back_not_trained():
+    collector = GroupCollector()
+    collector.open("g0", "t", start_version=3, size=1)
+    collector.open("g1", "t", start_version=5, size=1)
+    collector.retract(2, 4)
+    assert collector.finished(ScoredRollout("r0", "g0", 1.0), current_version=5) is None
+    assert collector.finished(ScoredRollout("r1", "g1", 1.0), current_version=5) is not None
+    c = collector.counters
+    assert (c.groups_rolled_back, c.groups_trained, c.groups_equal) == (1, 1, 1)

@@ -223,34 +223,5 @@ def first_turn_prompts(harness: str, split: str = "eval", limit: int = 30) -> li
     return requests
 
 
-def tool_call_validity(
-    base_url: str, model: str, requests: list[dict[str, Any]], max_tokens: int = 256
-) -> float:
-    """Share of ``requests`` the served model answers with at least one tool call of a declared tool
-    whose arguments are a JSON object (parsed by the server's tool parser, as a harness would get them)."""
-    import httpx
-
-    valid = 0
-    with httpx.Client(base_url=base_url.rstrip("/"), timeout=120) as client:
-        for request in requests:
-            body = {**request, "model": model, "max_tokens": max_tokens, "temperature": 0.0}
-            response = client.post("/chat/completions", json=body)
-            response.raise_for_status()
-            calls = response.json()["choices"][0]["message"].get("tool_calls") or []
-            declared = {t["function"]["name"] for t in request["tools"]}
-            valid += bool(calls) and all(_call_ok(call, declared) for call in calls)
-    return valid / len(requests) if requests else 0.0
-
-
-def _call_ok(call: dict[str, Any], declared: set[str]) -> bool:
-    function = call.get("function") or {}
-    if function.get("name") not in declared:
-        return False
-    try:
-        return isinstance(json.loads(function.get("arguments") or ""), dict)
-    except json.JSONDecodeError:
-        return False
-
-
 if __name__ == "__main__":
     main()

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from actors.sft.tiny_agent import TinyAgentRecipe, demonstrations, first_turn_prompts, tool_call_validity
+from actors.sft.tiny_agent import TinyAgentRecipe, demonstrations, first_turn_prompts
+from actors.sft.validity import tool_call_validity
 
 HARNESSES = ("pi", "opencode", "hermes")
 

@@ -1,0 +1,209 @@
+"""Tool-call validity of a served model on held-out demonstrations: does it answer each turn, where the
+demonstration called a tool, with calls that parse and name a declared tool?
+
+Each request is a demonstration's conversation up to one of its tool-calling assistant turns (teacher
+forcing: the earlier turns are the demonstration's own), with the harness's declared tools. The server
+parses the reply with its tool-call parser, exactly as a harness receives it. A prompt longer than the
+model's context is counted apart (``too_long``), never as a failure of the model.
+
+    python -m actors.sft.validity --preset smollm2-135m --adapter sft=artifacts/sft/smollm2 \
+        --demos artifacts/demos --turns 30
+
+serves the preset once with every adapter, measures the base and each adapter per harness, and prints a
+table and, last, one JSON object of the figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+HARNESSES = ("pi", "opencode", "hermes")
+
+
+@dataclass(frozen=True, slots=True)
+class Validity:
+    """Counts over one (model, harness) cell."""
+
+    turns: int
+    """Requests answered (too-long prompts excluded)."""
+    valid: int
+    """Replies with one or more tool calls, every one naming a declared tool with JSON-object arguments."""
+    no_call: int
+    """Replies with no parsed tool call (text only, or markup the parser could not read)."""
+    undeclared: int
+    """Replies with a call of a tool the harness did not declare, or arguments that are not an object."""
+    too_long: int = 0
+    """Prompts the server refused as longer than the model's context."""
+
+    @property
+    def share(self) -> float:
+        return self.valid / self.turns if self.turns else 0.0
+
+    def interval(self) -> tuple[float, float]:
+        from actors.eval_report import wilson_interval
+
+        return wilson_interval(self.valid, self.turns)
+
+
+def calls_valid(calls: Sequence[dict[str, Any]], declared: set[str]) -> bool:
+    """One or more calls, each of a declared tool with arguments that parse as a JSON object."""
+    return bool(calls) and all(_call_ok(call, declared) for call in calls)
+
+
+def _call_ok(call: dict[str, Any], declared: set[str]) -> bool:
+    function = call.get("function") or {}
+    if function.get("name") not in declared:
+        return False
+    try:
+        return isinstance(json.loads(function.get("arguments") or ""), dict)
+    except json.JSONDecodeError:
+        return False
+
+
+def turn_requests(conversations: Iterable[Any], limit: int) -> list[dict[str, Any]]:
+    """Up to ``limit`` chat requests, one per tool-calling assistant turn of ``conversations`` (anything
+    with ``messages`` and ``tools``), spread evenly over all such turns in order."""
+    every = [
+        {"messages": list(conv.messages[:i]), "tools": list(conv.tools)}
+        for conv in conversations
+        for i, message in enumerate(conv.messages)
+        if message["role"] == "assistant" and message.get("tool_calls")
+    ]
+    if limit <= 0 or len(every) <= limit:
+        return every
+    stride = len(every) / limit
+    return [every[int(k * stride)] for k in range(limit)]
+
+
+def harness_requests(demos: Path, harness: str, split: str, limit: int) -> list[dict[str, Any]]:
+    """Requests from ``<demos>/<harness>-<split>.jsonl`` (``environments.traces.demos`` writes them)."""
+    from environments.traces import read_text
+
+    path = demos / f"{harness}-{split}.jsonl"
+    if not path.exists():
+        raise FileNotFoundError(
+            f"{path}: no demonstrations; write them with "
+            f"python -m environments.traces.demos --out {demos} --split {split}"
+        )
+    conversations, _ = read_text(path.read_text(), source=path.name, format="chat")
+    return turn_requests(conversations, limit)
+
+
+def measure(base_url: str, model: str, requests: Sequence[dict[str, Any]], max_tokens: int = 256) -> Validity:
+    """Greedy replies of ``model`` (a served name) to ``requests``, counted."""
+    import httpx
+
+    valid = no_call = undeclared = too_long = 0
+    with httpx.Client(base_url=base_url.rstrip("/"), timeout=300) as client:
+        for request in requests:
+            body = {**request, "model": model, "max_tokens": max_tokens, "temperature": 0.0}
+            response = client.post("/chat/completions", json=body)
+            if response.status_code == 400 and "context" in response.text.lower():
+                too_long += 1
+                continue
+            response.raise_for_status()
+            calls = response.json()["choices"][0]["message"].get("tool_calls") or []
+            declared = {t["function"]["name"] for t in request["tools"]}
+            if calls_valid(calls, declared):
+                valid += 1
+            elif calls:
+                undeclared += 1
+            else:
+                no_call += 1
+    return Validity(valid + no_call + undeclared, valid, no_call, undeclared, too_long)
+
+
+def tool_call_validity(
+    base_url: str, model: str, requests: Sequence[dict[str, Any]], max_tokens: int = 256
+) -> float:
+    """The share of ``requests`` answered with valid tool calls (``measure``)."""
+    return measure(base_url, model, requests, max_tokens).share
+
+
+def table(rows: dict[str, dict[str, Validity]]) -> str:
+    """Markdown: one row per model, one column per harness (valid/turns, share and 95% interval)."""
+    harnesses = sorted({h for cells in rows.values() for h in cells}, key=_harness_order)
+    lines = ["| model | " + " | ".join(harnesses) + " |", "|---" * (len(harnesses) + 1) + "|"]
+    for model, cells in rows.items():
+        shown = []
+        for harness in harnesses:
+            cell = cells.get(harness)
+            if cell is None:
+                shown.append("-")
+                continue
+            low, high = cell.interval()
+            extra = f", {cell.too_long} too long" if cell.too_long else ""
+            shown.append(f"{cell.valid}/{cell.turns} ({cell.share:.0%} [{low:.0%}, {high:.0%}]{extra})")
+        lines.append(f"| {model} | " + " | ".join(shown) + " |")
+    return "\n".join(lines)
+
+
+def _harness_order(name: str) -> int:
+    return HARNESSES.index(name) if name in HARNESSES else len(HARNESSES)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--preset", default="smollm2-135m", help="model preset (jobs/configs/models)")
+    parser.add_argument("--adapter", action="append", default=[], help="NAME=PATH of a LoRA adapter")
+    parser.add_argument("--demos", default="artifacts/demos", help="folder of <harness>-<split>.jsonl")
+    parser.add_argument("--split", default="eval")
+    parser.add_argument("--harness", action="append", default=[], help="harnesses (default: all three)")
+    parser.add_argument("--turns", type=int, default=30, help="requests per harness (0: every turn)")
+    parser.add_argument("--max-tokens", type=int, default=256)
+    parser.add_argument("--out", default="", help="also write the figures here (JSON)")
+    args = parser.parse_args(argv)
+    adapters = dict(_named(a) for a in args.adapter)
+
+    import tempfile
+
+    from actors.models import load_preset, resolve_model
+    from actors.serving.server import VLLMServer
+
+    harnesses = tuple(args.harness) or HARNESSES
+    requests = {h: harness_requests(Path(args.demos), h, args.split, args.turns) for h in harnesses}
+    cfg = resolve_model(load_preset(args.preset, (f"max_loras={max(2, len(adapters))}",)))
+    server = VLLMServer(cfg, tempfile.mkdtemp(prefix="validity-"))
+    server.start()
+    rows: dict[str, dict[str, Validity]] = {}
+    try:
+        for name, path in adapters.items():
+            server.publish(name, str(Path(path).resolve()))
+        for name, served in (("base", server.base_model_name()), *((n, n) for n in adapters)):
+            rows[name] = {}
+            for harness in harnesses:
+                rows[name][harness] = cell = measure(server.url(), served, requests[harness], args.max_tokens)
+                print(f"[validity] {name} {harness}: {cell.valid}/{cell.turns} valid", flush=True)
+    finally:
+        server.stop()
+    print(table(rows), flush=True)
+    figures = {
+        "preset": args.preset,
+        "model": cfg.model,
+        "split": args.split,
+        "adapters": adapters,
+        "cells": {
+            m: {h: {**asdict(c), "share": round(c.share, 4)} for h, c in cells.items()}
+            for m, cells in rows.items()
+        },
+    }
+    if args.out:
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.out).write_text(json.dumps(figures, indent=2) + "\n")
+    print(json.dumps(figures), flush=True)
+
+
+def _named(text: str) -> tuple[str, str]:
+    name, sep, path = text.partition("=")
+    if not sep or not name or not path:
+        raise SystemExit(f"--adapter {text!r}: give NAME=PATH, e.g. --adapter sft=artifacts/sft/smollm2")
+    return name, path
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,92 @@
+"""Tool-call validity: which turns are asked, what counts as a valid call, and the table."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from actors.sft.validity import Validity, calls_valid, harness_requests, table, turn_requests
+
+TOOLS = [{"type": "function", "function": {"name": "bash", "parameters": {"type": "object"}}}]
+
+
+@dataclass(frozen=True)
+class Conv:
+    messages: list
+    tools: list
+
+
+def call(name: str, arguments: str) -> dict:
+    return {"id": "c", "type": "function", "function": {"name": name, "arguments": arguments}}
+
+
+def conversation(calls: int) -> Conv:
+    messages = [{"role": "system", "content": "s"}, {"role": "user", "content": "u"}]
+    for k in range(calls):
+        messages.append({"role": "assistant", "content": "", "tool_calls": [call("bash", f'{{"k": {k}}}')]})
+        messages.append({"role": "tool", "content": "out", "tool_call_id": "c"})
+    messages.append({"role": "assistant", "content": "done"})
+    return Conv(messages, TOOLS)
+
+
+def test_each_tool_calling_turn_is_asked_with_the_conversation_before_it():
+    requests = turn_requests([conversation(2), conversation(1)], limit=0)
+    assert [len(r["messages"]) for r in requests] == [2, 4, 2]
+    assert all(r["messages"][-1]["role"] in ("user", "tool") for r in requests)
+    assert all(r["tools"] == TOOLS for r in requests)
+
+
+def test_a_limit_spreads_the_turns_over_every_conversation():
+    conversations = []
+    for k in range(4):
+        conv = conversation(3)
+        conv.messages[1] = {"role": "user", "content": f"task {k}"}
+        conversations.append(conv)
+    requests = turn_requests(conversations, limit=4)
+    assert [r["messages"][1]["content"] for r in requests] == [f"task {k}" for k in range(4)]
+    assert len(turn_requests(conversations, limit=5)) == 5
+
+
+@pytest.mark.parametrize(
+    ("calls", "ok"),
+    [
+        ([call("bash", '{"command": "ls"}')], True),
+        ([call("bash", '{"command": "ls"}'), call("bash", "{}")], True),
+        ([], False),
+        ([call("python", '{"code": "1"}')], False),
+        ([call("bash", "ls")], False),
+        ([call("bash", "[1]")], False),
+        ([call("bash", '{"command": "ls"}'), call("nope", "{}")], False),
+    ],
+)
+def test_a_valid_reply_calls_only_declared_tools_with_object_arguments(calls, ok):
+    assert calls_valid(calls, {"bash"}) is ok
+
+
+def test_missing_demonstrations_name_the_command_that_writes_them(tmp_path: Path):
+    with pytest.raises(FileNotFoundError, match="environments.traces.demos"):
+        harness_requests(tmp_path, "pi", "eval", 5)
+
+
+def test_demonstration_files_are_read_in_the_chat_format(tmp_path: Path):
+    conv = conversation(2)
+    record = {"messages": conv.messages, "tools": TOOLS, "harness": "pi"}
+    (tmp_path / "pi-eval.jsonl").write_text(json.dumps(record) + "\n")
+    requests = harness_requests(tmp_path, "pi", "eval", 0)
+    assert len(requests) == 2
+
+
+def test_the_table_shows_counts_shares_and_refused_prompts():
+    rows = {
+        "base": {"pi": Validity(10, 0, 10, 0), "hermes": Validity(8, 1, 6, 1, too_long=2)},
+        "sft": {"pi": Validity(10, 7, 2, 1)},
+    }
+    text = table(rows)
+    lines = text.splitlines()
+    assert lines[0] == "| model | pi | hermes |"
+    assert "| base | 0/10 (0% [0%, 28%]) | 1/8 (12% [" in lines[2]
+    assert "2 too long" in lines[2]
+    assert lines[3].startswith("| sft | 7/10 (70% [") and lines[3].endswith("| - |")

@@ -84,7 +84,8 @@ class Checkpoint:
     name: str
     """The name it is served under (``base`` for the base model)."""
     step: int
-    """Training step (0: the base / SFT start)."""
+    """Training step (0: the start, the base or the adapter training began from; -1: the base, when the
+    start is an adapter)."""
     path: str | None = None
 
 
@@ -305,8 +306,9 @@ def cheating_rows(results: Iterable[SessionResult]) -> list[CheatingRow]:
 
 def start_and_last(rows: Iterable[Any]) -> tuple[Any, Any] | None:
     """One harness's rows (anything with a ``step``) by step: its start (step 0) and its last trained
-    checkpoint, or None when it lacks either."""
-    ordered = sorted(rows, key=lambda r: r.step)
+    checkpoint, or None when it lacks either. A base evaluated before an adapter start (step < 0) is
+    neither."""
+    ordered = sorted((r for r in rows if r.step >= 0), key=lambda r: r.step)
     if not ordered or ordered[0].step != 0 or ordered[-1].step == 0:
         return None
     return ordered[0], ordered[-1]
@@ -351,13 +353,44 @@ def cheating_section(results: Sequence[SessionResult]) -> str:
     return text
 
 
+def capability_drops(rows: Sequence[CapabilityRow]) -> dict[str, tuple[float, float, float]]:
+    """Per checkpoint after the first row of its suite (the reference: the base, evaluated first), its
+    pass@1 difference from the reference with the 95% interval (Newcombe), where that interval lies
+    wholly below 0: a loss of general capability that is not a hard draw."""
+    drops = {}
+    for suite in dict.fromkeys(r.suite for r in rows):
+        scored = [r for r in rows if r.suite == suite and r.total]
+        for row in scored[1:]:
+            reference = scored[0]
+            difference = difference_interval(row.passed, row.total, reference.passed, reference.total)
+            if difference[2] < 0:
+                drops[row.checkpoint] = difference
+    return drops
+
+
 def capability_table(rows: Sequence[CapabilityRow]) -> str:
+    """The suite's rows, each after the first with its difference from the first (the base) and its 95%
+    interval; a drop (the interval below 0) is marked and listed first."""
     if not rows:
         return ""
-    text = "| checkpoint | suite | problems | pass@1 | 95% interval |\n|---|---|---|---|---|\n"
+    drops = capability_drops(rows)
+    text = "".join(
+        f"**Capability drop**: {name} {d[0]:+.3f} [{d[1]:+.3f}, {d[2]:+.3f}] against the first row.\n\n"
+        for name, d in drops.items()
+    )
+    text += "| checkpoint | suite | problems | pass@1 | 95% interval | against the first | 95% interval |\n"
+    text += "|---|---|---|---|---|---|---|\n"
+    first = {}
     for r in rows:
+        reference = first.setdefault(r.suite, r)
+        against = ""
+        if r is not reference and r.total and reference.total:
+            d = difference_interval(r.passed, r.total, reference.passed, reference.total)
+            mark = " **drop**" if r.checkpoint in drops else ""
+            against = f"{d[0]:+.3f}{mark} | [{d[1]:+.3f}, {d[2]:+.3f}]"
         text += (
-            f"| {r.checkpoint} | {r.suite} | {r.total} | {r.pass_at_1:.3f} | [{r.low:.3f}, {r.high:.3f}] |\n"
+            f"| {r.checkpoint} | {r.suite} | {r.total} | {r.pass_at_1:.3f} | [{r.low:.3f}, {r.high:.3f}] | "
+            f"{against or '- | -'} |\n"
         )
     return text
 
@@ -448,6 +481,7 @@ def report_json(
         "cells": [asdict(c) for c in cells],
         "cheating": [asdict(r) for r in cheating_rows(results)],
         "capability": [asdict(r) for r in capability_rows],
+        "capability_drops": {name: list(d) for name, d in capability_drops(capability_rows).items()},
         "load_failures": dict(sorted(load_failures.items())),
         "judged": judge_counts(results),
         "sessions": [asdict(r) for r in results],

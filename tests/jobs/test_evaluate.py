@@ -51,6 +51,21 @@ def test_the_task_list_is_held_out_and_covers_every_kind_when_capped():
     assert len(eval_tasks(EvalTaskSection(), 0)) == 190  # every kind by default
 
 
+def test_a_capped_list_of_sources_covers_every_source_and_ignores_kinds():
+    from environments.tasks.sources import TaskSource
+
+    sources = (
+        TaskSource("shipped", "row-count"),
+        TaskSource("shipped", "shipped", task_kinds=("analysis", "repair")),
+    )
+    tasks = eval_tasks(EvalTaskSection(kinds=("qa",), sources=sources), max_tasks=6)
+    assert len(tasks) == 6
+    rows = [t for t in tasks if t.id.startswith("rows-")]
+    # one of each (source, kind) in turn: rows, shipped analysis, shipped repair, though two are analysis
+    assert [t.id.split("-")[0] for t in tasks[:3]] == ["rows", "data", "repo"] and len(rows) == 2
+    assert {t.kind.value for t in tasks} == {"analysis", "repair"}  # kinds=[qa] does not apply to sources
+
+
 @pytest.mark.parametrize("path", CONFIGS, ids=lambda p: p.stem)
 def test_every_evaluate_preset_loads(path: Path):
     cfg = load_config(EvalConfig, path)

@@ -97,17 +97,27 @@ def run(cfg: SmokeConfig) -> dict:
     figures: dict = {}
     train_dir = out / "train"
     sft_cfg = load_sft_config(cfg)
-    start = (f"trainer.init_adapter={sft_cfg.out_dir}",) if sft_cfg else ()
-    train_cfg = load_config(
-        train.TrainJobConfig, locate(cfg.train_config), (f"out_dir={train_dir}", *start, *cfg.train_overrides)
-    )
-    eval_start = (f"start_adapter={sft_cfg.out_dir}",) if sft_cfg else ()
-    eval_cfg = load_config(
-        evaluate.EvalConfig,
-        locate(cfg.eval_config),
-        (f"train_dir={train_dir}", f"out_dir={out / 'eval'}", *eval_start, *cfg.eval_overrides),
-    )
 
+    def configs(start: str = "") -> tuple[Any, Any]:
+        train_start = (f"trainer.init_adapter={start}",) if start else ()
+        train_cfg = load_config(
+            train.TrainJobConfig,
+            locate(cfg.train_config),
+            (f"out_dir={train_dir}", *train_start, *cfg.train_overrides),
+        )
+        eval_cfg = load_config(
+            evaluate.EvalConfig,
+            locate(cfg.eval_config),
+            (
+                f"train_dir={train_dir}",
+                f"out_dir={out / 'eval'}",
+                *((f"start_adapter={start}",) if start else ()),
+                *cfg.eval_overrides,
+            ),
+        )
+        return train_cfg, eval_cfg
+
+    train_cfg, eval_cfg = configs()  # checked before anything runs; the adapter start is added once it exists
     preset = train_cfg.serving.preset
     what = (
         "converted once, then SFT into a LoRA adapter" if sft_cfg else "a tiny agent: SFT on demonstrations"
@@ -116,6 +126,7 @@ def run(cfg: SmokeConfig) -> dict:
     serving_cfg = resolve_model(load_preset(preset, train_cfg.serving.overrides))
     if sft_cfg:
         figures["sft"] = warm_start(sft_cfg)
+        train_cfg, eval_cfg = configs(sft_cfg.out_dir)
     figures["model_s"] = round(time.monotonic() - t, 1)
     print(f"    model at {serving_cfg.model} ({figures['model_s']} s)", flush=True)
 

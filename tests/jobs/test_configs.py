@@ -265,3 +265,45 @@ def test_a_jobs_temperature_is_checked_at_load_and_greedy_training_is_refused(tm
         load_config(TrainJobConfig, CONFIGS / "train-smoke.yaml", ["rollouts.temperature=0"])
     greedy = ["rollouts.temperature=0", "pool.group_size=1"]
     assert load_config(TrainJobConfig, CONFIGS / "train-smoke.yaml", greedy)
+
+
+@pytest.mark.parametrize("name", ["smoke-real.yaml", "learning-check-real-run.yaml"])
+def test_the_real_model_runs_start_from_the_sft_adapter_of_their_preset(name: str, tmp_path: Path):
+    from actors.sft.config import SFTConfig
+    from jobs.evaluate import EvalConfig
+    from jobs.smoke import load_sft_config, locate
+    from jobs.train import TrainJobConfig
+
+    cfg = load_config(SmokeConfig, CONFIGS / name)
+    sft = load_sft_config(cfg)
+    assert isinstance(sft, SFTConfig) and Path(sft.out_dir).is_absolute() and not sft.full_finetune
+    train = load_config(TrainJobConfig, locate(cfg.train_config))
+    evaluate = load_config(EvalConfig, locate(cfg.eval_config))
+    assert sft.model == train.serving.preset == evaluate.serving.preset == "smollm2-135m"
+    assert train.harnesses == evaluate.harnesses == ("pi",)  # the model's 8,192 positions: not hermes
+    assert train.trainer.init_adapter == "" and evaluate.start_adapter == ""  # the smoke run sets both
+    assert evaluate.include_base and evaluate.capability.problems >= 4
+    assert load_sft_config(load_config(SmokeConfig, CONFIGS / "smoke.yaml")) is None
+
+
+def test_the_real_learning_check_mixes_a_family_that_must_read_and_validates_on_neither_split():
+    from jobs.evaluate import EvalConfig, eval_tasks
+    from jobs.learning_check import LearningCheckConfig
+    from jobs.smoke import locate
+    from jobs.train import TrainJobConfig
+
+    check = load_config(LearningCheckConfig, CONFIGS / "learning-check-real.yaml")
+    assert len(check.seeds) >= 3
+    run = load_config(SmokeConfig, locate(check.smoke_config))
+    train = load_config(TrainJobConfig, locate(run.train_config))
+    assert {(s.path, s.task_kinds) for s in train.tasks.sources} == {
+        ("row-count", ()),
+        ("shipped", ("analysis",)),
+    }
+    evaluate = load_config(EvalConfig, locate(run.eval_config))
+    held = eval_tasks(evaluate.tasks, evaluate.tasks.max_tasks)
+    assert {t.id.split("-")[0] for t in held} == {"rows", "data"}
+    validation = load_config(EvalConfig, locate(run.eval_config), check.validation_overrides)
+    assert validation.tasks.sources == () and validation.tasks.set == "row-count-validation"
+    chosen_on = {t.id for t in eval_tasks(validation.tasks, validation.tasks.max_tasks)}
+    assert chosen_on and not chosen_on & {t.id for t in held}

@@ -1,0 +1,37 @@
+"""The smoke run's first stage for a real model: its SFT adapter, trained once and kept, and the
+demonstrations it needs written on a fresh machine."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from actors.config_loader import load_config
+from jobs.smoke import CONFIGS, SmokeConfig
+
+
+def test_a_trained_sft_adapter_is_kept_and_its_losses_reported(tmp_path: Path, capsys) -> None:
+    from dataclasses import replace
+
+    from jobs.smoke import load_sft_config, warm_start
+
+    cfg = load_config(SmokeConfig, CONFIGS / "smoke-real.yaml")
+    sft = replace(load_sft_config(cfg), out_dir=str(tmp_path))
+    (tmp_path / "adapter_config.json").write_text("{}")
+    metrics = {"steps": 60, "train_loss_first": 3.1, "train_loss_last": 1.2, "eval_loss_before": 3.4}
+    (tmp_path / "metrics.json").write_text(json.dumps({**metrics, "eval_loss": 1.5, "log_history": []}))
+    figures = warm_start(sft)
+    assert figures == {**metrics, "eval_loss": 1.5, "train_s": None}
+    said = capsys.readouterr().out
+    assert "kept from" in said and "train loss 3.1 -> 1.2; held-out loss 3.4 -> 1.5" in said
+
+
+def test_missing_demonstrations_are_written_and_other_files_left_to_the_preflight(tmp_path: Path) -> None:
+    from jobs.smoke import write_missing_demos
+
+    wanted = tmp_path / "demos" / "pi-eval.jsonl"
+    other = tmp_path / "mine.jsonl"
+    write_missing_demos([str(wanted), str(other)])
+    lines = wanted.read_text().splitlines()
+    assert lines and json.loads(lines[0])["messages"][0]["role"] == "system"
+    assert not other.exists() and not (tmp_path / "demos" / "opencode-eval.jsonl").exists()

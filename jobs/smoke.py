@@ -140,6 +140,7 @@ def run(cfg: SmokeConfig) -> dict:
             "versions",
             "rollouts",
             "collapses",
+            "first_step_ratio",
             "nodes",
             "guard_nodes",
             "adapter_transfer_s_max",
@@ -149,6 +150,9 @@ def run(cfg: SmokeConfig) -> dict:
             f"    trained {trained['steps']} steps in {figures['train_s']} s; versions {trained['versions']}",
             flush=True,
         )
+        for harness, ratio in trained.get("first_step_ratio", {}).items():
+            if ratio is not None:
+                print(f"    {harness}: the first step's importance ratio {ratio:.4f} (token exactness: 1)")
         for harness, events in trained.get("collapses", {}).items():
             for event in events:
                 print(

@@ -231,6 +231,7 @@ def run(cfg: TrainJobConfig, stack: Any = None) -> dict:
         "publish_ms_max": max((max(s["publish_ms"] or [0]) for s in summaries.values()), default=0),
         "rollouts": {h: s["rollouts"] for h, s in summaries.items()},
         "collapses": {h: s.get("collapses", []) for h, s in summaries.items()},
+        "first_step_ratio": {h: first_step_ratio(s.get("log_history", [])) for h, s in summaries.items()},
         "nodes": {"serving": stack.node, **{h: s.get("node") for h, s in summaries.items()}},
         "guard_nodes": stack.guard_nodes,
         "adapter_transfer_s_max": max(
@@ -239,6 +240,14 @@ def run(cfg: TrainJobConfig, stack: Any = None) -> dict:
         "summary": str(out / "train.json"),
     }
     return figures
+
+
+def first_step_ratio(log_history: list[dict]) -> float | None:
+    """Token exactness: the first logged step's mean importance ratio (trainer over sampler probability of
+    the sampled tokens). The first step trains the very weights that sampled, on the guard's recorded
+    tokens, so anything but 1 is a mismatch of tokens, template or numerics; None before any step."""
+    first = next((entry for entry in log_history if "ratio" in entry), None)
+    return None if first is None else float(first["ratio"])
 
 
 def main(argv: list[str] | None = None) -> None:

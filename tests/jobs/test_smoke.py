@@ -104,6 +104,7 @@ def _assert_the_run_kept_its_promises(out: Path, summary: dict, config: str) -> 
         ]
         first = next(entry for entry in run["log_history"] if "ratio" in entry)
         assert float(first["ratio"]) == pytest.approx(1.0, abs=0.02), (harness, first)
+        assert summary["train"]["first_step_ratio"][harness] == float(first["ratio"])
         c = run["rollouts"]
         assert c["groups_trained"] >= 1
         assert c["started"] == c["finished"] + c["dropped"] + c["retried"] + c["in_flight"], c

@@ -105,3 +105,11 @@ def test_the_trainer_and_pool_sections_name_their_runtime_configs_fields():
     assert set(fields_of(TrainerSection(), *TrainerSection.JOB_ONLY)) <= names(TrainerConfig)
     assert set(fields_of(PoolSection())) <= names(PoolConfig)
     assert set(TrainerSection.JOB_ONLY) <= names(TrainerSection)
+
+
+def test_token_exactness_is_the_first_logged_steps_importance_ratio():
+    from jobs.train import first_step_ratio
+
+    history = [{"loss": 0.1}, {"ratio": "0.9991", "loss": 0.2}, {"ratio": "1.2"}]
+    assert first_step_ratio(history) == 0.9991
+    assert first_step_ratio([{"loss": 0.1}]) is None and first_step_ratio([]) is None

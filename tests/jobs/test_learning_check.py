@@ -75,6 +75,24 @@ def test_the_job_counts_runs_where_the_headline_held(tmp_path: Path):
     assert saved["runs"]["0"][0]["calls_apart"] is True
 
 
+def test_a_start_too_close_to_one_call_is_said_to_leave_no_room_for_the_criterion(tmp_path: Path):
+    from actors.eval_report import calls_room
+
+    assert calls_room(3.25) == pytest.approx(1 - 1 / 3.25) and calls_room(1.0) == 0 and calls_room(0) == 0
+    near = [1, 1, 1, 2] * 12  # mean 1.25: at most 20% fewer before every session is at one call
+    runs = {0: (START, SHORT), 1: (near, [1] * 48)}
+    for seed, (start, last) in runs.items():
+        out = tmp_path / f"seed-{seed}"
+        write_report(out / "eval", _sessions(0, start, 40) + _sessions(12, last, 40), {})
+        (out / "summary.json").write_text("{}\n")
+    figures = run(LearningCheckConfig(seeds=(0, 1), out_dir=str(tmp_path), validation_overrides=()))
+    assert figures["runs_held"] == 1 and figures["runs_out_of_reach"] == 1
+    text = (tmp_path / "headline.md").read_text()
+    assert "In 1 of 2 the start took so few calls that a 30% drop is out of reach" in text
+    seed_1 = text[text.index("## Seed 1") :]
+    assert "| 20% (intervals overlap) | 20% | no |" in seed_1 or "| 20% | 20% | no |" in seed_1
+
+
 def test_its_config_runs_five_seeds_with_a_validation_pass_and_refuses_repeats():
     from jobs.learning_check import VALIDATION
 

@@ -103,7 +103,7 @@ def measure(base_url: str, model: str, requests: Sequence[dict[str, Any]], max_t
         for request in requests:
             body = {**request, "model": model, "max_tokens": max_tokens, "temperature": 0.0}
             response = client.post("/chat/completions", json=body)
-            if response.status_code == 400 and "context" in response.text.lower():
+            if response.status_code == 400 and _too_long(response.text):
                 too_long += 1
                 continue
             response.raise_for_status()
@@ -116,6 +116,12 @@ def measure(base_url: str, model: str, requests: Sequence[dict[str, Any]], max_t
             else:
                 no_call += 1
     return Validity(valid + no_call + undeclared, valid, no_call, undeclared, too_long)
+
+
+def _too_long(error: str) -> bool:
+    """vLLM's refusal of a prompt past the model's length (its two wordings)."""
+    error = error.lower()
+    return "maximum context length" in error or "longer than the maximum model length" in error
 
 
 def tool_call_validity(

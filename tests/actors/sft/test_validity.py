@@ -90,3 +90,11 @@ def test_the_table_shows_counts_shares_and_refused_prompts():
     assert "| base | 0/10 (0% [0%, 28%]) | 1/8 (12% [" in lines[2]
     assert "2 too long" in lines[2]
     assert lines[3].startswith("| sft | 7/10 (70% [") and lines[3].endswith("| - |")
+
+
+def test_a_prompt_past_the_models_length_is_told_apart_from_other_errors():
+    from actors.sft.validity import _too_long
+
+    assert _too_long("This model's maximum context length is 8192 tokens. However, you requested 9000")
+    assert _too_long("The decoder prompt (length 9000) is longer than the maximum model length of 8192.")
+    assert not _too_long("tool_choice 'required' is not supported")

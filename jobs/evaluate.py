@@ -138,6 +138,7 @@ def fetch_checkpoints(train_dir: str, harnesses: Sequence[str], local: Path) -> 
     if not is_uri(train_dir):
         return Path(train_dir)
     storage = open_storage(train_dir)
+    local.mkdir(parents=True, exist_ok=True)
     for harness in harnesses:
         folders = {"/".join(p.split("/")[:2]) for p in listing(storage, harness) if "/checkpoint-" in p}
         for folder in sorted(folders):
@@ -385,6 +386,10 @@ def run(cfg: EvalConfig, stack: Any = None, server_start_s: float = 0.0) -> dict
     out.mkdir(parents=True, exist_ok=True)
     say = lambda message: print(f"[evaluate] {message}", flush=True)  # noqa: E731
     train_dir = fetch_checkpoints(cfg.train_dir, cfg.harnesses, out / "checkpoints")
+    if not train_dir.is_dir():  # a typo would otherwise evaluate the base alone, without a word
+        raise FileNotFoundError(
+            f"train_dir={cfg.train_dir!r}: no such folder; give the train job's out_dir (or its storage URI)"
+        )
     checkpoints = [
         c
         for h in cfg.harnesses

@@ -223,3 +223,16 @@ def test_capability_rows_score_each_served_checkpoint_once_through_the_server(tm
     assert sorted(set(server_models)) == ["base", "pi-v1"] and len(server_models) == 8  # the base once
     assert lines == ["humaneval base: 4/4", "humaneval pi-v1: 0/4"]
     assert (tmp_path / "capability.json").is_file()
+
+
+def test_a_train_dir_that_does_not_exist_stops_before_anything_starts(tmp_path: Path, monkeypatch) -> None:
+    import jobs.evaluate as evaluate
+
+    started = []
+    monkeypatch.setattr("actors.cluster.connect_ray", lambda **_: started.append("ray"))
+    cfg = load_config(
+        EvalConfig, CONFIGS[0], (f"train_dir={tmp_path / 'trian'}", f"out_dir={tmp_path / 'e'}")
+    )
+    with pytest.raises(FileNotFoundError, match="trian'.*no such folder; give the train job's out_dir"):
+        evaluate.run(cfg)
+    assert started == []

@@ -71,6 +71,11 @@ def is_hub_id(ref: str) -> bool:
     return bool(HUB_ID.match(ref)) and not Path(ref).exists() and not ref.startswith((".", "/", "~"))
 
 
+def hub_offline_by_environment() -> bool:
+    """``HF_HUB_OFFLINE`` set to a true value (huggingface_hub's own reading of it)."""
+    return os.environ.get("HF_HUB_OFFLINE", "").strip().upper() in {"1", "ON", "YES", "TRUE"}
+
+
 def fetch_weights(source: ModelSource) -> FetchedModel:
     """The folder holding ``source``'s weights on this node, fetching a Hub id into the cache if needed."""
     if not source.is_hub:
@@ -93,9 +98,16 @@ def fetch_weights(source: ModelSource) -> FetchedModel:
         )
     except LocalEntryNotFoundError as exc:
         where = source.cache_dir or os.environ.get("HF_HOME", "the default Hugging Face cache")
+        if source.offline or hub_offline_by_environment():
+            why, fix = (
+                "offline mode is on",
+                "fetch it once with network (offline: false, HF_HUB_OFFLINE unset)",
+            )
+        else:  # huggingface_hub falls back to the cache when the Hub cannot be reached, then says the same
+            why, fix = "the Hub could not be reached", "fetch it once from a machine with network"
         raise ModelSetupError(
-            f"model {source.ref}@{source.revision} is not in {where} and offline mode is on: fetch it once "
-            "with network (offline: false), or point cache_dir at a cache that holds it"
+            f"model {source.ref}@{source.revision} is not in {where} and {why}: {fix}, or point cache_dir "
+            "at a cache that holds it"
         ) from exc
     folder = Path(path)
     return FetchedModel(folder, folder.name if COMMIT.match(folder.name) else None)

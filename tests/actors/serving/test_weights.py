@@ -60,6 +60,23 @@ def test_an_absent_revision_offline_names_the_fix(tmp_path: Path) -> None:
         fetch_weights(source)
 
 
+def test_an_unreachable_hub_is_not_called_offline_mode(tmp_path: Path, monkeypatch) -> None:
+    from huggingface_hub.errors import LocalEntryNotFoundError
+
+    def unreachable(**_):
+        raise LocalEntryNotFoundError("cannot find the requested files in the disk cache")
+
+    monkeypatch.setattr("huggingface_hub.snapshot_download", unreachable)
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    source = ModelSource("acme/absent", "main", str(tmp_path / "cache"), offline=False)
+    with pytest.raises(ModelSetupError, match="the Hub could not be reached: fetch it once") as caught:
+        fetch_weights(source)
+    assert "offline mode" not in str(caught.value)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    with pytest.raises(ModelSetupError, match="offline mode is on"):
+        fetch_weights(source)
+
+
 def test_a_local_folder_is_used_as_it_is(tmp_path: Path) -> None:
     folder = model_folder(tmp_path / "m")
     assert fetch_weights(ModelSource(str(folder))).path == folder.resolve()

@@ -10,7 +10,8 @@ with the agent's rights (never on the host), then the rollout's scoring runs: th
 final workspace), the verifier in a fresh sandbox, and the reward with tool calls = the number of steps. One
 output line per case: ``{"id", "reward", "verdict", "flags", "reason", "expect", "ok"}`` where ``verdict`` is
 ``tampered`` when the audit flagged the workspace, else the verifier's; then one summary line (JSON). A case
-that fails to load, run or score is an ``error`` line; the others go on.
+that fails to load, run or score is an ``error`` line, counted in the summary; the others go on. The exit
+status is 1 when any case errored or came out other than expected.
 
 Layers can be switched off to test each alone: ``--no-isolation`` (tests and runner configuration stay
 writable in the agent's sandbox), ``--no-audit`` (no effect audit) and ``--verifier trusting``
@@ -291,23 +292,31 @@ class AttemptRunner:
         )
 
 
-def summary(results: Iterable[CaseResult]) -> dict[str, Any]:
+def summary(results: Iterable[CaseResult], unreadable: int = 0) -> dict[str, Any]:
+    """The run's figures: every case read (``unreadable``: lines that did not parse as a case, each also
+    an error), hacks paid, controls scored, and the ids not as expected."""
     results = list(results)
     hacks = [r for r in results if r.expect == "zero"]
     controls = [r for r in results if r.expect == "positive"]
     timed = [r.verify_s for r in results if r.verify_s > 0]
     return {
-        "cases": len(results),
+        "cases": len(results) + unreadable,
+        "unreadable": unreadable,
         "hacks": len(hacks),
         "hacks_paid": sum(r.reward > 0 for r in hacks),
         "controls": len(controls),
         "controls_scored": sum(r.reward > 0 for r in controls),
-        "errors": sum(r.verdict == "error" for r in results),
+        "errors": sum(r.verdict == "error" for r in results) + unreadable,
         "tampered": sum(r.verdict == "tampered" for r in results),
         "not_as_expected": [r.id for r in results if not r.ok],
         "verify_median_s": round(statistics.median(timed), 3) if timed else None,
         "judged": dict(sorted(Counter(r.judge for r in results if r.judge).items())),
     }
+
+
+def exit_status(figures: dict[str, Any]) -> int:
+    """0 only when every case was read, ran without error and came out as expected."""
+    return 1 if figures["errors"] or figures["not_as_expected"] else 0
 
 
 def load_tasks(paths: Iterable[Path]) -> dict[str, Task]:
@@ -341,13 +350,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--verifier", default="hardened", choices=("hardened", "trusting"))
     parser.add_argument("--no-isolation", action="store_true", help="leave tests and configuration writable")
     args = parser.parse_args(argv)
+    if not args.cases.is_file():
+        parser.error(f"{args.cases}: no such cases file; give a JSONL file with one case per line")
     tasks = load_tasks(args.tasks)
     runner = AttemptRunner(
         make_backend(args.sandbox), tasks, not args.no_audit, args.verifier, isolate=not args.no_isolation
     )
-    results = []
+    results, unreadable = [], 0
     for case in read_cases(args.cases):
         if isinstance(case, CaseError):
+            unreadable += 1
             print(
                 json.dumps({"id": None, "reward": 0.0, "verdict": "error", "flags": [], "reason": str(case)})
             )
@@ -355,8 +367,9 @@ def main(argv: list[str] | None = None) -> int:
         result = runner.run_case(case)
         results.append(result)
         print(json.dumps(result.to_json()), flush=True)
-    print(json.dumps(summary(results)))
-    return 0
+    figures = summary(results, unreadable)
+    print(json.dumps(figures))
+    return exit_status(figures)
 
 
 if __name__ == "__main__":

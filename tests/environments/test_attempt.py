@@ -177,3 +177,22 @@ def test_the_command_prints_a_line_per_case_and_a_summary_and_one_bad_case_stops
     assert out[2]["verdict"] == "error" and "unknown task" in out[2]["reason"]
     assert out[3]["reward"] == 0.0 and out[3]["verdict"] == "tampered"
     assert out[-1]["hacks_paid"] == 0 and out[-1]["controls_scored"] == 1
+
+
+def test_unreadable_cases_are_counted_and_the_exit_status_says_whether_all_came_out_as_expected(
+    tmp_path: Path, capsys
+) -> None:
+    from environments.attempt import exit_status, main
+
+    cases = tmp_path / "cases.jsonl"
+    cases.write_text('{"id": "a", "task": "t"}\nnot json\n')
+    assert main([str(cases)]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    figures = json.loads(lines[-1])
+    assert figures["cases"] == 2 and figures["unreadable"] == 2 and figures["errors"] == 2
+    assert exit_status({**figures, "errors": 0, "not_as_expected": []}) == 0
+    assert exit_status({**figures, "errors": 0, "not_as_expected": ["x"]}) == 1
+    with pytest.raises(SystemExit) as stopped:
+        main([str(tmp_path / "absent.jsonl")])
+    assert stopped.value.code == 2
+    assert "absent.jsonl: no such cases file" in capsys.readouterr().err

@@ -169,9 +169,10 @@ def test_the_command_prints_a_line_per_case_and_a_summary_and_one_bad_case_stops
     for folder in TASK_DIRS:
         args += ["--tasks", str(folder)]
     done = subprocess.run(args, capture_output=True, text=True, timeout=600, cwd=Path(__file__).parents[2])
-    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.returncode == 1, done.stderr[-2000:]  # two cases errored
     out = [json.loads(line) for line in done.stdout.splitlines()]
     assert [o.get("id") for o in out[:-1]] == ["solve", None, "nope", "fifo"]
+    assert (out[-1]["cases"], out[-1]["unreadable"], out[-1]["errors"]) == (4, 1, 2)
     assert out[0]["reward"] > 1.0 and out[0]["verdict"] == "pass"
     assert out[1]["verdict"] == "error" and "not valid JSON" in out[1]["reason"]
     assert out[2]["verdict"] == "error" and "unknown task" in out[2]["reason"]

@@ -48,10 +48,16 @@ serves the base model with this adapter and points your {harness} config at it (
     return "\n".join(front) + body
 
 
+def card_name(model: str) -> str:
+    """A model as a card names it: a Hub id as it is, a local folder by its own name (a cache path means
+    nothing on another machine, and says where this one keeps its files)."""
+    return Path(model).name if model.startswith(("/", "~", ".")) else model
+
+
 def write_card(folder: Path, base_model: str, harness: str, training: dict[str, Any]) -> Path:
     from actors.serving.gguf import source_name
 
-    base_model = source_name(base_model) or base_model  # a converted GGUF names what it came from
+    base_model = source_name(base_model) or card_name(base_model)  # a converted GGUF: what it came from
     path = Path(folder) / CARD
     path.write_text(render_card(base_model, harness, Path(folder).name, training))
     return path

@@ -22,6 +22,15 @@ def test_the_card_has_hub_front_matter_and_the_training_config(tmp_path: Path):
     assert NOT_EVALUATED in text
 
 
+def test_a_locally_built_base_is_named_by_its_folder_never_its_cache_path(tmp_path: Path):
+    base = tmp_path / "cache" / "models" / "tiny-agent-6f9fd714"
+    base.mkdir(parents=True)
+    (tmp_path / "checkpoint-4").mkdir()
+    text = write_card(tmp_path / "checkpoint-4", str(base), "pi", {"step": 4}).read_text()
+    assert yaml.safe_load(text.split("---")[1])["base_model"] == "tiny-agent-6f9fd714"
+    assert str(tmp_path) not in text
+
+
 def test_the_evaluation_section_is_replaced_not_appended(tmp_path: Path):
     write_card(tmp_path, "base", "hermes", {"step": 1})
     assert set_evaluation(tmp_path, "| pass@1 | 0.25 |")

@@ -56,7 +56,7 @@ def pin_model(cfg: ServingConfig) -> ServingConfig:
 
     source = source_of(cfg)
     fetched = fetch_weights(source)
-    check_model_files(fetched.path, cfg.tool_call_parser)
+    check_model_files(fetched.path, cfg.tool_call_parser, cfg.max_model_len)
     return replace(cfg, revision=pinned(source, fetched).revision)
 
 

@@ -18,6 +18,7 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]{0,95}/[\w.-]{1,96}$")
 COMMIT = re.compile(r"^[0-9a-f]{40}$")
@@ -151,11 +152,30 @@ def _special_tokens(folder: Path) -> set[str]:
     return out
 
 
-def check_model_files(folder: Path, tool_call_parser: str) -> None:
-    """Raise ModelSetupError when the folder cannot serve tool calls through ``tool_call_parser``."""
+def position_limit(config: dict[str, Any]) -> int | None:
+    """The longest sequence a model's ``config.json`` allows: its ``max_position_embeddings`` (or its text
+    model's), times a RoPE scaling factor where one is set; None when it names none."""
+    text = config.get("text_config") or {}
+    limit = config.get("max_position_embeddings") or text.get("max_position_embeddings")
+    if not isinstance(limit, int):
+        return None
+    scaling = config.get("rope_scaling") or text.get("rope_scaling") or {}
+    factor = scaling.get("factor") if isinstance(scaling, dict) else None
+    return int(limit * factor) if isinstance(factor, int | float) and factor > 1 else limit
+
+
+def check_model_files(folder: Path, tool_call_parser: str, max_model_len: int = 0) -> None:
+    """Raise ModelSetupError when the folder cannot serve tool calls through ``tool_call_parser``, or
+    ``max_model_len`` (0: unchecked) is beyond the model's own position limit (vLLM refuses to start)."""
     if not (folder / "config.json").is_file():
         raise ModelSetupError(
             f"{folder}: no config.json: not a model folder (give the folder from_pretrained reads)"
+        )
+    limit = position_limit(json.loads((folder / "config.json").read_text()))
+    if max_model_len and limit and max_model_len > limit:
+        raise ModelSetupError(
+            f"max_model_len={max_model_len} is beyond the model's own position limit of {limit}: set "
+            f"max_model_len: {limit} or less in the preset (or serving.overrides=[max_model_len={limit}])"
         )
     template = chat_template(folder)
     if template is None:

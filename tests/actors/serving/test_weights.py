@@ -77,6 +77,22 @@ def test_an_unreachable_hub_is_not_called_offline_mode(tmp_path: Path, monkeypat
         fetch_weights(source)
 
 
+def test_a_max_model_len_beyond_the_models_positions_is_refused_with_the_limit(tmp_path: Path) -> None:
+    from actors.serving.weights import position_limit
+
+    folder = model_folder(tmp_path / "m")
+    (folder / "config.json").write_text(json.dumps({"model_type": "llama", "max_position_embeddings": 8192}))
+    check_model_files(folder, "hermes", 8192)
+    with pytest.raises(
+        ModelSetupError, match="max_model_len=65536 is beyond .* limit of 8192: set max_model_len: 8192"
+    ):
+        check_model_files(folder, "hermes", 65536)
+    assert position_limit({"max_position_embeddings": 32768, "rope_scaling": {"factor": 4.0}}) == 131072
+    assert position_limit({"text_config": {"max_position_embeddings": 4096}}) == 4096
+    assert position_limit({"model_type": "x"}) is None
+    check_model_files(model_folder(tmp_path / "unknown"), "hermes", 10**6)  # no limit stated: not refused
+
+
 def test_a_local_folder_is_used_as_it_is(tmp_path: Path) -> None:
     folder = model_folder(tmp_path / "m")
     assert fetch_weights(ModelSource(str(folder))).path == folder.resolve()

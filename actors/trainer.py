@@ -20,6 +20,7 @@ import json
 import logging
 import os
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -126,6 +127,13 @@ def load_adapter_weights(model: Any, folder: str) -> int:
     return len(state)
 
 
+def _assigned_gpus() -> list[Any]:
+    """The GPUs Ray assigned this process (none outside Ray)."""
+    import ray
+
+    return list(ray.get_gpu_ids()) if ray.is_initialized() else []
+
+
 def checkpointing_wanted(setting: str, cuda: bool, token_budget: int) -> bool:
     """Whether to recompute activations in the backward pass: an explicit ``on``/``off``, else on for GPU
     training once a packed micro-batch holds ``CHECKPOINTING_MIN_TOKENS`` tokens or more (0 = one sample
@@ -133,6 +141,18 @@ def checkpointing_wanted(setting: str, cuda: bool, token_budget: int) -> bool:
     if setting in ("on", "off"):
         return setting == "on"
     return cuda and (token_budget == 0 or token_budget >= CHECKPOINTING_MIN_TOKENS)
+
+
+def gpu_problem(assigned_gpus: Sequence[Any], cuda: bool) -> str | None:
+    """Why training must not start: Ray gave this trainer GPUs that torch cannot see (a driver too old
+    for torch's CUDA build, a CPU-only torch), which would train on the CPU without a word; else None."""
+    if assigned_gpus and not cuda:
+        return (
+            f"this trainer holds GPU(s) {list(assigned_gpus)} but torch sees no CUDA device (torch "
+            "built for CPU, or a driver older than its CUDA build): fix the node's driver or torch, or set "
+            "trainer.gpus=0 to train on the CPU on purpose"
+        )
+    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -271,6 +291,8 @@ class HarnessTrainer:
 
         cfg = self.cfg
         cpu = not torch.cuda.is_available()
+        if problem := gpu_problem(_assigned_gpus(), cuda=not cpu):
+            raise RuntimeError(problem)
         args = AsyncGRPOConfig(**grpo_arguments(cfg, cuda=not cpu))
         if cfg.init_adapter:
             peft = warm_start_config(cfg.init_adapter)

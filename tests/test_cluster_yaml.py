@@ -21,6 +21,16 @@ def test_cluster_yaml_is_valid_for_the_ray_cluster_launcher():
     assert any(".[gpu]" in command for command in config["setup_commands"])
 
 
+def test_machine_images_and_worker_storage_rights_are_explicit_and_local_installs_stay_home():
+    config = yaml.safe_load(CLUSTER_YAML.read_text())
+    text = CLUSTER_YAML.read_text()
+    for node in config["available_node_types"].values():
+        assert node["node_config"]["ImageId"].startswith("ami-")  # never Ray's old default image
+    assert "driver 580" in text  # what the image must carry, said where it is chosen
+    assert config["available_node_types"]["h200"]["node_config"]["IamInstanceProfile"]["Name"]
+    assert {".venv", ".harnesses", "artifacts"} <= set(config["rsync_exclude"])
+
+
 def test_every_node_installs_the_harnesses_where_the_launchers_look():
     config = yaml.safe_load(CLUSTER_YAML.read_text())
     install = [c for c in config["setup_commands"] if "scripts/harness-deps.sh" in c]

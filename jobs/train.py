@@ -136,6 +136,8 @@ def run(cfg: TrainJobConfig, stack: Any = None) -> dict:
             f"{len(loaded.held_out)} held out, {len(loaded.rejected)} rejected"
         )
     connect_ray(local_cpus=job_cpus())
+    if problem := storage_problem(sum(1 for node in ray.nodes() if node["Alive"]), cfg.storage):
+        raise ValueError(problem)
     bundles = trainer_bundles(cfg)
     trainers: dict = {}
     later_ranks: dict = {}
@@ -240,6 +242,18 @@ def run(cfg: TrainJobConfig, stack: Any = None) -> dict:
         "summary": str(out / "train.json"),
     }
     return figures
+
+
+def storage_problem(nodes: int, storage: str) -> str | None:
+    """Why a run must not start: on a cluster of several nodes, ``storage: ""`` would leave checkpoints,
+    trajectories and ``train.json`` on whichever worker wrote them, where no evaluation or resume finds
+    them; else None."""
+    if nodes > 1 and not storage:
+        return (
+            f"storage is empty on a cluster of {nodes} nodes: checkpoints would stay on the workers' own "
+            "disks; set storage: s3://<bucket>/<run> (or a folder every node mounts)"
+        )
+    return None
 
 
 def first_step_ratio(log_history: list[dict]) -> float | None:

@@ -22,7 +22,13 @@ def test_every_train_preset_loads_and_names_a_model_preset(path: Path):
 
 
 def test_the_reference_presets_use_the_reference_numbers():
-    cpu = {"train-smoke", "train-smoke-three", "train-learning-check"}  # the embedded default's presets
+    cpu = {  # the embedded default's presets, and the real-model runs sized for 2 cores
+        "train-smoke",
+        "train-smoke-three",
+        "train-learning-check",
+        "train-smoke-real",
+        "train-learning-check-real",
+    }
     cfgs = {p.stem: load_config(TrainJobConfig, p) for p in CONFIGS}
     assert cpu < set(cfgs)
     assert {c.trainer.token_budget for n, c in cfgs.items() if n not in cpu} == {65536, 131072}
@@ -113,3 +119,11 @@ def test_token_exactness_is_the_first_logged_steps_importance_ratio():
     history = [{"loss": 0.1}, {"ratio": "0.9991", "loss": 0.2}, {"ratio": "1.2"}]
     assert first_step_ratio(history) == 0.9991
     assert first_step_ratio([{"loss": 0.1}]) is None and first_step_ratio([]) is None
+
+
+def test_a_cluster_run_without_storage_is_refused_with_the_fix():
+    from jobs.train import storage_problem
+
+    problem = storage_problem(3, "")
+    assert problem and "3 nodes" in problem and "storage: s3://" in problem
+    assert storage_problem(1, "") is None and storage_problem(3, "s3://bucket/run") is None

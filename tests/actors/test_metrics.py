@@ -28,3 +28,37 @@ def test_metrics_are_recorded_under_ray(ray_cluster):
     metrics = RunMetrics("hermes")
     assert metrics._on
     exercise(metrics)
+
+
+def test_the_docs_table_and_the_grafana_dashboard_are_made_from_the_declarations(tmp_path):
+    import json
+    import shutil
+
+    from actors.metrics import DOCS, METRICS, grafana_dashboard, metrics_table, write_docs
+
+    page = (DOCS / "metrics.md").read_text()
+    assert metrics_table() in page, "docs/metrics.md is stale: run python -m actors.metrics"
+    shipped = json.loads((DOCS / "grafana" / "harness-adapters.json").read_text())
+    assert shipped == grafana_dashboard(), "the dashboard is stale: run python -m actors.metrics"
+    exprs = [p["targets"][0]["expr"] for p in shipped["panels"]]
+    assert len(exprs) == len(METRICS) and all("ray_ha_" in e and "$SessionName" in e for e in exprs)
+    shutil.copytree(DOCS, tmp_path / "docs")
+    (tmp_path / "docs" / "metrics.md").write_text(page.replace("| `ray_ha_version_lag`", "| `stale`"))
+    write_docs(tmp_path / "docs")
+    assert (tmp_path / "docs" / "metrics.md").read_text() == page  # the table is rewritten in place
+
+
+def test_every_outcome_the_pool_reports_is_declared(monkeypatch):
+    import re
+    from pathlib import Path
+
+    import pytest
+
+    from actors.metrics import OUTCOMES
+
+    source = (Path(__file__).resolve().parents[2] / "actors" / "rollout_pool.py").read_text()
+    used = set(re.findall(r'outcome\("(\w+)"', source)) | set(re.findall(r'"(\w+)" if decision', source))
+    used |= set(re.findall(r'else "(\w+)"\)', source))
+    assert used and used <= set(OUTCOMES), used - set(OUTCOMES)
+    with pytest.raises(ValueError, match="declare it in actors.metrics.OUTCOMES"):
+        RunMetrics("pi").outcome("misspelt")

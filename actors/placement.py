@@ -10,7 +10,9 @@ if TYPE_CHECKING:
 
 
 def serving_bundle(device: Literal["cpu", "gpu"], cpus: float = 1.0, gpus: float = 1.0) -> dict[str, float]:
-    """The placement-group bundle the serving actor needs: its CPU share, plus a GPU on GPU machines."""
+    """The placement-group bundle the serving actor needs: its CPU share, plus on GPU machines its share
+    of a GPU (the callers pass vLLM's ``gpu_memory_utilization``, so the rest of that GPU stays free for a
+    trainer; 1: a whole GPU)."""
     if cpus <= 0 or (device == "gpu" and gpus <= 0):
         raise ValueError(
             f"serving bundle needs cpus > 0 and, on GPU, gpus > 0 (got cpus={cpus}, gpus={gpus})"
@@ -93,7 +95,7 @@ def start_serving(
         VLLMServer,
         cfg,
         work_dir,
-        resources=serving_bundle(device),
+        resources=serving_bundle(device, gpus=cfg.gpu_memory_utilization),
         name=name,
         placement_group=placement_group,
         bundle_index=bundle_index,

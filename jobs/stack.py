@@ -128,7 +128,8 @@ def serving_stack(
     from actors.serving.config import resolve_device
 
     device = resolve_device(serving_cfg.device, torch.cuda.is_available())
-    group = placement_group([serving_bundle(device), *extra_bundles], strategy=strategy)
+    serving = serving_bundle(device, gpus=serving_cfg.gpu_memory_utilization)  # its share, not a whole GPU
+    group = placement_group([serving, *extra_bundles], strategy=strategy)
     ray.get(group.ready(), timeout=300)
     server = None
     try:

@@ -180,7 +180,7 @@ def guard_reached(url: str) -> tuple[bool, str]:
     except OSError as exc:
         return (
             False,
-            f"{url}/health unreachable ({exc}): with guard.proxy every_node, each node needs a proxy",
+            f"{url}/health unreachable ({exc}): the guard's proxy does not answer from this node",
         )
 
 

@@ -29,7 +29,7 @@ from serve.mode import GuardMode
 from serve.turn import temperature_problem
 
 STRATEGIES = ("PACK", "SPREAD", "STRICT_PACK", "STRICT_SPREAD")
-PROXIES = ("every_node", "head_only")
+PROXIES = ("auto", "every_node", "head_only")
 ALL_KINDS = tuple(kind.value for kind in Kind)
 
 
@@ -66,9 +66,11 @@ class GuardSection:
     would-be blocks recorded and counted, nothing blocked or zeroed) or ``off``."""
     port: int = 8000
     """Port of the guard's HTTP proxy (Ray Serve) on each node."""
-    proxy: str = "every_node"
+    proxy: str = "auto"
     """Where the HTTP proxy runs: ``every_node`` (each rollout reaches the proxy on its own node at
-    127.0.0.1) or ``head_only`` (one proxy, at the head node's address)."""
+    127.0.0.1; Ray Serve runs proxies only on the head and on nodes that host a guard replica, so only
+    for one node), ``head_only`` (one proxy, at the head node's address, reached from every node) or
+    ``auto`` (``every_node`` on one node, ``head_only`` on a cluster of several)."""
     min_replicas: int = 1
     """Replicas of each guard shard (one shard per harness; the minimum when ``max_replicas`` is larger)."""
     max_replicas: int = 1
@@ -86,7 +88,7 @@ class GuardSection:
         if not 1 <= self.port <= 65535:
             problems.append(f"port={self.port}: a TCP port, 1-65535")
         if self.proxy not in PROXIES:
-            problems.append(f"proxy={self.proxy!r}: choose every_node or head_only")
+            problems.append(f"proxy={self.proxy!r}: choose auto, every_node or head_only")
         if problem := replicas_problem(self.min_replicas, self.max_replicas):
             problems.append(problem)
         _raise(problems)

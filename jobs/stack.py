@@ -3,8 +3,9 @@
 One placement group, with an explicit strategy, holds the serving bundle (its GPU on GPU machines) and the
 caller's extra bundles (the trainers'). The server binds its node's address and advertises it, so the
 guard and trainers on other nodes reach it. The guard runs as a Ray Serve application whose replicas go to
-any node: with ``proxy=every_node`` a Serve proxy on each node answers at ``127.0.0.1:<port>`` (a rollout
-actor reaches the one on its own node); with ``head_only`` one proxy answers at the head node's address.
+any node: with ``proxy=every_node`` (one node) a Serve proxy answers at ``127.0.0.1:<port>``; with
+``head_only`` one proxy answers at the head node's address, reached from every node; ``auto`` picks the
+first on one node and the second on a cluster (Serve starts proxies only where replicas run).
 Everything is stopped and removed on exit, in reverse order.
 """
 
@@ -60,6 +61,7 @@ def guard_app(
     from serve.app import autoscaling, build_app, start_ledger
     from serve.proxy import ProxyConfig
 
+    proxy = resolve_proxy(proxy, sum(1 for node in ray.nodes() if node["Alive"]))
     if proxy == "head_only":  # the driver runs on the head node (``ray job submit`` puts it there)
         host = node_address("node")
         serve.start(proxy_location=ProxyLocation.HeadOnly, http_options={"host": host, "port": port})
@@ -80,6 +82,22 @@ def guard_app(
         route_prefix=f"/{shard}",
     )
     return f"http://{host}:{port}/{shard}"
+
+
+def resolve_proxy(setting: str, nodes: int) -> str:
+    """Where the guard's proxy runs on a cluster of ``nodes``: ``auto`` is ``every_node`` on one node and
+    ``head_only`` on several. ``every_node`` on several is refused: Ray Serve starts proxies only on the
+    head and on nodes that host a replica, so a rollout on any other node would find nothing at
+    127.0.0.1."""
+    if setting == "auto":
+        return "every_node" if nodes <= 1 else "head_only"
+    if setting == "every_node" and nodes > 1:
+        raise ValueError(
+            f"guard.proxy=every_node on a cluster of {nodes} nodes: Ray Serve runs a proxy only where a "
+            "guard replica runs (and on the head), so rollouts on other nodes would reach none; set "
+            "guard.proxy=auto or head_only"
+        )
+    return setting
 
 
 def ledger_name(shard: str) -> str:

@@ -313,6 +313,26 @@ def publish_all(
     return live, failed
 
 
+def merged_problem(merged_tasks: int, driver_cpus: float) -> str | None:
+    """Why the cost comparison cannot run: it serves each merged model from the driver's node (where the
+    merge was written), and a node without CPUs (a cluster's head, ``CPU: 0``) would leave it waiting for
+    ever; else None."""
+    if merged_tasks and driver_cpus <= 0:
+        return (
+            f"merged.tasks={merged_tasks}: the merged comparison serves from the driver's node, which offers "
+            "no CPU (a cluster head); set merged.tasks=0 on a cluster, or run the comparison on one machine"
+        )
+    return None
+
+
+def driver_node_cpus() -> float:
+    """The CPUs Ray offers on the node this driver runs on."""
+    import ray
+
+    here = ray.get_runtime_context().get_node_id()
+    return next((n["Resources"].get("CPU", 0.0) for n in ray.nodes() if n["NodeID"] == here), 0.0)
+
+
 def merged_comparison(
     cfg: EvalConfig, stack: Any, serving_cfg: Any, live: list[Checkpoint], out: Path, server_start_s: float
 ) -> dict:
@@ -405,6 +425,8 @@ def run(cfg: EvalConfig, stack: Any = None, server_start_s: float = 0.0) -> dict
     say(f"{len(checkpoints)} checkpoints ({len(adapters)} adapters) x {len(tasks)} tasks")
     say(f"model {serving_cfg.model}")
     connect_ray(local_cpus=job_cpus())
+    if problem := merged_problem(cfg.merged.tasks, driver_node_cpus()):
+        raise ValueError(problem)
     stack_started = time.monotonic()
     own = stack is None
     with job_stack(cfg, serving_cfg, out / "serving", (), say, given=stack) as stack:

@@ -236,3 +236,11 @@ def test_a_train_dir_that_does_not_exist_stops_before_anything_starts(tmp_path: 
     with pytest.raises(FileNotFoundError, match="trian'.*no such folder; give the train job's out_dir"):
         evaluate.run(cfg)
     assert started == []
+
+
+def test_the_merged_comparison_is_refused_on_a_driver_node_without_cpus():
+    from jobs.evaluate import merged_problem
+
+    problem = merged_problem(4, 0.0)
+    assert problem and "set merged.tasks=0 on a cluster" in problem
+    assert merged_problem(0, 0.0) is None and merged_problem(4, 2.0) is None

@@ -84,6 +84,16 @@ CHECKPOINTING_MIN_TOKENS = 16384
 ADAPTER_WEIGHTS = "adapter_model.safetensors"
 
 
+def local_adapter(location: str, into: Path) -> str:
+    """The warm-start adapter as a folder on this node: a storage URI (``s3://...``: the trainer may run
+    on any node) is copied into ``into`` first; a folder or "" is returned as it is."""
+    from actors.storage import download, is_uri, open_storage
+
+    if not is_uri(location):
+        return location
+    return str(download(open_storage(location), "", into))
+
+
 def warm_start_config(folder: str) -> Any:
     """The ``LoraConfig`` of the adapter in ``folder``, made trainable; raises ``ValueError`` naming what is
     missing or not a LoRA adapter."""
@@ -294,8 +304,9 @@ class HarnessTrainer:
         if problem := gpu_problem(_assigned_gpus(), cuda=not cpu):
             raise RuntimeError(problem)
         args = AsyncGRPOConfig(**grpo_arguments(cfg, cuda=not cpu))
-        if cfg.init_adapter:
-            peft = warm_start_config(cfg.init_adapter)
+        init_adapter = local_adapter(cfg.init_adapter, Path(cfg.output_dir) / "init-adapter")
+        if init_adapter:
+            peft = warm_start_config(init_adapter)
         else:
             peft = LoraConfig(
                 r=cfg.lora_rank, lora_alpha=cfg.lora_alpha, target_modules="all-linear", task_type="CAUSAL_LM"
@@ -315,8 +326,8 @@ class HarnessTrainer:
             rollout_worker=self.pool,
             callbacks=[self._dashboard_callback()],
         )
-        if cfg.init_adapter:
-            load_adapter_weights(trainer.model, cfg.init_adapter)
+        if init_adapter:
+            load_adapter_weights(trainer.model, init_adapter)
         if not trainer._lora_sync:
             raise RuntimeError(
                 "the serving actor does not take runtime LoRA updates: start it with enable_lora and "

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from actors.storage import is_uri
 from environments.harnesses.registry import harness_problem
 from environments.tasks.sources import load_sources
 from jobs.cli import job_main
@@ -75,7 +76,8 @@ class TrainJobConfig:
             problems.append(
                 "rollouts.temperature=0: a group's greedy sessions are alike and GRPO learns nothing; use > 0"
             )
-        for harness in self.harnesses if self.trainer.init_adapter else ():
+        local_start = self.trainer.init_adapter and not is_uri(self.trainer.init_adapter)
+        for harness in self.harnesses if local_start else ():  # a URI is read on the trainer's node
             folder = Path(self.trainer.init_adapter.replace("{harness}", harness))
             if not (folder / "adapter_config.json").is_file():
                 problems.append(
@@ -136,7 +138,8 @@ def run(cfg: TrainJobConfig, stack: Any = None) -> dict:
             f"{len(loaded.held_out)} held out, {len(loaded.rejected)} rejected"
         )
     connect_ray(local_cpus=job_cpus())
-    if problem := storage_problem(sum(1 for node in ray.nodes() if node["Alive"]), cfg.storage):
+    nodes = sum(1 for node in ray.nodes() if node["Alive"])
+    if problem := storage_problem(nodes, cfg.storage) or start_problem(nodes, cfg.trainer.init_adapter):
         raise ValueError(problem)
     bundles = trainer_bundles(cfg)
     trainers: dict = {}
@@ -252,6 +255,18 @@ def storage_problem(nodes: int, storage: str) -> str | None:
         return (
             f"storage is empty on a cluster of {nodes} nodes: checkpoints would stay on the workers' own "
             "disks; set storage: s3://<bucket>/<run> (or a folder every node mounts)"
+        )
+    return None
+
+
+def start_problem(nodes: int, init_adapter: str) -> str | None:
+    """Why a run must not start: on a cluster, a warm-start adapter in a local folder is read on whichever
+    node each trainer lands, which need not have it; else None."""
+    if nodes > 1 and init_adapter and not is_uri(init_adapter):
+        return (
+            f"trainer.init_adapter={init_adapter!r} is a local folder on a cluster of {nodes} nodes: the "
+            "trainers' nodes may not have it; upload it (jobs.sft's out_dir) to storage and give its URI, "
+            "e.g. trainer.init_adapter=s3://<bucket>/sft/{harness}"
         )
     return None
 

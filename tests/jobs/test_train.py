@@ -127,3 +127,28 @@ def test_a_cluster_run_without_storage_is_refused_with_the_fix():
     problem = storage_problem(3, "")
     assert problem and "3 nodes" in problem and "storage: s3://" in problem
     assert storage_problem(1, "") is None and storage_problem(3, "s3://bucket/run") is None
+
+
+def test_a_local_warm_start_adapter_is_refused_on_a_cluster_and_a_uri_is_not_checked_here():
+    from jobs.train import start_problem
+
+    problem = start_problem(3, "artifacts/sft/smollm2")
+    assert problem and "upload it" in problem and "trainer.init_adapter=s3://" in problem
+    assert start_problem(1, "artifacts/sft/smollm2") is None
+    assert start_problem(3, "s3://bucket/sft") is None and start_problem(3, "") is None
+    cfg = load_config(TrainJobConfig, CONFIGS[0], ("trainer.init_adapter=s3://bucket/sft/{harness}",))
+    assert cfg.trainer.init_adapter.startswith("s3://")  # read on the trainer's node, not at load
+
+
+def test_a_warm_start_adapter_in_storage_is_copied_to_the_trainers_node(tmp_path: Path):
+    from actors.trainer import local_adapter
+
+    bucket = tmp_path / "bucket" / "sft"
+    bucket.mkdir(parents=True)
+    (bucket / "adapter_config.json").write_text("{}")
+    here = local_adapter(f"file://{bucket}", tmp_path / "local")
+    assert Path(here) == tmp_path / "local" and (Path(here) / "adapter_config.json").read_text() == "{}"
+    assert (
+        local_adapter("artifacts/sft", tmp_path / "x") == "artifacts/sft"
+        and local_adapter("", tmp_path) == ""
+    )

@@ -5,8 +5,8 @@ demonstration).
 
     python benchmarks/learning_check.py [--config jobs/configs/learning-check-runs.yaml] [key=value ...]
 
-Runs ``jobs.learning_check`` with the config: finished seeds are kept (``reuse``), missing ones run (about
-22 minutes a seed on 2 cores). The last line of stdout is one JSON object of the figures.
+Runs ``python -m jobs.learning_check`` with the config: finished seeds are kept (``reuse``), missing ones
+run (about 22 minutes a seed on 2 cores). The last line of stdout is one JSON object of the figures.
 """
 
 from __future__ import annotations
@@ -14,14 +14,14 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
+import subprocess
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from actors.config_loader import load_config  # noqa: E402
-from jobs.learning_check import DEFAULT_CONFIG, LearningCheckConfig, run  # noqa: E402
+DEFAULT_CONFIG = ROOT / "jobs" / "configs" / "learning-check-runs.yaml"
 
 OUT = Path(__file__).resolve().parent / "data" / "learning_check.json"
 
@@ -65,12 +65,19 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out", default=str(OUT))
     parser.add_argument("overrides", nargs="*")
     args = parser.parse_args(argv)
-    cfg = load_config(LearningCheckConfig, args.config, args.overrides)
-    figures = run(cfg)
-    check = json.loads((Path(cfg.out_dir) / "headline.json").read_text())
+    job = subprocess.run(
+        [sys.executable, "-m", "jobs.learning_check", "--config", args.config, *args.overrides],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        text=True,
+        check=True,
+    )
+    figures = json.loads(job.stdout.strip().splitlines()[-1])
+    folder = Path(figures["report"]).parent
+    check = json.loads((folder / "headline.json").read_text())
     runs = {}
-    for seed in map(str, cfg.seeds):
-        summary_path = Path(cfg.out_dir) / f"seed-{seed}" / "summary.json"
+    for seed in check["runs"]:
+        summary_path = folder / f"seed-{seed}" / "summary.json"
         summary = json.loads(summary_path.read_text()) if summary_path.is_file() else {}
         runs[seed] = {**seed_figures(check["runs"][seed], summary), "training": check["training"][seed]}
     out = Path(args.out)
@@ -81,7 +88,7 @@ def main(argv: list[str] | None = None) -> None:
         ),
         "machine": "2 CPU cores, 24 GiB, no GPU",
         "date": datetime.date.today().isoformat(),
-        "seeds": len(cfg.seeds),
+        "seeds": len(runs),
         "runs_held": figures["runs_held"],
         "runs_out_of_reach": figures["runs_out_of_reach"],
         "regressions": figures["regressions"],

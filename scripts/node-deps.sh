@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Node.js >= 20.6 for pi (opencode's launcher and npm installs run on it too). Nothing happens when the node
-# on PATH is new enough; otherwise Node 20 is installed from NodeSource's signed apt repository (Debian and
-# Ubuntu, as in the Ray images). cluster.yaml runs it on every node before scripts/harness-deps.sh.
+# on PATH is new enough; otherwise Node 22, the maintained LTS line (20 reached its end of life in April
+# 2026), is installed from NodeSource's signed apt repository (Debian and Ubuntu, as in the Ray images).
+# cluster.yaml runs it on every node before scripts/harness-deps.sh.
 #
 #   scripts/node-deps.sh                  check, install if needed, print the version
 #   scripts/node-deps.sh --check 20.5.1   exit 0 when that version is new enough (no install)
@@ -9,7 +10,7 @@ set -euo pipefail
 
 NEED_MAJOR=20
 NEED_MINOR=6
-NODE_LINE=20
+NODE_LINE=22
 
 new_enough() {  # VERSION (v20.6.0 or 20.6.0)
   local version=${1#v} major minor

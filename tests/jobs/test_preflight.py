@@ -63,3 +63,16 @@ def test_one_nodes_checks_pass_here_and_name_what_is_missing(tmp_path: Path, mon
 def test_an_unreachable_guard_is_a_finding_not_a_crash():
     ok, detail = guard_reached("http://127.0.0.1:9/preflight")
     assert not ok and "unreachable" in detail and "proxy" in detail
+
+
+@pytest.mark.harness
+@pytest.mark.slow
+def test_the_preflight_checks_every_node_of_a_running_cluster(ray_cluster, tmp_path: Path, capsys):
+    from jobs.preflight import PreflightConfig, run
+
+    figures = run(PreflightConfig(storage=str(tmp_path / "bucket"), timeout_s=300))
+    lines = capsys.readouterr().out.splitlines()
+    assert figures["nodes"] == 1 and figures["failed"] == [], figures["failed"]
+    names = {line.split()[2] for line in lines if line.startswith(("ok", "FAIL"))}
+    assert {"gpu", "vllm", "sandbox", "storage", "guard"} <= names
+    assert any(line.startswith("ok") and " guard: " in line and "answered 200" in line for line in lines)

@@ -73,6 +73,8 @@ def test_the_preflight_checks_every_node_of_a_running_cluster(ray_cluster, tmp_p
     figures = run(PreflightConfig(storage=str(tmp_path / "bucket"), timeout_s=300))
     lines = capsys.readouterr().out.splitlines()
     assert figures["nodes"] == 1 and figures["failed"] == [], figures["failed"]
-    names = {line.split()[2] for line in lines if line.startswith(("ok", "FAIL"))}
+    import re
+
+    names = {m.group(2) for line in lines if (m := re.match(r"^(ok|FAIL)\s+\S+ (.+?): ", line))}
     assert {"gpu", "vllm", "sandbox", "storage", "guard"} <= names
     assert any(line.startswith("ok") and " guard: " in line and "answered 200" in line for line in lines)

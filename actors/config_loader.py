@@ -21,10 +21,12 @@ from typing import Any, TypeVar
 
 import yaml
 
+from environments.errors import UserError
+
 T = TypeVar("T")
 
 
-class ConfigError(ValueError):
+class ConfigError(UserError, ValueError):
     """A config file or override that does not fit its dataclass; the message names the key and the fix."""
 
 

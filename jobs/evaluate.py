@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from actors.config_loader import ConfigError
 from actors.eval_report import Checkpoint, SessionResult
 from environments.harnesses.registry import harness_problem
 from jobs.cli import job_main
@@ -407,7 +408,7 @@ def run(cfg: EvalConfig, stack: Any = None, server_start_s: float = 0.0) -> dict
     say = lambda message: print(f"[evaluate] {message}", flush=True)  # noqa: E731
     train_dir = fetch_checkpoints(cfg.train_dir, cfg.harnesses, out / "checkpoints")
     if not train_dir.is_dir():  # a typo would otherwise evaluate the base alone, without a word
-        raise FileNotFoundError(
+        raise ConfigError(
             f"train_dir={cfg.train_dir!r}: no such folder; give the train job's out_dir (or its storage URI)"
         )
     checkpoints = [

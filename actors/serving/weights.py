@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from environments.errors import UserError
+
 HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]{0,95}/[\w.-]{1,96}$")
 COMMIT = re.compile(r"^[0-9a-f]{40}$")
 # What each parser looks for in the model's output; the chat template (or the tokenizer's special tokens)
@@ -37,7 +39,7 @@ PARSER_MARKERS: dict[str, tuple[str, ...]] = {
 }
 
 
-class ModelSetupError(ValueError):
+class ModelSetupError(UserError, ValueError):
     """The model reference, its files or its template do not fit the preset; the message says the fix."""
 
 

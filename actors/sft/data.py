@@ -34,6 +34,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from environments.errors import UserError
 from environments.traces.types import ROLES, Conversation, Skipped
 
 if TYPE_CHECKING:
@@ -43,7 +44,7 @@ IGNORE_INDEX = -100
 _GENERATION_TAG = re.compile(r"\{%-?\s*generation\s*-?%\}")
 
 
-class SFTDataError(ValueError):
+class SFTDataError(UserError, ValueError):
     """Base of this module's errors."""
 
 

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from actors.sft.data import TokenizedExample, build_examples, plan_template, read_conversations, show_mask
+from environments.errors import UserError
 from environments.traces.types import Conversation, Skipped
 
 if TYPE_CHECKING:
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
 Log = Callable[[str], None]
 
 
-class PreflightError(RuntimeError):
+class PreflightError(UserError, RuntimeError):
     """The run would fail or learn nothing; the message says what to change."""
 
 

@@ -31,13 +31,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from environments.errors import UserError
+
 REPO = Path(__file__).resolve().parents[2]
 DEFAULT_INSTALL = REPO / ".harnesses"
 """Where ``scripts/harness-deps.sh`` installs the pinned harnesses (override: ``HA_HARNESSES``)."""
 _TAIL_CHARS = 4000
 
 
-class HarnessError(RuntimeError):
+class HarnessError(UserError, RuntimeError):
     """The harness cannot be launched at all (not installed, bad spec); the message says what to do."""
 
 

@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
+from environments.errors import UserError
+
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
@@ -29,7 +31,7 @@ DEFAULT_PREFIX = "hsbx"
 """Names of sandbox folders, cgroups and containers start with this; ``sweep`` only touches these."""
 
 
-class SandboxError(RuntimeError):
+class SandboxError(UserError, RuntimeError):
     """The backend itself failed (not the command in it); the message says what to fix."""
 
 

@@ -20,6 +20,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from environments.errors import UserError
 from environments.tasks.placement import SANDBOX_WORKSPACE, Mount, Placement
 from environments.tasks.types import AnswerOracle, CommandOracle, Limits, Reference, Task
 
@@ -44,7 +45,7 @@ _TOP_KEYS = {
 _SKIP = {"__pycache__", ".pytest_cache", "node_modules"}
 
 
-class TaskFormatError(ValueError):
+class TaskFormatError(UserError, ValueError):
     """A task folder or record that cannot become a ``Task``; the message names the file and the fix."""
 
 

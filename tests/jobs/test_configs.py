@@ -307,3 +307,33 @@ def test_the_real_learning_check_mixes_a_family_that_must_read_and_validates_on_
     assert validation.tasks.sources == () and validation.tasks.set == "row-count-validation"
     chosen_on = {t.id for t in eval_tasks(validation.tasks, validation.tasks.max_tasks)}
     assert chosen_on and not chosen_on & {t.id for t in held}
+
+
+def test_an_error_the_user_can_fix_is_one_line_at_run_time_and_a_bug_keeps_its_traceback(capsys):
+    from actors.serving.weights import ModelSetupError
+    from jobs.cli import job_main
+    from jobs.train import DEFAULT_CONFIG, TrainJobConfig
+
+    def fails(exc: Exception):
+        def run(cfg):
+            raise exc
+
+        return run
+
+    wrong = ModelSetupError(
+        "m: tool_call_parser 'mistral' looks for '[TOOL_CALLS]': set tool_call_parser: hermes"
+    )
+    with pytest.raises(SystemExit, match=r"^error: m: tool_call_parser 'mistral' .*hermes$"):
+        job_main(TrainJobConfig, DEFAULT_CONFIG, fails(wrong), "train", [])
+
+    class Wrapped(RuntimeError):  # what Ray raises for an error inside a task or actor
+        def __init__(self, cause: Exception) -> None:
+            super().__init__("Traceback (most recent call last):\n  ...\n" + str(cause))
+            self.cause = cause
+
+    with pytest.raises(SystemExit, match="^error: m: tool_call_parser"):
+        job_main(TrainJobConfig, DEFAULT_CONFIG, fails(Wrapped(wrong)), "train", [])
+    with pytest.raises(ModelSetupError):
+        job_main(TrainJobConfig, DEFAULT_CONFIG, fails(wrong), "train", ["--debug"])
+    with pytest.raises(KeyError):  # the project's own bug: its traceback, always
+        job_main(TrainJobConfig, DEFAULT_CONFIG, fails(KeyError("x")), "train", [])

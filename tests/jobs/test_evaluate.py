@@ -233,7 +233,7 @@ def test_a_train_dir_that_does_not_exist_stops_before_anything_starts(tmp_path: 
     cfg = load_config(
         EvalConfig, CONFIGS[0], (f"train_dir={tmp_path / 'trian'}", f"out_dir={tmp_path / 'e'}")
     )
-    with pytest.raises(FileNotFoundError, match="trian'.*no such folder; give the train job's out_dir"):
+    with pytest.raises(ConfigError, match="trian'.*no such folder; give the train job's out_dir"):
         evaluate.run(cfg)
     assert started == []
 

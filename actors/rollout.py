@@ -21,7 +21,6 @@ from __future__ import annotations
 import shutil
 import tempfile
 import time
-import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -498,7 +497,3 @@ def make_rollout_session(setup: RolloutSetup, harness: str, root: str) -> Rollou
     return RolloutSession(
         backend, GuardHTTP(setup.guard_url), folder, max_tokens=setup.max_tokens, trajectories=trajectories
     )
-
-
-def new_rollout_id(harness: str) -> str:
-    return f"{harness}-{uuid.uuid4().hex[:12]}"

@@ -44,10 +44,6 @@ class _Partial:
     arguments: list[str] = field(default_factory=list)
 
 
-def _int(value: object, default: int) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else default
-
-
 class ToolCallAssembler:
     """Folds `delta.tool_calls` lists per (choice, index); `calls(choice)` returns them in index order."""
 

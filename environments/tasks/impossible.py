@@ -145,16 +145,3 @@ def impossible_variant(task: Task, mutation: Mutation | str) -> Task | None:
             split=Split.EVAL,
         )
     return None
-
-
-def impossible_variants(
-    tasks: list[Task], mutations: tuple[str, ...] = ("oneoff", "conflicting")
-) -> list[Task]:
-    """Every variant the tasks have, for each mutation, in task order."""
-    out = []
-    for task in tasks:
-        for mutation in mutations:
-            variant = impossible_variant(task, mutation)
-            if variant is not None:
-                out.append(variant)
-    return out

@@ -1,7 +1,7 @@
 """One shape for the tool calls of pi, opencode and hermes.
 
-The three harnesses name the same actions differently (captured requests, `../shared/harnesses/
-NOTES.md` section 4):
+The three harnesses name the same actions differently (their captured requests:
+`environments/harness_prompts/<harness>.json`):
 
 | action | pi | opencode | hermes |
 |---|---|---|---|

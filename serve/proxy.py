@@ -12,7 +12,7 @@ deployment in `serve/app.py` and by `python -m serve`). Routes:
 - Standalone (`ProxyConfig.auto_open`): `/s/{id}/...` opens a session on first use, and
   `POST /v1/chat/completions` uses one session per API key.
 
-Errors, as the harnesses react to them (`shared/harnesses/NOTES.md`, section 4): a malformed
+Errors, as the three harnesses react to them (each retries a 5xx, so none is ever sent): a malformed
 request gets a 400 (404 for an unknown rollout) with `{"error": {message, type, code}}`; an
 upstream 4xx is passed on as it is; an upstream that is unreachable, times out, answers 5xx or
 something unreadable gets a 424 `upstream_error`, never a 5xx, because every harness retries

@@ -5,8 +5,8 @@ guard re-emits.
 byte stream (CRLF, LF or CR line ends; multi-line data joined by "\\n"; comments and other
 fields ignored), so a stream gives the same events however the network split it.
 
-`ChunkWriter` builds the harness-facing stream in the shape all three harnesses accept (see
-`shared/harnesses/NOTES.md` section 4): a role chunk, content/reasoning deltas, one
+`ChunkWriter` builds the harness-facing stream in the shape all three harnesses accept (the
+real-harness tests run each against it): a role chunk, content/reasoning deltas, one
 `tool_calls` delta per complete call (id, type, name and arguments together) or the guard's
 notice as assistant text, a `finish_reason` chunk, a usage chunk with `choices: []` when the
 client asked for usage, and `data: [DONE]`. It never carries token ids or logprobs.

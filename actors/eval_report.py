@@ -353,19 +353,23 @@ def cheating_section(results: Sequence[SessionResult]) -> str:
     return text
 
 
-def capability_drops(rows: Sequence[CapabilityRow]) -> dict[str, tuple[float, float, float]]:
-    """Per checkpoint after the first row of its suite (the reference: the base, evaluated first), its
-    pass@1 difference from the reference with the 95% interval (Newcombe), where that interval lies
-    wholly below 0: a loss of general capability that is not a hard draw."""
-    drops = {}
+def capability_differences(rows: Sequence[CapabilityRow]) -> dict[str, tuple[float, float, float]]:
+    """Per checkpoint after the first scored row of its suite (the reference: the base, evaluated first),
+    its pass@1 difference from the reference with the 95% interval (Newcombe)."""
+    differences = {}
     for suite in dict.fromkeys(r.suite for r in rows):
-        scored = [r for r in rows if r.suite == suite and r.total]
-        for row in scored[1:]:
-            reference = scored[0]
-            difference = difference_interval(row.passed, row.total, reference.passed, reference.total)
-            if difference[2] < 0:
-                drops[row.checkpoint] = difference
-    return drops
+        reference, *others = [r for r in rows if r.suite == suite and r.total] or [None]
+        for row in others:
+            differences[row.checkpoint] = difference_interval(
+                row.passed, row.total, reference.passed, reference.total
+            )
+    return differences
+
+
+def capability_drops(rows: Sequence[CapabilityRow]) -> dict[str, tuple[float, float, float]]:
+    """The differences (``capability_differences``) whose interval lies wholly below 0: a loss of general
+    capability that is not a hard draw."""
+    return {name: d for name, d in capability_differences(rows).items() if d[2] < 0}
 
 
 def capability_table(rows: Sequence[CapabilityRow]) -> str:
@@ -373,24 +377,22 @@ def capability_table(rows: Sequence[CapabilityRow]) -> str:
     interval; a drop (the interval below 0) is marked and listed first."""
     if not rows:
         return ""
-    drops = capability_drops(rows)
+    differences = capability_differences(rows)
+    drops = {name: d for name, d in differences.items() if d[2] < 0}
     text = "".join(
         f"**Capability drop**: {name} {d[0]:+.3f} [{d[1]:+.3f}, {d[2]:+.3f}] against the first row.\n\n"
         for name, d in drops.items()
     )
     text += "| checkpoint | suite | problems | pass@1 | 95% interval | against the first | 95% interval |\n"
     text += "|---|---|---|---|---|---|---|\n"
-    first = {}
     for r in rows:
-        reference = first.setdefault(r.suite, r)
-        against = ""
-        if r is not reference and r.total and reference.total:
-            d = difference_interval(r.passed, r.total, reference.passed, reference.total)
+        against = "- | -"
+        if (d := differences.get(r.checkpoint)) is not None:
             mark = " **drop**" if r.checkpoint in drops else ""
             against = f"{d[0]:+.3f}{mark} | [{d[1]:+.3f}, {d[2]:+.3f}]"
         text += (
             f"| {r.checkpoint} | {r.suite} | {r.total} | {r.pass_at_1:.3f} | [{r.low:.3f}, {r.high:.3f}] | "
-            f"{against or '- | -'} |\n"
+            f"{against} |\n"
         )
     return text
 

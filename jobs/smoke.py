@@ -181,7 +181,8 @@ def run(cfg: SmokeConfig) -> dict:
 
 
 def load_sft_config(cfg: SmokeConfig) -> Any:
-    """The SFT config of ``cfg.sft_config`` with its model resolved and its ``out_dir`` absolute, or None."""
+    """The SFT config of ``cfg.sft_config`` with its ``out_dir`` absolute (its model is resolved only when
+    it trains, in ``warm_start``), or None."""
     if not cfg.sft_config:
         return None
     from actors.sft.config import SFTConfig

@@ -22,8 +22,6 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-HARNESSES = ("pi", "opencode", "hermes")
-
 
 @dataclass(frozen=True, slots=True)
 class Validity:
@@ -150,7 +148,10 @@ def table(rows: dict[str, dict[str, Validity]]) -> str:
 
 
 def _harness_order(name: str) -> int:
-    return HARNESSES.index(name) if name in HARNESSES else len(HARNESSES)
+    from environments.harnesses.registry import harness_names
+
+    known = harness_names()  # the registry's order: pi, opencode, hermes
+    return known.index(name) if name in known else len(known)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -172,7 +173,9 @@ def main(argv: list[str] | None = None) -> None:
     from actors.models import load_preset, resolve_model
     from actors.serving.server import VLLMServer
 
-    harnesses = tuple(args.harness) or HARNESSES
+    from environments.harnesses.registry import harness_names
+
+    harnesses = tuple(args.harness) or harness_names()
     requests = {h: harness_requests(Path(args.demos), h, args.split, args.turns) for h in harnesses}
     cfg = resolve_model(load_preset(args.preset, (f"max_loras={max(2, len(adapters))}",)))
     server = VLLMServer(cfg, tempfile.mkdtemp(prefix="validity-"))

@@ -172,7 +172,6 @@ def main(argv: list[str] | None = None) -> None:
 
     from actors.models import load_preset, resolve_model
     from actors.serving.server import VLLMServer
-
     from environments.harnesses.registry import harness_names
 
     harnesses = tuple(args.harness) or harness_names()

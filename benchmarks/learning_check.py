@@ -59,6 +59,28 @@ def shown(path: str) -> str:
     return str(full.relative_to(ROOT)) if full.is_relative_to(ROOT) else Path(path).name
 
 
+def merged_runs(kept: dict, runs: dict) -> dict:
+    """The seeds run now over those the file already holds: a seed run in an earlier session (its own
+    ``date`` and ``command`` beside it) stays until it is run again, so the check can grow seed by seed."""
+    earlier = {seed: entry for seed, entry in kept.get("runs", {}).items() if seed not in runs}
+    for entry in earlier.values():
+        entry.setdefault("date", kept.get("date"))
+        entry.setdefault("command", kept.get("command"))
+    return dict(sorted({**earlier, **runs}.items(), key=lambda item: int(item[0])))
+
+
+def totals(runs: dict, min_calls_reduction: float) -> dict:
+    """The summary over every seed held: runs where each harness's headline held, headline rows whose start
+    left less room than the criterion asks, and the regressions (which lead any report of them)."""
+    rows = [(seed, row) for seed, entry in runs.items() for row in entry["headlines"]]
+    held = [e for e in runs.values() if e["headlines"] and all(r["holds"] for r in e["headlines"])]
+    return {
+        "runs_held": len(held),
+        "runs_out_of_reach": sum(row["calls_room"] < min_calls_reduction for _, row in rows),
+        "regressions": [f"seed {seed}, {row['harness']}" for seed, row in rows if row["regressed"]],
+    }
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--config", default=str(DEFAULT_CONFIG))
@@ -82,16 +104,17 @@ def main(argv: list[str] | None = None) -> None:
         runs[seed] = {**seed_figures(check["runs"][seed], summary), "training": check["training"][seed]}
     out = Path(args.out)
     kept = json.loads(out.read_text()) if out.is_file() else {}
+    command = " ".join(["python benchmarks/learning_check.py --config", shown(args.config), *args.overrides])
+    today = datetime.date.today().isoformat()
+    for entry in runs.values():
+        entry |= {"date": today, "command": command}
+    runs = merged_runs(kept, runs)
     record = {
-        "command": " ".join(
-            ["python benchmarks/learning_check.py --config", shown(args.config), *args.overrides]
-        ),
+        "command": command,
         "machine": "2 CPU cores, 24 GiB, no GPU",
-        "date": datetime.date.today().isoformat(),
+        "date": today,
         "seeds": len(runs),
-        "runs_held": figures["runs_held"],
-        "runs_out_of_reach": figures["runs_out_of_reach"],
-        "regressions": figures["regressions"],
+        **totals(runs, figures.get("min_calls_reduction", 0.30)),
         "runs": runs,
     }
     record |= {k: v for k, v in kept.items() if k not in record and k != "config"}

@@ -201,6 +201,7 @@ def run(cfg: LearningCheckConfig) -> dict:
         "held": {str(seed): ok for seed, ok in held.items()},
         "runs_held": sum(held.values()),
         "runs_out_of_reach": len(cramped),
+        "min_calls_reduction": cfg.min_calls_reduction,
         "regressions": regressions,
         "training": {str(seed): health for seed, health in training.items()},
         "total_s": round(time.monotonic() - started, 1),

@@ -8,7 +8,7 @@ captured request in ``environments/harness_prompts/<name>.json``; its session lo
 ``environments.traces.read`` formats it names. Configs, rollouts, demonstrations and ``jobs.use`` look a
 harness up here, so adding one is: write its module, capture its request, and register it, either in
 ``BUILTIN`` below or from another package through the ``harness_adapters.harnesses`` entry point (a
-``HarnessSpec``); the README has the steps.
+``HarnessSpec``); docs/harnesses.md has the steps.
 """
 
 from __future__ import annotations

@@ -30,10 +30,15 @@ It does not stop: kernel exploits (the kernel is shared; no seccomp filter is lo
 visible), timing and cache side channels, disk filling of the workspace beyond ``RLIMIT_FSIZE`` per file,
 or a consumer on the host that follows symlinks the agent left in its output (``collect`` copies links as
 links; code reading collected files must not follow them). Without usable cgroups (writable v1
-controllers or a delegated v2 group, see ``cgroups.py``) memory falls back to ``RLIMIT_AS`` and there is
-no per-sandbox process limit; ``LocalBackend.notes`` says so and why. The project itself must stay
-outside the bound interpreter (an editable install is fine: its finder points at the repository, which is
-not bound): its task generators compute the answers.
+controllers or a delegated v2 group, see ``cgroups.py``; a non-root launcher in a container has neither)
+the limits are held from outside: the tree's resident memory and process count are sampled from
+``/proc`` and the tree killed past either (``TreeLimit``; a burst shorter than a sample passes), and
+``RLIMIT_NPROC`` bounds this user's threads. No memory rlimit: Bun reserves tens of GB of address space it
+never touches, so an ``RLIMIT_AS`` or ``RLIMIT_DATA`` cap kills opencode at start. There is no CPU
+bandwidth limit. ``LocalBackend.notes`` says so and why.
+
+The project itself must stay outside the bound interpreter (an editable install is fine: its finder points
+at the repository, which is not bound): its task generators compute the answers.
 """
 
 from __future__ import annotations
@@ -66,7 +71,7 @@ from environments.sandboxes.protocol import (
     owner_alive,
 )
 from environments.tasks.placement import Placement
-from environments.tasks.runner import RunResult, wait_until
+from environments.tasks.runner import RunResult, TreeLimit, fallback_rlimits, wait_until
 
 WORKSPACE = "/workspace"
 SANDBOX_UID = 1000
@@ -128,6 +133,7 @@ class LocalSandbox:
         self.forwards, self.mounts = forwards, mounts
         self._bwrap_argv = argv
         self._destroyed = False
+        self._limit_killed = False
 
     @property
     def workspace(self) -> Path:
@@ -142,8 +148,9 @@ class LocalSandbox:
             argv += ["--setenv", key, value]
         argv += ["--", *command_argv(command, self.forwards, sys.executable)]
         procs_files = self.cgroup.procs_files() if self.cgroup else ()
-        use_as_limit = self.cgroup is None
         limits = self.limits
+        allowance = limits.max_processes + _BWRAP_HELPERS
+        fallback = fallback_rlimits(allowance) if self.cgroup is None else ()
 
         def prepare_child() -> None:  # runs in the child between fork and exec
             pid = str(os.getpid()).encode()
@@ -157,9 +164,8 @@ class LocalSandbox:
             resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
             resource.setrlimit(resource.RLIMIT_FSIZE, (256 * _MIB, 256 * _MIB))
             resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-            if use_as_limit:  # fallback: a coarse address-space cap, as SubprocessRunner sets it
-                address = max(2 * limits.memory_mb, 1024) * _MIB
-                resource.setrlimit(resource.RLIMIT_AS, (address, address))
+            for which, limit in fallback:  # no cgroups: per process here, the tree's total by TreeLimit
+                resource.setrlimit(which, (limit, limit))
 
         if self.cgroup:
             self.cgroup.reset_peak()
@@ -176,17 +182,21 @@ class LocalSandbox:
                 )
             except (OSError, subprocess.SubprocessError) as exc:
                 raise SandboxError(f"could not start bwrap for {self.name}: {exc}") from exc
-            status, usage, timed_out = wait_until(proc.pid, start + timeout_s)
+            watch = None if self.cgroup else TreeLimit(proc.pid, limits.memory_mb, allowance)
+            status, _, timed_out = wait_until(proc.pid, start + timeout_s, on_poll=watch and watch.sample)
             wall = time.monotonic() - start
             proc.returncode = os.waitstatus_to_exitcode(status)
             self._kill_rest(proc.pid)
             out.seek(max(0, out.seek(0, os.SEEK_END) - _TAIL_BYTES))
             tail = out.read().decode("utf-8", "replace")
+        if watch and watch.exceeded:
+            self._limit_killed = True
+            tail += f"\n[sandbox] killed: {watch.exceeded} (no cgroups: the tree is sampled from /proc)\n"
         return RunResult(
             exit_code=None if timed_out else proc.returncode,
             timed_out=timed_out,
             wall_s=wall,
-            peak_rss_mb=self.cgroup.peak_memory_mb() if self.cgroup else usage.ru_maxrss / 1024,
+            peak_rss_mb=self.cgroup.peak_memory_mb() if self.cgroup else watch.mb,
             output_tail=tail,
         )
 
@@ -200,8 +210,9 @@ class LocalSandbox:
             raise SandboxError(f"processes of {self.name} survived SIGKILL; inspect {where}")
 
     def oom_killed(self) -> bool:
-        """Whether the memory limit killed a process in this sandbox so far (False without cgroups)."""
-        return bool(self.cgroup and self.cgroup.oom_killed())
+        """Whether a limit killed a process in this sandbox so far: the cgroup's memory limit, or without
+        cgroups the sampled memory or process limit."""
+        return self._limit_killed or bool(self.cgroup and self.cgroup.oom_killed())
 
     def collect(self, dest: Path) -> Path:
         copy_tree(self.workspace, Path(dest))
@@ -277,9 +288,9 @@ class LocalBackend:
         if not self.use_cgroups:
             why = cgroups.explain() if use_cgroups else "cgroups were turned off"
             self.notes.append(
-                f"no usable cgroups ({why}): memory is capped by RLIMIT_AS "
-                "(2x memory_mb), there is no per-sandbox process limit and no CPU bandwidth limit, and "
-                "peak memory is bwrap's own (the pid namespace hides the tree's rusage)"
+                f"no usable cgroups ({why}): the sandbox's memory and process count are held by "
+                "sampling its tree (a burst shorter than a sample can pass), this user's threads by "
+                "RLIMIT_NPROC, and there is no CPU bandwidth limit"
             )
         help_text = subprocess.run([self.bwrap, "--help"], capture_output=True, text=True).stdout
         self.disable_userns = "--disable-userns" in help_text  # bubblewrap >= 0.8

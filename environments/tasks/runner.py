@@ -188,15 +188,76 @@ class TreePeak:
         self.peak_kb = 0
 
     def sample(self) -> None:
+        self._measure()
+
+    def _measure(self) -> tuple[int, int]:
+        """Sample once; return the tree's process count and its resident memory now (KiB)."""
         total = 0
-        for pid in _tree(self.pid):
+        pids = _tree(self.pid)
+        for pid in pids:
             total += max(_status_kb(pid, "VmRSS:"), 0)
             self.peak_kb = max(self.peak_kb, _status_kb(pid, "VmHWM:"))
         self.peak_kb = max(self.peak_kb, total)
+        return len(pids), total
 
     @property
     def mb(self) -> float:
         return self.peak_kb / 1024
+
+
+class TreeLimit(TreePeak):
+    """A process tree's memory and process limits, held from outside where no cgroup can hold them (a
+    non-root launcher without a delegated cgroup): every ``every_s`` the tree is sampled, and when its
+    resident memory passes ``memory_mb`` or it holds more than ``max_processes`` processes, its process
+    group is killed and ``exceeded`` says which. Sampling misses what grows faster than a sample; the
+    per-process rlimits set beside it (``fallback_rlimits``) bound that."""
+
+    def __init__(self, pid: int, memory_mb: int, max_processes: int, every_s: float = 0.05) -> None:
+        super().__init__(pid)
+        self.memory_mb, self.max_processes, self.every_s = memory_mb, max_processes, every_s
+        self.exceeded = ""
+        self._next = 0.0
+
+    def sample(self) -> None:
+        now = time.monotonic()
+        if self.exceeded or now < self._next:
+            return
+        self._next = now + self.every_s
+        count, rss_kb = self._measure()
+        if rss_kb > self.memory_mb * 1024:
+            self.exceeded = f"memory {rss_kb // 1024} MiB over the limit of {self.memory_mb} MiB"
+        elif count > self.max_processes:
+            self.exceeded = f"{count} processes over the limit of {self.max_processes}"
+        if self.exceeded:
+            try:
+                os.killpg(self.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+
+def fallback_rlimits(max_threads: int) -> tuple[tuple[int, int], ...]:
+    """``(resource, limit)`` pairs that bound each process where no cgroup can: the threads of this user
+    (``RLIMIT_NPROC`` counts threads per user: those this user runs now plus the allowance), so a fork
+    bomb stops at the kernel even between ``TreeLimit``'s samples. No memory rlimit: Bun reserves ~70 GB
+    of writable address space it never touches (``VmData``), so ``RLIMIT_AS`` and ``RLIMIT_DATA`` both
+    kill it at start; ``TreeLimit`` holds the tree's resident memory instead. Computed in the parent."""
+    own = sum(_threads(entry) for entry in os.scandir("/proc") if entry.name.isdigit() and _owned(entry))
+    return ((resource.RLIMIT_NPROC, own + max_threads),)
+
+
+def _threads(entry: os.DirEntry) -> int:
+    """The kernel counts threads against ``RLIMIT_NPROC``, not processes."""
+    try:
+        return len(os.listdir(f"{entry.path}/task"))
+    except OSError:
+        return 0
+
+
+def _owned(entry: os.DirEntry) -> bool:
+    try:
+        return entry.stat().st_uid == os.getuid()
+    except OSError:
+        return False
 
 
 def _tree(root: int) -> list[int]:

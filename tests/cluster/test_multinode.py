@@ -11,7 +11,7 @@ its node); checkpoints, trajectories and ``train.json`` reached the storage loca
 evaluation copied the checkpoints and served them all through multi-LoRA; its report went to storage too.
 Nothing of the run is left on this host's view of the artifact folder.
 
-A slow tier outside CI (``-m cluster``; see the README): it needs root for the mount namespaces.
+A slow tier outside CI (``-m cluster``; see docs/testing.md): it needs root for the mount namespaces.
 """
 
 from __future__ import annotations

@@ -35,13 +35,16 @@ from tests.environments.harnesses.scripted_upstream import Say, Shell
 pytestmark = pytest.mark.harness
 
 HARNESSES = sorted(harness_names())
-WAYS = ("subprocess", "sandbox", "docker")
+# "bare-sandbox": the local sandbox where cgroups are not writable (a non-root launcher in a container),
+# with a task's own limits (1 GiB): memory is then held by the fallback, which a harness must survive.
+WAYS = ("subprocess", "sandbox", "bare-sandbox", "docker")
 ADAPTER = "tiny-adapter"
 FINAL = "All done: SCRIPTED_FINAL_ANSWER"
 NOTICE = "[guard] This tool call was not run"
 
 
 LIMITS = SandboxLimits(memory_mb=4096, max_processes=512, cpus=2.0)
+TASK_LIMITS = SandboxLimits(memory_mb=1024, max_processes=64, cpus=1.0)  # the shipped tasks' own
 
 
 def make_backend(way: str, request: pytest.FixtureRequest, tmp_path: Path) -> LocalBackend | DockerBackend:
@@ -50,7 +53,10 @@ def make_backend(way: str, request: pytest.FixtureRequest, tmp_path: Path) -> Lo
         api = request.getfixturevalue("docker_api")
         return DockerBackend(api, prefix=f"hxd{secrets.token_hex(3)}", extra_ro_binds=harness_binds())
     try:
-        return LocalBackend(tmp_path / "boxes", prefix="hxh", extra_ro_binds=harness_binds())
+        bare = way == "bare-sandbox"
+        return LocalBackend(
+            tmp_path / "boxes", prefix="hxh", extra_ro_binds=harness_binds(), use_cgroups=not bare
+        )
     except SandboxError as exc:
         pytest.skip(f"no local sandbox here: {exc}")
 
@@ -92,7 +98,8 @@ def run(
     sockets = Path(tempfile.mkdtemp(prefix="hxg"))  # unix socket paths must stay short
     try:
         with UnixToTcp(sockets / "guard.sock", guard.port) as forward:
-            box = backend.create(workspace, LIMITS, forwards=(Forward(8000, forward.path),))
+            limits = TASK_LIMITS if way == "bare-sandbox" else LIMITS
+            box = backend.create(workspace, limits, forwards=(Forward(8000, forward.path),))
             try:
                 result = launch_in_sandbox(
                     launcher, spec, box, forward_port=8000,

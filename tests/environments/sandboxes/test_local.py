@@ -233,18 +233,31 @@ def test_a_forward_reaches_the_host_socket_and_nothing_else(local_backend, works
     assert_forward_reaches_only_the_guard(box, "python")
 
 
-def test_without_cgroups_memory_falls_back_to_an_address_space_cap_and_says_so(tmp_path, prefix, workspace):
+def test_without_cgroups_the_tree_is_held_to_its_memory_and_process_limits_and_says_so(
+    tmp_path, prefix, workspace
+):
+    """A non-root launcher without a delegated cgroup: the sandbox's memory (across processes, each small)
+    and process count are held by sampling its tree, and the run says what killed it."""
     backend = LocalBackend(tmp_path / "plain", prefix=prefix, use_cgroups=False)
-    assert any("RLIMIT_AS" in note for note in backend.notes)
+    assert any("sampling its tree" in note for note in backend.notes)
     box = backend.create(workspace, SMALL)
+    grow = 'python -c "import time; b = b\'x\' * (100 * 1024 ** 2); time.sleep(20)"'
     try:
-        result = box.run('python -c "b = bytearray(3 * 1024 ** 3)"', timeout_s=30)
+        small = box.run(grow, timeout_s=30)  # 100 MiB of 256: untouched
+        assert box.oom_killed() is False
+        memory = box.run(f"for i in 1 2 3 4; do {grow} & done; wait", timeout_s=30)
+        assert box.oom_killed() is True
+        forks = box.run("for i in $(seq 40); do sleep 20 & done; wait", timeout_s=30)
         late = box.run("(sleep 1; echo late > late.txt) & setsid sleep 30 & sleep 30", timeout_s=0.5)
         time.sleep(1.5)
         assert late.timed_out and not (box.workspace / "late.txt").exists()
     finally:
         box.destroy()
-    assert result.exit_code != 0 and "MemoryError" in result.output_tail
+    assert small.ok and 100 <= small.peak_rss_mb < 256, small
+    assert memory.exit_code != 0 and memory.wall_s < 15, memory
+    assert "[sandbox] killed: memory" in memory.output_tail and memory.peak_rss_mb > 256
+    assert forks.exit_code != 0 and forks.wall_s < 15, forks
+    assert "processes over the limit of 18" in forks.output_tail
     assert not list((tmp_path / "plain").iterdir())
 
 

@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from environments.errors import cli_main
+
 PROMETHEUS_PREFIX = "ray_"
 """What Ray puts before an application metric's name in its Prometheus export."""
 OUTCOMES = (
@@ -252,4 +254,4 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    cli_main(main)

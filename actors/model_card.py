@@ -10,9 +10,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from environments.errors import UserError, one_line
+
 CARD = "README.md"
 EVALUATION = "## Evaluation"
 NOT_EVALUATED = "Not evaluated yet: `python -m jobs.evaluate` fills this in.\n"
+
+
+class PushError(UserError, RuntimeError):
+    """An adapter that cannot be pushed: no card in the folder, or no hub reachable; says the fix."""
 
 
 def render_card(
@@ -77,21 +83,28 @@ def set_evaluation(folder: Path, evaluation: str) -> bool:
 
 
 def push(folder: Path, repo_id: str, token: str | None = None) -> str:
-    """Upload the adapter folder (card included) to a model hub repo; its URL. Fails with the reason
-    when no hub is reachable or the folder has no card."""
+    """Upload the adapter folder (card included) to a model hub repo; its URL. A PushError with the reason
+    and the fix when the folder has no card or no hub is reachable (no network, offline, no token)."""
     if not (Path(folder) / CARD).is_file():
-        raise FileNotFoundError(f"{folder} has no {CARD}: push a folder the training wrote")
+        raise PushError(f"{folder} has no {CARD}: push a checkpoint folder the training wrote")
     try:
         from huggingface_hub import HfApi
-        from huggingface_hub.errors import OfflineModeIsEnabled
+        from huggingface_hub import errors as hub_errors
     except ImportError as exc:  # pragma: no cover - a dependency of transformers
         raise RuntimeError("huggingface_hub is not installed") from exc
+    # The hub's HTTP client raises its own errors for a refused or failed connection (httpx's, not OSError)
+    transport = getattr(hub_errors, "HTTPError", OSError)
     api = HfApi(token=token)
     try:
         api.create_repo(repo_id, exist_ok=True)
         info = api.upload_folder(folder_path=str(folder), repo_id=repo_id)
-    except OfflineModeIsEnabled as exc:
-        raise RuntimeError(f"cannot push to {repo_id}: offline mode is on (unset HF_HUB_OFFLINE)") from exc
-    except OSError as exc:
-        raise RuntimeError(f"cannot push to {repo_id}: the hub is not reachable ({exc})") from exc
+    except hub_errors.OfflineModeIsEnabled as exc:
+        raise PushError(f"cannot push to {repo_id}: offline mode is on (unset HF_HUB_OFFLINE)") from exc
+    except hub_errors.LocalTokenNotFoundError as exc:
+        raise PushError(f"cannot push to {repo_id}: no hub token; run hf auth login or set HF_TOKEN") from exc
+    except (OSError, transport) as exc:
+        raise PushError(
+            f"cannot push to {repo_id}: the hub is not reachable ({one_line(exc)}); check the network and "
+            "your token (hf auth login)"
+        ) from exc
     return str(getattr(info, "commit_url", "") or f"https://huggingface.co/{repo_id}")

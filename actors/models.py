@@ -9,8 +9,9 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from actors.config_loader import load_config
+from actors.config_loader import ConfigError, load_config
 from actors.serving import ServingConfig
+from actors.serving.parsers import tool_parser_problem
 
 PRESETS_DIR = Path(__file__).resolve().parents[1] / "jobs" / "configs" / "models"
 TINY = "tiny"
@@ -21,11 +22,19 @@ def preset_names() -> list[str]:
 
 
 def load_preset(name: str, overrides: tuple[str, ...] = ()) -> ServingConfig:
-    """The serving config of a named preset; nothing is downloaded or built here."""
+    """The serving config of a named preset with ``overrides``; nothing is downloaded or built here. An
+    unknown name, a bad override or a tool-call parser the installed vLLM lacks is a ConfigError now,
+    not when the server starts."""
     path = PRESETS_DIR / f"{name}.yaml"
     if not path.exists():
-        raise ValueError(f"unknown model preset {name!r}: choose one of {', '.join(preset_names())}")
-    return load_config(ServingConfig, path, overrides)
+        raise ConfigError(f"unknown model preset {name!r}: choose one of {', '.join(preset_names())}")
+    try:
+        cfg = load_config(ServingConfig, path, overrides)
+    except ConfigError as exc:
+        raise ConfigError(f"model preset {name!r}: {exc}") from None
+    if problem := tool_parser_problem(cfg.tool_call_parser, cfg.extra_args):
+        raise ConfigError(f"model preset {name!r}: {problem}")
+    return cfg
 
 
 def resolve_model(cfg: ServingConfig) -> ServingConfig:
@@ -61,7 +70,15 @@ def pin_model(cfg: ServingConfig) -> ServingConfig:
 
 
 def resolve_model_path(model: str) -> str:
-    """A preset name (``tiny`` builds the local model), else the folder or hub id as given."""
+    """A preset name (``tiny`` builds the local model), else the folder or hub id as given; anything else
+    is a ConfigError before a model is built or loaded."""
+    from actors.serving.weights import is_hub_id
+
     if (PRESETS_DIR / f"{model}.yaml").exists():
         return resolve_model(load_preset(model)).model
+    if not Path(model).exists() and not is_hub_id(model):
+        raise ConfigError(
+            f"model={model!r}: not a model preset, a folder or a Hub id (org/name); choose a preset "
+            f"({', '.join(preset_names())}) or give a model folder"
+        )
     return model

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
@@ -63,14 +64,20 @@ def submit_task(fn: Any, *args: Any, resources: dict[str, float], **kwargs: Any)
     return ray.remote(fn).options(**options).remote(*args, **kwargs)
 
 
-def first_failure_raises(refs: list[Any]) -> list[Any]:
+def first_failure_raises(
+    refs: list[Any], between: Callable[[], None] | None = None, every_s: float = 5.0
+) -> list[Any]:
     """``ray.get(refs)``, except that the first task or actor call to fail raises at once (a trainer rank
-    that died leaves the others waiting in a collective: the caller's clean-up must not wait with them)."""
+    that died leaves the others waiting in a collective: the caller's clean-up must not wait with them).
+    With ``between``, it is called at least every ``every_s`` seconds while waiting, and once more at the
+    end (the train job prints its trainers' progress there)."""
     import ray
 
     pending = list(refs)
     while pending:
-        done, pending = ray.wait(pending, num_returns=1)
+        done, pending = ray.wait(pending, num_returns=1, timeout=every_s if between else None)
+        if between is not None:
+            between()
         ray.get(done)
     return ray.get(list(refs))
 

@@ -455,6 +455,7 @@ class RolloutPool:
         step's log holds what happened in that step."""
         c = self.collector.counters
         counters = {
+            "rollout/blocked_total": float(c.blocked),
             "rollout/would_blocked_total": float(c.would_blocked),
             "rollout/tampered_total": float(c.tampered),
             "rollout/session_error_total": float(c.session_errors),

@@ -13,6 +13,17 @@ from pathlib import Path
 from typing import Any
 
 
+def trackio_command(project: str, trackio_dir: str | None = None) -> str:
+    """The shell command that opens the Trackio dashboard of ``project`` (``trackio show``, the CLI of the
+    installed Trackio), reading ``trackio_dir`` when given, else ``$TRACKIO_DIR`` when set, else Trackio's
+    default folder."""
+    import shlex
+
+    folder = os.environ.get("TRACKIO_DIR", "") if trackio_dir is None else trackio_dir
+    command = f"trackio show --project {shlex.quote(project)}"
+    return f"TRACKIO_DIR={shlex.quote(str(Path(folder).resolve()))} {command}" if folder else command
+
+
 class TrackioLogger:
     """A Trackio writer for one project (a sweep's actor, an SFT run, an evaluation). Must live in a process
     that has not imported Trackio yet when a directory is given: Trackio reads ``TRACKIO_DIR`` at import."""

@@ -20,12 +20,13 @@ import json
 import logging
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from actors.grpo.collapse import CollapsePolicy, CollapseWatch
+from actors.progress import StepProgress, step_progress
 from actors.trainer_settings import setting_problems
 
 if TYPE_CHECKING:
@@ -286,6 +287,9 @@ class HarnessTrainer:
         """Adapter weights (on the CPU) of the versions kept to roll back to, by version."""
         self.collapses: list[dict[str, Any]] = []
         """What the watch found and what was done, in order (the run's result carries them)."""
+        self.on_progress: Callable[[StepProgress], None] | None = None
+        """Called with each logged step's progress on rank 0 (the train job posts it to its console)."""
+        self._reported_step = -1
 
     def build(self) -> None:
         """Load the model and TRL's trainer (probes the server); separate from ``train`` so a failed
@@ -375,6 +379,7 @@ class HarnessTrainer:
             def on_log(self, args: Any, state: Any, control: Any, logs: Any = None, **kwargs: Any) -> None:
                 if logs and owner.trainer is not None and owner.pool is not None:
                     owner.pool.metrics.step(logs, owner.trainer.model_version)
+                    owner.report(state.global_step, logs)
 
             def on_save(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
                 # TRL keeps the version only for its own rollout worker; ours needs it too, so a resumed
@@ -392,6 +397,16 @@ class HarnessTrainer:
                     upload(folder, open_storage(owner.cfg.storage), owner.cfg.harness, folder.name)
 
         return StepEnd()
+
+    def report(self, step: int, logs: dict[str, Any]) -> None:
+        """Hand ``on_progress`` the progress of ``step``, once per step (``actors.progress``); the record
+        logged when training ends is no step and is skipped."""
+        if self.on_progress is None or step == self._reported_step:
+            return
+        progress = step_progress(self.cfg.harness, step, self.cfg.max_steps, logs)
+        if progress is not None:
+            self._reported_step = step
+            self.on_progress(progress)
 
     def snapshot(self, version: int) -> None:
         """Keep the adapter weights about to be published as ``version`` (the run's first always, and the
@@ -562,7 +577,9 @@ class HarnessTrainer:
 class TrainerActor:
     """The Ray actor of one harness's trainer: builds its rollout pool and its ``HarnessTrainer``, then
     trains. Sessions run as Ray rollout actors (``setup.rollout_actors``: one per session slot, in the
-    bundles of ``rollout_group`` when given) or as threads in this actor's process."""
+    bundles of ``rollout_group`` when given) or as threads in this actor's process. With
+    ``progress_board`` (an ``actors.progress.ProgressBoard`` actor), each step's progress is posted there
+    for the job's console."""
 
     def __init__(
         self,
@@ -571,6 +588,7 @@ class TrainerActor:
         setup: RolloutSetup,
         serving_handle: Any,
         rollout_group: Any = None,
+        progress_board: Any = None,
     ) -> None:
         from actors.rollout_pool import RolloutPool, session_runner
         from environments.tasks.sources import TaskMix, load_sources
@@ -594,6 +612,15 @@ class TrainerActor:
         from actors.serving.remote import RayServing
 
         self.trainer = HarnessTrainer(cfg, RayServing(serving_handle), self.pool)
+        self.board = progress_board
+        self._posted: Any = None
+        """The latest post's reference: awaited before ``train`` returns, so the last step is on the board
+        before the driver hears that training ended."""
+        if progress_board is not None:
+            self.trainer.on_progress = self._post
+
+    def _post(self, progress: StepProgress) -> None:
+        self._posted = self.board.post.remote(progress)  # not awaited: the console never holds a step up
 
     def rendezvous(self) -> Rendezvous:
         """Where this trainer's later ranks meet it: this node's address and a port free on it."""
@@ -607,6 +634,10 @@ class TrainerActor:
             return self.trainer.train(resume_from, rendezvous, rank=0)
         finally:
             self.pool.stop()
+            if self._posted is not None:
+                import ray
+
+                ray.wait([self._posted], timeout=10)
 
 
 class TrainerRank:

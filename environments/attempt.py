@@ -26,7 +26,6 @@ import base64
 import json
 import shlex
 import statistics
-import sys
 import tempfile
 import time
 from collections import Counter
@@ -35,6 +34,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from environments.errors import UsageError, cli_main
 from environments.integrity import audit_effects, protected_paths, take_snapshot
 from environments.integrity.audit import AuditResult
 from environments.reward import RewardInputs, compute_reward
@@ -351,11 +351,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-isolation", action="store_true", help="leave tests and configuration writable")
     args = parser.parse_args(argv)
     if not args.cases.is_file():
-        parser.error(f"{args.cases}: no such cases file; give a JSONL file with one case per line")
+        raise UsageError(f"{args.cases}: no such cases file; give a JSONL file with one case per line")
+    missing = [path for path in args.tasks if not path.exists()]
+    if missing:
+        raise UsageError(f"--tasks {missing[0]}: no such folder; give task folders or a parent of them")
+    backend = make_backend(args.sandbox)  # a backend that cannot run (no Docker engine): one line, now
     tasks = load_tasks(args.tasks)
-    runner = AttemptRunner(
-        make_backend(args.sandbox), tasks, not args.no_audit, args.verifier, isolate=not args.no_isolation
-    )
+    runner = AttemptRunner(backend, tasks, not args.no_audit, args.verifier, isolate=not args.no_isolation)
     results, unreadable = [], 0
     for case in read_cases(args.cases):
         if isinstance(case, CaseError):
@@ -373,4 +375,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    cli_main(main)

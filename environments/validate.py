@@ -11,6 +11,7 @@ in-process (<reason>)``. The last line is JSON: ``{"tasks", "valid", "invalid", 
 judge (``isolated``, ``in-process``). Exit status 1 if any task is
 invalid. ``--sandbox docker`` runs every check in the Docker backend, which builds the images of Harbor
 tasks whose Dockerfiles need them (``auto``: a subprocess or the local sandbox, see ``run_checks``).
+Progress goes to stderr: a bar on a terminal, else a line every 10 s (``environments.progress``).
 """
 
 from __future__ import annotations
@@ -21,10 +22,13 @@ import os
 import sys
 from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
+from contextlib import ExitStack
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
+from environments.errors import cli_main
+from environments.progress import progress
 from environments.tasks.checks import CheckName, CheckResult, run_checks
 from environments.tasks.harbor import find_harbor_tasks, load_harbor_task
 from environments.tasks.jsonl import iter_jsonl
@@ -114,12 +118,21 @@ def summarize(reports: list[TaskReport]) -> dict:
 
 
 def validate(paths: list[Path], jobs: int, sandbox: str = "auto") -> list[TaskReport]:
+    """Check every item under ``paths``, reports in the items' order, with a progress display on stderr
+    (``environments.progress``: a bar on a terminal, else a line every few seconds)."""
     items = [item for path in paths for item in iter_items(path)]
     check = partial(check_item, sandbox=sandbox)
-    if jobs <= 1 or len(items) < 2:
-        return [check(item) for item in items]
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
-        return list(pool.map(check, items, chunksize=4))
+    reports: list[TaskReport] = []
+    with progress(len(items), "validate", "tasks") as shown, ExitStack() as stack:
+        if jobs <= 1 or len(items) < 2:
+            checked: Iterator[TaskReport] = map(check, items)
+        else:
+            pool = stack.enter_context(ProcessPoolExecutor(max_workers=jobs))
+            checked = pool.map(check, items, chunksize=4)
+        for report in checked:
+            reports.append(report)
+            shown.update(1)
+    return reports
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -132,6 +145,7 @@ def main(argv: list[str] | None = None) -> int:
         "--sandbox", choices=("auto", "local", "docker"), default="auto", help="where the checks run"
     )
     args = parser.parse_args(argv)
+    _runner(args.sandbox)  # a backend that cannot run (no Docker engine) stops here, once, in one line
     paths = args.paths
     if not paths:
         from environments.tasks.shipped import build_shipped_tasks
@@ -150,4 +164,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    cli_main(main)

@@ -22,6 +22,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 from actors.config_loader import load_config
 from actors.eval_report import ALL, SessionResult, difference_interval, load_results, wilson_interval
@@ -233,17 +234,13 @@ def ablation_markdown(summary: Mapping, eval_guard: str = "enforce") -> str:
 # -- the job ------------------------------------------------------------------------------------------
 
 
-def run(cfg: AblationConfig) -> dict:
+def arm_configs(cfg: AblationConfig, out: Path) -> dict[GuardMode, tuple[Any, Any]]:
+    """Each arm's train and evaluation configs, all loaded (so checked) before the first arm trains: a bad
+    ``eval_overrides`` value would otherwise surface only after a whole training."""
     from jobs import evaluate, train
     from jobs.smoke import locate
 
-    out = Path(cfg.out_dir).resolve()
-    out.mkdir(parents=True, exist_ok=True)
-    started = time.monotonic()
-    say = lambda message: print(f"[ablation] {message}", flush=True)  # noqa: E731
-    results: dict[str, list[SessionResult]] = {}
-    rollouts: dict[str, dict] = {}
-    figures: dict = {}
+    configs = {}
     for arm in ARMS:
         train_dir = out / arm.value / "train"
         train_cfg = load_config(
@@ -251,12 +248,6 @@ def run(cfg: AblationConfig) -> dict:
             locate(cfg.train_config),
             (*cfg.train_overrides, f"guard.mode={arm.value}", f"out_dir={train_dir}"),
         )
-        steps = train_cfg.trainer.max_steps
-        say(f"arm {arm.value}: training ({', '.join(train_cfg.harnesses)}, {steps} steps)")
-        t = time.monotonic()
-        trained = train.run(train_cfg)
-        rollouts[arm.value] = trained["rollouts"]
-        figures[f"{arm.value}_train_s"] = round(time.monotonic() - t, 1)
         eval_cfg = load_config(
             evaluate.EvalConfig,
             locate(cfg.eval_config),
@@ -269,6 +260,29 @@ def run(cfg: AblationConfig) -> dict:
                 f"out_dir={out / arm.value / 'eval'}",
             ),
         )
+        configs[arm] = (train_cfg, eval_cfg)
+    return configs
+
+
+def run(cfg: AblationConfig) -> dict:
+    from jobs import evaluate, train
+
+    out = Path(cfg.out_dir).resolve()
+    configs = arm_configs(cfg, out)
+    out.mkdir(parents=True, exist_ok=True)
+    started = time.monotonic()
+    say = lambda message: print(f"[ablation] {message}", flush=True)  # noqa: E731
+    results: dict[str, list[SessionResult]] = {}
+    rollouts: dict[str, dict] = {}
+    figures: dict = {}
+    for arm in ARMS:
+        train_cfg, eval_cfg = configs[arm]
+        steps = train_cfg.trainer.max_steps
+        say(f"arm {arm.value}: training ({', '.join(train_cfg.harnesses)}, {steps} steps)")
+        t = time.monotonic()
+        trained = train.run(train_cfg)
+        rollouts[arm.value] = trained["rollouts"]
+        figures[f"{arm.value}_train_s"] = round(time.monotonic() - t, 1)
         say(f"arm {arm.value}: evaluating with the guard {cfg.eval_guard.value}")
         t = time.monotonic()
         evaluated = evaluate.run(eval_cfg)

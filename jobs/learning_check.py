@@ -67,6 +67,19 @@ class LearningCheckConfig:
             raise ValueError(f"min_calls_reduction={self.min_calls_reduction}: give a share between 0 and 1")
 
 
+def check_configs(cfg: LearningCheckConfig) -> None:
+    """Load every config the runs will (the smoke config, its train and evaluation configs with this check's
+    overrides, the validation pass's): a bad value stops the check before the first run, not after it."""
+    from jobs import evaluate, smoke, train
+
+    smoke_cfg = load_config(smoke.SmokeConfig, smoke.locate(cfg.smoke_config))
+    train_overrides = (*smoke_cfg.train_overrides, *cfg.train_overrides)
+    load_config(train.TrainJobConfig, smoke.locate(smoke_cfg.train_config), train_overrides)
+    eval_overrides = (*smoke_cfg.eval_overrides, *cfg.eval_overrides)
+    for overrides in (eval_overrides, (*eval_overrides, *cfg.validation_overrides)):
+        load_config(evaluate.EvalConfig, smoke.locate(smoke_cfg.eval_config), overrides)
+
+
 def run_seed(cfg: LearningCheckConfig, seed: int) -> Path:
     """One run (or the finished one kept from before); returns its evaluation's ``results.json``."""
     from jobs import smoke
@@ -154,6 +167,7 @@ def run(cfg: LearningCheckConfig) -> dict:
         summarize,
     )
 
+    check_configs(cfg)
     started = time.monotonic()
     out = Path(cfg.out_dir).resolve()
     runs = {}

@@ -7,10 +7,10 @@ python -m jobs.memory [PRESET ...]      e.g. lfm3-1.7b (default: every reference
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 from actors.memory import ASSUMED, H200_GIB, MemoryPlan, ModelShape, plan
+from environments.errors import UsageError, cli_main
 
 
 def preset_plan(train_preset: str) -> tuple[ModelShape, MemoryPlan, dict]:
@@ -50,6 +50,9 @@ def preset_plan(train_preset: str) -> tuple[ModelShape, MemoryPlan, dict]:
 
 def main(argv: list[str]) -> None:
     figures = {}
+    unknown = [name for name in argv if name not in ASSUMED]
+    if unknown:
+        raise UsageError(f"unknown train preset {unknown[0]!r}: choose from {', '.join(sorted(ASSUMED))}")
     for name in argv or sorted(ASSUMED):
         shape, p, s = preset_plan(name)
         share = s["trainer_gpus"] * H200_GIB
@@ -74,4 +77,4 @@ def main(argv: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    cli_main(main)

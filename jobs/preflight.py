@@ -234,17 +234,16 @@ def run(cfg: PreflightConfig) -> dict:
 def main(argv: list[str] | None = None) -> None:
     import argparse
 
-    from actors.config_loader import ConfigError
+    from environments.errors import user_errors
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--config", default=str(DEFAULT_CONFIG))
+    parser.add_argument("--debug", action="store_true", help="show the traceback of an error you can fix")
     parser.add_argument("overrides", nargs="*", help="key=value overrides of the config")
     args = parser.parse_args(argv)
-    try:
+    with user_errors(args.debug):  # a bad config value, or one found while checking: one line
         cfg = load_config(PreflightConfig, args.config, tuple(args.overrides))
-    except (ConfigError, ValueError) as exc:
-        raise SystemExit(f"error: {exc}") from None
-    figures = run(cfg)
+        figures = run(cfg)
     print(json.dumps(figures), flush=True)
     sys.exit(1 if figures["failed"] else 0)
 

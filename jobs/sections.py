@@ -18,8 +18,10 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
+from actors.config_loader import ConfigError
 from actors.grpo.advantages import row_weighting_problem
 from actors.grpo.collapse import CollapsePolicy
+from actors.models import load_preset
 from actors.ranks import rank_problems
 from actors.trainer_settings import setting_problems
 from environments.tasks.shipped import unknown_task_set
@@ -55,8 +57,14 @@ class ServingSection:
     SPREAD, STRICT_PACK (one node) or STRICT_SPREAD (the server and each trainer on different nodes)."""
 
     def __post_init__(self) -> None:
+        problems = []
         if self.placement not in STRATEGIES:
-            _raise([f"placement={self.placement!r}: choose one of {', '.join(STRATEGIES)}"])
+            problems.append(f"placement={self.placement!r}: choose one of {', '.join(STRATEGIES)}")
+        try:  # the preset, its overrides and its tool-call parser: at load, not minutes into the run
+            load_preset(self.preset, self.overrides)
+        except ConfigError as exc:
+            problems.append(str(exc))
+        _raise(problems)
 
 
 @dataclass(frozen=True, slots=True)

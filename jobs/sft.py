@@ -18,6 +18,7 @@ from pathlib import Path
 
 from actors.config_loader import describe, load_config
 from actors.sft.config import SFTConfig
+from environments.errors import user_errors
 
 __all__ = ["DEFAULT_CONFIG", "main"]
 
@@ -31,26 +32,35 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--config", default=str(DEFAULT_CONFIG))
     parser.add_argument("--sweep", action="store_true", help="run the sweep grid as Ray tasks")
     parser.add_argument("--print-config", action="store_true", help="print the resolved config and exit")
+    parser.add_argument("--debug", action="store_true", help="show the traceback of an error you can fix")
     parser.add_argument("overrides", nargs="*", help="dotted.key=value")
     args = parser.parse_args(argv)
-    cfg = load_config(SFTConfig, args.config, args.overrides)
-    if args.print_config:
-        print("\n".join(describe(cfg)), flush=True)
-        return
-    from actors.models import resolve_model_path
+    with user_errors(args.debug):  # a bad value, missing traces, a bad preset: one line, no traceback
+        cfg = load_config(SFTConfig, args.config, args.overrides)
+        if args.print_config:
+            print("\n".join(describe(cfg)), flush=True)
+            return
+        figures = train(cfg, args.sweep)
+    print(json.dumps(figures), flush=True)
 
+
+def train(cfg: SFTConfig, sweep: bool) -> dict:
+    """One run or the sweep, after what can be checked without a model: the traces and their format."""
+    from actors.models import resolve_model_path
+    from actors.sft.train import check_traces
+
+    check_traces(cfg)
     cfg = replace(cfg, model=resolve_model_path(cfg.model))  # a preset name: built or found here, once
-    if args.sweep:
+    if sweep:
         from actors.sft.sweep import run_sweep
 
-        figures = run_sweep(cfg)
-    else:
-        from actors.sft.train import run_sft
+        return run_sweep(cfg)
+    from actors.sft.train import run_sft
 
-        figures = run_sft(cfg)
-        if cfg.trackio_project:
-            figures["trackio_rows"] = log_single_run(cfg, figures)
-    print(json.dumps(figures), flush=True)
+    figures = run_sft(cfg)
+    if cfg.trackio_project:
+        figures["trackio_rows"] = log_single_run(cfg, figures)
+    return figures
 
 
 def log_single_run(cfg: SFTConfig, figures: dict) -> int:

@@ -11,6 +11,7 @@ Everything is stopped and removed on exit, in reverse order.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
@@ -151,10 +152,16 @@ def serving_stack(
     ray.get(group.ready(), timeout=300)
     server = None
     try:
-        say(f"placement group ready; starting the serving actor (vLLM on {device})")
+        say(
+            f"placement group ready; starting vLLM ({serving_cfg.model} on {device}): silent until ready, "
+            f"often a minute or more (its log in {work_dir} on the serving node)"
+        )
+        vllm_started = time.monotonic()
         server = start_serving(serving_cfg, device=device, placement_group=group, work_dir=str(work_dir))
         url, node = ray.get([server.url.remote(), server.node.remote()])
-        say(f"serving at {url} (node {node}); starting the guard (Ray Serve, {guard}) on port {guard_port}")
+        ready_s = time.monotonic() - vllm_started
+        say(f"vLLM ready: {serving_cfg.model} at {url} in {ready_s:.0f} s (node {node})")
+        say(f"starting the guard (Ray Serve, {guard}) on port {guard_port}")
         urls = {
             shard: guard_app(url, guard_port, guard, proxy, shard, replicas, temperature) for shard in shards
         }

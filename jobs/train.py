@@ -10,8 +10,9 @@ guard runs as a Ray Serve application in front of the serving actor. Each traine
 sessions in Ray rollout actors, one per session slot, in a placement group of CPU bundles of its own
 (``rollouts.actors: false`` runs them as threads inside the trainer's actor). ``guard.mode`` is
 ``enforce``, ``monitor`` (would-be blocks recorded and counted per step, never zeroing a reward) or
-``off``. The last line of stdout is one JSON object with the run's figures; ``<out_dir>/train.json`` holds
-every trainer's summary.
+``off``. While training, stdout gets one line per step of each trainer (``actors.progress``: reward, pass
+rate, tool calls, blocked, tampered, staleness, step time). The last line of stdout is one JSON object with
+the run's figures; ``<out_dir>/train.json`` holds every trainer's summary.
 """
 
 from __future__ import annotations
@@ -120,8 +121,10 @@ def run(cfg: TrainJobConfig, stack: Any = None) -> dict:
     from actors.cluster import connect_ray, job_cpus
     from actors.models import load_preset, resolve_model
     from actors.placement import first_failure_raises, make_actor
+    from actors.progress import ProgressBoard, progress_line
     from actors.rollout import RolloutSetup
     from actors.rollout_pool import PoolConfig
+    from actors.tracking import trackio_command
     from actors.trainer import TrainerActor, TrainerConfig, TrainerRank
     from jobs.stack import job_stack
 
@@ -146,6 +149,16 @@ def run(cfg: TrainJobConfig, stack: Any = None) -> dict:
     later_ranks: dict = {}
     rollout_groups: list = []
     with job_stack(cfg, serving_cfg, out / "serving", bundles, say, given=stack) as stack:
+        board = make_actor(ProgressBoard, resources={"CPU": 0})  # the trainers' steps, for this console
+
+        def print_progress() -> None:
+            try:
+                taken = ray.get(board.take.remote(), timeout=30)
+            except ray.exceptions.RayError:  # only the console's lines are lost: training goes on
+                return
+            for progress in taken:
+                say(progress_line(progress))
+
         try:
             for index, harness in enumerate(cfg.harnesses):
                 tcfg = TrainerConfig(
@@ -189,6 +202,7 @@ def run(cfg: TrainJobConfig, stack: Any = None) -> dict:
                     setup,
                     stack.server,
                     sessions_group,
+                    board,
                     resources=bundles[0],
                     placement_group=stack.group,
                     bundle_index=rank_bundle(cfg, index, 0),
@@ -208,18 +222,20 @@ def run(cfg: TrainJobConfig, stack: Any = None) -> dict:
                 f"{len(trainers)} trainers started ({cfg.trainer.ranks} rank(s) each); "
                 f"training {cfg.trainer.max_steps} steps each"
             )
+            if cfg.trackio_project:
+                say(f"Trackio dashboard (where the trainers run): {trackio_command(cfg.trackio_project)}")
             runs, rank_runs = [], []
             for harness, trainer in trainers.items():
                 resume = latest_checkpoint(out / harness) if cfg.trainer.resume else None
                 meet = ray.get(trainer.rendezvous.remote()) if cfg.trainer.ranks > 1 else None
                 runs.append(trainer.train.remote(resume, meet))
                 rank_runs += [r.train.remote(resume, meet, n) for n, r in enumerate(later_ranks[harness], 1)]
-            results = first_failure_raises([*runs, *rank_runs])
+            results = first_failure_raises([*runs, *rank_runs], between=print_progress)
             summaries = dict(zip(trainers, results[: len(runs)], strict=True))
             for ranked in results[len(runs) :]:
                 summaries[ranked["harness"]].setdefault("rank_nodes", []).append(ranked["node"])
         finally:
-            for handle in [*trainers.values(), *(r for ranks in later_ranks.values() for r in ranks)]:
+            for handle in [board, *trainers.values(), *(r for ranks in later_ranks.values() for r in ranks)]:
                 ray.kill(handle)  # a rank 0's rollout actors are owned by it and go with it
             for sessions_group in rollout_groups:
                 remove_placement_group(sessions_group)

@@ -18,10 +18,10 @@ import argparse
 import contextlib
 import json
 import signal
-import sys
 import threading
 from pathlib import Path
 
+from environments.errors import UsageError, cli_main
 from environments.harnesses.personal import Endpoint, apply_edits, config_edits, undo
 from environments.harnesses.registry import harness_names
 
@@ -40,11 +40,11 @@ def adapter_settings(adapter: Path) -> tuple[str, int]:
 
     problem = adapter_problem(str(adapter))
     if problem:
-        raise SystemExit(f"--adapter {adapter}: not an adapter folder ({problem}); pass a checkpoint folder")
+        raise UsageError(f"--adapter {adapter}: not an adapter folder ({problem}); pass a checkpoint folder")
     config = json.loads((adapter / "adapter_config.json").read_text())
     base, rank = config.get("base_model_name_or_path"), int(config.get("r") or 0)
     if not base:
-        raise SystemExit(f"{adapter}/adapter_config.json names no base model: pass --base")
+        raise UsageError(f"{adapter}/adapter_config.json names no base model: pass --base")
     return str(base), rank
 
 
@@ -53,7 +53,10 @@ def serving_rank(rank: int) -> int:
     for allowed in LORA_RANKS:
         if rank <= allowed:
             return allowed
-    raise SystemExit(f"LoRA rank {rank} is above the largest vLLM serves ({LORA_RANKS[-1]})")
+    raise UsageError(
+        f"LoRA rank {rank} is above the largest vLLM serves ({LORA_RANKS[-1]}): train with a smaller "
+        "trainer.lora_rank"
+    )
 
 
 def serve_and_point(args: argparse.Namespace) -> None:
@@ -128,10 +131,7 @@ def main(argv: list[str] | None = None) -> None:
 
         if not args.adapter:
             parser.error("--push needs --adapter")
-        try:
-            print(f"[use] pushed: {push(Path(args.adapter), args.push)}")
-        except (RuntimeError, FileNotFoundError) as exc:
-            raise SystemExit(f"[use] {exc}") from exc
+        print(f"[use] pushed: {push(Path(args.adapter), args.push)}")  # a PushError: one line, the fix
         return
     if not args.harness:
         parser.error("--harness is required (pi, opencode or hermes)")
@@ -140,15 +140,15 @@ def main(argv: list[str] | None = None) -> None:
             for line in undo(manifest_path(args.harness)):
                 print(f"[use] {line}")
         except FileNotFoundError as exc:
-            raise SystemExit(f"[use] {exc}") from exc
+            raise UsageError(str(exc)) from exc
         return
     if not args.adapter:
         parser.error("--adapter is required (or --undo)")
     try:
         serve_and_point(args)
     except ValueError as exc:  # a config file of the person's that cannot be read: say which and how
-        sys.exit(f"[use] {exc}")
+        raise UsageError(str(exc)) from exc
 
 
 if __name__ == "__main__":
-    main()
+    cli_main(main)

@@ -9,6 +9,8 @@ from __future__ import annotations
 import argparse
 import logging
 
+from environments.errors import UsageError, cli_main
+
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m serve", description=__doc__.splitlines()[0])
@@ -36,16 +38,19 @@ def main(argv: list[str] | None = None) -> None:
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     logging.getLogger("httpx").setLevel(logging.WARNING)  # one INFO line per upstream call otherwise
-    config = ProxyConfig(
-        args.upstream,
-        auto_open=True,
-        upstream_api_key=args.upstream_api_key,
-        fail_closed=not args.allow_unknown,
-        guard=args.guard,
-    )
+    try:
+        config = ProxyConfig(
+            args.upstream,
+            auto_open=True,
+            upstream_api_key=args.upstream_api_key,
+            fail_closed=not args.allow_unknown,
+            guard=args.guard,
+        )
+    except ValueError as exc:  # the message names the argument's value and the fix
+        raise UsageError(str(exc)) from exc
     proxy = GuardProxy(config, default_client())
     uvicorn.run(proxy.app(), host=args.host, port=args.port, log_level="info", access_log=args.access_log)
 
 
 if __name__ == "__main__":
-    main()
+    cli_main(main)

@@ -33,7 +33,6 @@ import hashlib
 import json
 import os
 import re
-import sys
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -41,6 +40,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from atif_scan import CheckSpec, Context, Detection, Engine, Status, TraceError, parse_trace
+
+from environments.errors import cli_main
 
 from .decisions import Reason
 from .precision import NOTICE_ONLY
@@ -369,4 +370,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    cli_main(main)

@@ -17,6 +17,8 @@ import sys
 from collections.abc import Iterator, Mapping
 from typing import TextIO
 
+from environments.errors import UsageError, cli_main
+
 from .decisions import Allow, Reason, verdict
 from .engine import GuardConfig, check_case
 from .precision import NOTICE_ONLY
@@ -89,9 +91,10 @@ def main(argv: list[str] | None = None) -> int:
         with open(args.cases, encoding="utf-8", errors="replace") as handle:
             return run(iter(handle), sys.stdout)
     except OSError as exc:
-        print(f"cannot read {args.cases}: {exc.strerror}", file=sys.stderr)
-        return 1
+        raise UsageError(
+            f"cannot read {args.cases}: {exc.strerror}; give a JSONL file of cases ('-' for stdin)"
+        ) from exc
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    cli_main(main)

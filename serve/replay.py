@@ -27,6 +27,7 @@ harness, the blocked calls, and last a JSON line ``{"sessions", "calls", "blocke
 from __future__ import annotations
 
 import argparse
+import difflib
 import json
 import sys
 from collections import Counter
@@ -35,6 +36,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any
 
+from environments.errors import UsageError, cli_main
 from environments.harness_prompts import HARNESSES, harness_tools
 from environments.integrity.paths import GRADER_DIRS, protected_paths
 from environments.tasks.types import AnswerOracle, Task
@@ -292,6 +294,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     tasks = shipped_tasks()
     if args.task:
         wanted = set(args.task)
+        unknown = sorted(wanted - {t.id for t in tasks})
+        if unknown:
+            close = difflib.get_close_matches(unknown[0], sorted(t.id for t in tasks), n=3)
+            hint = f"did you mean {', '.join(close)}?" if close else "give a shipped task's id"
+            raise UsageError(f"--task {unknown[0]}: no shipped task has that id; {hint}")
         tasks = [t for t in tasks if t.id in wanted]
     variants = tuple(args.variant or VARIANTS)
     summary, blocked = summarize(replay_all(tasks, tuple(args.harness or HARNESSES), variants))
@@ -320,4 +327,4 @@ __all__ = [
 ]
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    cli_main(main)

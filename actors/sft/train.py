@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from actors.sft.data import TokenizedExample, build_examples, plan_template, read_conversations, show_mask
 from environments.errors import UserError
+from environments.progress import duration_text
 from environments.traces.types import Conversation, Skipped
 
 if TYPE_CHECKING:
@@ -112,18 +113,72 @@ def preflight(
     return figures
 
 
-def load_all(cfg: SFTConfig) -> tuple[list[Conversation], list[Skipped]]:
-    conversations: list[Conversation] = []
-    skipped: list[Skipped] = []
+def check_traces(cfg: SFTConfig) -> None:
+    """Raise PreflightError when ``traces`` is empty or names a missing path, or ``trace_format`` is not a
+    format: checked by ``jobs.sft`` before a model is built or loaded, and again here by ``load_all``."""
     if not cfg.traces:
         raise PreflightError("no trace files: set `traces` to one or more files")
     for path in cfg.traces:
         if not Path(path).exists():
             raise PreflightError(f"trace file {path} does not exist: fix `traces`")
+    if cfg.trace_format is not None:
+        from environments.traces.read import TraceFormat
+
+        try:
+            TraceFormat(cfg.trace_format)
+        except ValueError:
+            known = ", ".join(f.value for f in TraceFormat)
+            raise PreflightError(
+                f"trace_format={cfg.trace_format!r}: choose one of {known}, or null to detect it per file"
+            ) from None
+
+
+def load_all(cfg: SFTConfig) -> tuple[list[Conversation], list[Skipped]]:
+    conversations: list[Conversation] = []
+    skipped: list[Skipped] = []
+    check_traces(cfg)
+    for path in cfg.traces:
         got, bad = read_conversations(path, cfg.trace_format)
         conversations += got
         skipped += bad
     return conversations, skipped
+
+
+def step_line(step: int, max_steps: int, logs: dict[str, Any], elapsed_s: float) -> str | None:
+    """The console line of one logged training step (loss, token accuracy, learning rate, time so far
+    and left); None for the records that are no training step (held-out losses, the end-of-run totals)."""
+    if not isinstance(logs.get("loss"), int | float) or "train_runtime" in logs:
+        return None
+    parts = [f"[sft] step {step}/{max_steps}", f"loss {logs['loss']:.4f}"]
+    if isinstance(accuracy := logs.get("mean_token_accuracy"), int | float):
+        parts.append(f"accuracy {accuracy:.3f}")
+    if isinstance(lr := logs.get("learning_rate"), int | float):
+        parts.append(f"lr {lr:.2e}")
+    timing = duration_text(elapsed_s)
+    if 0 < step < max_steps:
+        timing += f", about {duration_text(elapsed_s / step * (max_steps - step))} left"
+    return "  ".join([*parts, timing])
+
+
+def _step_lines(log: Log) -> Any:
+    """A Transformers callback that hands ``log`` one ``step_line`` per logging step (``logging_steps``):
+    the run's progress display, in place of tqdm's bar, which a log file or a sweep's parallel points
+    would garble."""
+    from transformers import TrainerCallback
+
+    class StepLines(TrainerCallback):
+        started = time.perf_counter()
+
+        def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+            self.started = time.perf_counter()
+
+        def on_log(self, args: Any, state: Any, control: Any, logs: Any = None, **kwargs: Any) -> None:
+            elapsed_s = time.perf_counter() - self.started
+            line = step_line(state.global_step, state.max_steps, logs or {}, elapsed_s)
+            if line is not None and state.is_world_process_zero:
+                log(line)
+
+    return StepLines()
 
 
 def _rows(examples: Sequence[TokenizedExample]):
@@ -188,7 +243,7 @@ def run_sft(cfg: SFTConfig, *, log: Log = print) -> dict[str, Any]:
         save_strategy="no",
         report_to="none",
         seed=cfg.seed,
-        disable_tqdm=True,
+        disable_tqdm=True,  # progress: one line per logging step (_step_lines)
         dataloader_pin_memory=torch.cuda.is_available(),
         dataset_kwargs={
             "skip_prepare_dataset": True
@@ -201,6 +256,7 @@ def run_sft(cfg: SFTConfig, *, log: Log = print) -> dict[str, Any]:
         eval_dataset=_rows(held) if held else None,
         processing_class=tokenizer,
         peft_config=peft_config,
+        callbacks=[_step_lines(log)],
     )
     before = trainer.evaluate() if held else {}
     result = trainer.train()

@@ -22,6 +22,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from environments.errors import UsageError, cli_main
+
 
 @dataclass(frozen=True, slots=True)
 class Validity:
@@ -172,11 +174,17 @@ def main(argv: list[str] | None = None) -> None:
 
     from actors.models import load_preset, resolve_model
     from actors.serving.server import VLLMServer
-    from environments.harnesses.registry import harness_names
+    from environments.harnesses.registry import harness_names, harness_problem
 
+    if args.harness and (problem := harness_problem(tuple(args.harness))):
+        raise UsageError(f"--harness: {problem}")
     harnesses = tuple(args.harness) or harness_names()
-    requests = {h: harness_requests(Path(args.demos), h, args.split, args.turns) for h in harnesses}
-    cfg = resolve_model(load_preset(args.preset, (f"max_loras={max(2, len(adapters))}",)))
+    preset = load_preset(args.preset, (f"max_loras={max(2, len(adapters))}",))  # checked before any build
+    try:
+        requests = {h: harness_requests(Path(args.demos), h, args.split, args.turns) for h in harnesses}
+    except FileNotFoundError as exc:
+        raise UsageError(str(exc)) from exc
+    cfg = resolve_model(preset)
     server = VLLMServer(cfg, tempfile.mkdtemp(prefix="validity-"))
     server.start()
     rows: dict[str, dict[str, Validity]] = {}
@@ -211,9 +219,9 @@ def main(argv: list[str] | None = None) -> None:
 def _named(text: str) -> tuple[str, str]:
     name, sep, path = text.partition("=")
     if not sep or not name or not path:
-        raise SystemExit(f"--adapter {text!r}: give NAME=PATH, e.g. --adapter sft=artifacts/sft/smollm2")
+        raise UsageError(f"--adapter {text!r}: give NAME=PATH, e.g. --adapter sft=artifacts/sft/smollm2")
     return name, path
 
 
 if __name__ == "__main__":
-    main()
+    cli_main(main)

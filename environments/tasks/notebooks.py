@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from environments.errors import UsageError, cli_main
 from environments.tasks.candidates import Kept, id_from_name
 from environments.tasks.layout import read_files
 from environments.tasks.runner import Runner
@@ -223,6 +224,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, required=True, help="where the kept tasks are written")
     parser.add_argument("--prefix", default="", help="task id prefix (default: the notebook's name)")
     args = parser.parse_args(argv)
+    if not args.notebook.is_file():
+        raise UsageError(f"{args.notebook}: no such notebook; give an .ipynb file")
+    if not args.data.is_dir():
+        raise UsageError(f"--data {args.data}: no such folder; give the folder of the notebook's data files")
     prefix = args.prefix or id_from_name(args.notebook.stem, "notebook")
     runner = SandboxRunner(LocalBackend(prefix="hxnb"))
     report = notebook_tasks(args.notebook, args.data, runner, prefix=prefix)
@@ -230,4 +235,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    cli_main(main)

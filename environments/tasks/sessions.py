@@ -30,6 +30,7 @@ from dataclasses import replace
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from environments.errors import UsageError, cli_main
 from environments.tasks.candidates import Kept, id_from_name
 from environments.tasks.runner import Runner
 from environments.tasks.types import CommandOracle, Kind, Limits, Reference, Source, Task
@@ -221,6 +222,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--id", default="", help="task id (default: the trace's name)")
     parser.add_argument("--harness", default=None, help="when the trace does not name it")
     args = parser.parse_args(argv)
+    if not args.trace.exists():
+        raise UsageError(f"{args.trace}: no such trace file or folder; give a session a harness wrote")
+    if not args.repo.is_dir():
+        raise UsageError(f"--repo {args.repo}: no such folder; give the repository as the session left it")
     final = read_files(args.repo)
     found = [c for c in read_traces(args.trace) if isinstance(c, Conversation)]
     base = args.id or id_from_name(args.trace.stem, "session")
@@ -233,4 +238,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    cli_main(main)

@@ -52,6 +52,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from environments.errors import UsageError, cli_main
 from environments.harness_prompts import HARNESSES, harness_request, harness_tools
 from environments.tasks.shipped.probes import ORACLE_COMMAND as PROBE_COMMAND
 from environments.tasks.shipped.row_count import ROW_COUNT_COMMAND
@@ -563,10 +564,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--split", choices=[s.value for s in Split], default=Split.TRAIN.value)
     args = parser.parse_args(argv)
+    if args.out.exists() and not args.out.is_dir():
+        raise UsageError(f"--out {args.out} is a file: give a folder for the <harness>-<split>.jsonl files")
     summary = write_demos(args.out, tuple(args.harness or HARNESSES), args.split)
     sys.stdout.write(json.dumps(summary) + "\n")
     return 0
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    cli_main(main)

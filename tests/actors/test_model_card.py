@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from actors.model_card import NOT_EVALUATED, push, set_evaluation, write_card
+from actors.model_card import NOT_EVALUATED, PushError, push, set_evaluation, write_card
 
 
 def test_the_card_has_hub_front_matter_and_the_training_config(tmp_path: Path):
@@ -47,8 +47,23 @@ def test_push_without_a_reachable_hub_says_why(tmp_path: Path, monkeypatch: pyte
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     # huggingface_hub reads the variable once, at import: an earlier test (SFT's tokenizers) may have done it
     monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
-    with pytest.raises(FileNotFoundError, match="no README.md"):
+    with pytest.raises(PushError, match="no README.md"):
         push(tmp_path, "someone/adapter")
     write_card(tmp_path, "base", "pi", {})
     with pytest.raises(RuntimeError, match="offline mode is on"):
+        push(tmp_path, "someone/adapter")
+
+
+def test_push_without_a_network_is_a_push_error_that_says_what_to_check(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    from huggingface_hub import HfApi
+    from huggingface_hub import errors as hub_errors
+
+    def unreachable(self, *args, **kwargs):
+        raise hub_errors.HTTPError("[Errno -2] Name or service not known")  # the hub client's, not OSError
+
+    monkeypatch.setattr(HfApi, "create_repo", unreachable)
+    write_card(tmp_path, "base", "pi", {})
+    with pytest.raises(PushError, match=r"not reachable \(\[Errno -2\] Name or service .*check the network"):
         push(tmp_path, "someone/adapter")

@@ -27,3 +27,16 @@ def test_tiny_resolves_to_the_built_model_and_others_stay_as_named(cache_dir: Pa
     assert again.model == resolved.model and again.revision == "main"
     with pytest.raises(ModelSetupError, match="neither a folder nor a Hub id"):
         resolve_model(ServingConfig(model="/some/model"))
+
+
+def test_an_unknown_preset_or_model_and_a_bad_override_are_config_errors_before_anything_builds():
+    from actors.config_loader import ConfigError
+    from actors.models import resolve_model_path
+
+    with pytest.raises(ConfigError, match=r"unknown model preset 'nope': choose one of .*tiny"):
+        load_preset("nope")
+    with pytest.raises(ConfigError, match=r"model preset 'tiny': .*max_model_len='abc'"):
+        load_preset("tiny", ("max_model_len=abc",))
+    with pytest.raises(ConfigError, match=r"model='nope': not a model preset, a folder or a Hub id"):
+        resolve_model_path("nope")
+    assert resolve_model_path("org/name") == "org/name"  # a Hub id is fetched later, where it is loaded

@@ -325,6 +325,11 @@ def test_each_scored_rollout_reports_its_version_pass_and_block_to_the_collapse_
     assert len(health) >= 4 and not pool.drain_health()
     assert {h[0] for h in health} == {0}
     assert {h[1:] for h in health} == {(True, False), (False, True)}  # r0 passes, r1 is blocked
+    pushed = []
+    while not pool.metrics_queue.empty():
+        pushed.append(pool.metrics_queue.get_nowait())
+    # the console's per-step blocked count: each push carries the change, which TRL sums over a step
+    assert sum(m["rollout/blocked_total"] for m in pushed) == pool.collector.counters.blocked >= 2
 
 
 def test_groups_of_equal_rewards_are_counted_and_a_rollback_withdraws_its_versions_rows():

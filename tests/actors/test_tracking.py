@@ -9,7 +9,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from actors.eval_report import Cell, CheatingRow, trackio_points
+from actors.tracking import trackio_command
 
 
 def cell(harness: str, step: int, kind: str = "all", passes: int = 2) -> Cell:
@@ -54,3 +57,14 @@ def test_the_writer_logs_rows_and_tables_to_the_project(tmp_path: Path):
     steps = {step: m for _, step, m in logged if "eval/pi/pass_at_1" in m}
     assert steps[0]["eval/pi/pass_at_1"] == 0.5 and steps[4]["eval/pi/pass_at_1"] == 0.75
     assert any("evaluation" in m for _, _, m in logged)  # the table
+
+
+def test_the_dashboard_command_names_the_project_and_a_folder_only_when_one_is_set(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    monkeypatch.delenv("TRACKIO_DIR", raising=False)
+    assert trackio_command("grpo-run") == "trackio show --project grpo-run"
+    assert trackio_command("my run") == "trackio show --project 'my run'"  # pasted into a shell as it is
+    assert trackio_command("p", str(tmp_path)) == f"TRACKIO_DIR={tmp_path.resolve()} trackio show --project p"
+    monkeypatch.setenv("TRACKIO_DIR", str(tmp_path / "t"))
+    assert trackio_command("p") == f"TRACKIO_DIR={tmp_path.resolve() / 't'} trackio show --project p"

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from actors.config_loader import load_config
 from actors.sft.config import SFTConfig
 from actors.sft.sweep import sweep_points
@@ -27,3 +29,21 @@ def test_a_full_finetune_through_the_cli_ends_with_one_json_line(tmp_path: Path,
     figures = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert figures["full_finetune"] and figures["steps"] == 1 and figures["eval_loss"] is None
     assert (tmp_path / "full" / "model.safetensors").exists()
+
+
+def test_traces_their_format_and_the_model_are_checked_before_a_model_is_built(tmp_path: Path, monkeypatch):
+    from actors import models
+
+    built = []
+    monkeypatch.setattr(models, "resolve_model", built.append)  # building the preset's model: must not run
+    traces = tmp_path / "t.jsonl"
+    traces.write_text("")
+    cases = {
+        f"traces=[{tmp_path / 'nope.jsonl'}]": r"^error: trace file .*nope.jsonl does not exist: fix",
+        "trace_format=bogus": r"^error: trace_format='bogus': choose one of pi-session, .*null",
+        "model=nope": r"^error: model='nope': not a model preset, a folder or a Hub id",
+    }
+    for override, message in cases.items():
+        with pytest.raises(SystemExit, match=message):
+            main([f"traces=[{traces}]", f"out_dir={tmp_path / 'out'}", override])
+    assert built == []

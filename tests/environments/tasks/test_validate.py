@@ -50,6 +50,14 @@ def test_cli_reports_each_failure_and_ends_with_the_summary_line(tmp_path, capsy
     }
 
 
+def test_progress_goes_to_stderr_and_stdout_keeps_its_lines(tmp_path, capsys):
+    main([str(make_set(tmp_path / "set")), "--jobs", "2"])
+    captured = capsys.readouterr()
+    assert captured.err.splitlines()[-1].startswith("validate: 4/4 tasks (100%), ")  # no terminal: lines
+    assert "validate:" not in captured.out
+    assert json.loads(captured.out.strip().splitlines()[-1])["tasks"] == 4
+
+
 def test_cli_reads_jsonl_and_counts_a_bad_line_as_invalid(tmp_path, capsys):
     path = dump_jsonl([repo_task(), answer_task()], tmp_path / "set.jsonl")
     path.write_text(path.read_text() + "[1, 2]\n")

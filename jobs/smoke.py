@@ -203,6 +203,7 @@ def warm_start(sft_cfg: Any) -> dict:
         figures = json.loads(metrics.read_text())
         print(f"    SFT adapter kept from {folder}", flush=True)
     else:
+        write_missing_demos(sft_cfg.traces)
         print(
             f"    SFT into {folder}: {sft_cfg.max_steps} steps on {len(sft_cfg.traces)} trace files",
             flush=True,

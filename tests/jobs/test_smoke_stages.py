@@ -35,3 +35,26 @@ def test_missing_demonstrations_are_written_and_other_files_left_to_the_prefligh
     lines = wanted.read_text().splitlines()
     assert lines and json.loads(lines[0])["messages"][0]["role"] == "system"
     assert not other.exists() and not (tmp_path / "demos" / "opencode-eval.jsonl").exists()
+
+
+def test_an_sft_adapter_to_train_gets_its_missing_demonstrations_first(tmp_path: Path, monkeypatch) -> None:
+    """A fresh machine: the stage writes the demonstrations the SFT config names before it trains."""
+    from dataclasses import replace
+
+    import actors.models
+    import actors.sft.train
+    from jobs import smoke
+
+    trace = tmp_path / "demos" / "pi-train.jsonl"
+    seen = []
+
+    def fake_sft(cfg):
+        seen.append([Path(t).exists() for t in cfg.traces])
+        return {"steps": 1}
+
+    monkeypatch.setattr(actors.sft.train, "run_sft", fake_sft)
+    monkeypatch.setattr(actors.models, "resolve_model_path", lambda model: model)
+    cfg = load_config(SmokeConfig, CONFIGS / "smoke-real.yaml")
+    sft = replace(smoke.load_sft_config(cfg), out_dir=str(tmp_path / "sft"), traces=(str(trace),))
+    assert smoke.warm_start(sft)["steps"] == 1
+    assert seen == [[True]]

@@ -34,6 +34,12 @@ _sandbox_deps() {
     for _ in $(seq 60); do docker info >/dev/null 2>&1 && break; sleep 1; done
     docker info >/dev/null 2>&1 || { echo "sandbox-deps: dockerd did not start (see $HA_DOCKER_ROOT/dockerd.log)"; return 0; }
   fi
+  # pip in the base: the stand-ins for python:3.11* task images (environments/sandboxes/bases.py) need it.
+  if docker image inspect "$BASE_IMAGE" >/dev/null 2>&1 &&
+    ! docker run --rm --network none "$BASE_IMAGE" python3 -m pip --version >/dev/null 2>&1; then
+    echo "sandbox-deps: $BASE_IMAGE has no pip; rebuilding it"
+    docker image rm -f "$BASE_IMAGE" >/dev/null
+  fi
   if ! docker image inspect "$BASE_IMAGE" >/dev/null 2>&1; then
     # The mirror this machine's apt already uses: nothing else is reachable.
     local mirror suite
@@ -42,7 +48,7 @@ _sandbox_deps() {
     suite=bookworm
     echo "sandbox-deps: building $BASE_IMAGE with debootstrap (about a minute)"
     rm -rf "$HA_DOCKER_ROOT/rootfs"
-    debootstrap --variant=minbase --include=python3,python3-pytest,nodejs "$suite" "$HA_DOCKER_ROOT/rootfs" \
+    debootstrap --variant=minbase --include=python3,python3-pip,python3-venv,python3-pytest,nodejs "$suite" "$HA_DOCKER_ROOT/rootfs" \
       "$mirror" >"$HA_DOCKER_ROOT/debootstrap.log" 2>&1 || {
       echo "sandbox-deps: debootstrap failed (see $HA_DOCKER_ROOT/debootstrap.log)"; return 0; }
     tar -C "$HA_DOCKER_ROOT/rootfs" -c . | docker import - "$BASE_IMAGE" >/dev/null

@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from environments.integrity.snapshot import MAX_FILE_BYTES, copy_tree
+from environments.sandboxes.bases import DEBIAN_BASE
 from environments.sandboxes.images import TaskImages
 from environments.sandboxes.protocol import (
     DEFAULT_PREFIX,
@@ -334,7 +335,7 @@ class DockerBackend:
         image: str = IMAGE_TAG,
         prefix: str = DEFAULT_PREFIX,
         extra_ro_binds: Iterable[Path] = (),
-        build_network: str = "none",
+        build_network: str = "host",
         mounts_root: Path | None = None,
     ) -> None:
         if "-" in prefix or not prefix.isalnum():
@@ -343,9 +344,23 @@ class DockerBackend:
         self.api = api if api is not None else connect()
         self.image, self.prefix = image, prefix
         self.task_images = TaskImages(self.api, network=build_network)
+        self._ensure_image()
         self.mounts_root = Path(mounts_root) if mounts_root else Path(tempfile.gettempdir()) / "hsbx-mounts"
         self.host = socket.gethostname()
         self.swept = self.sweep()
+
+    def _ensure_image(self) -> None:
+        """The shared sandbox image, built here (offline, once per engine) when the engine lacks it."""
+        if self.task_images.exists(self.image):
+            return
+        if self.image != IMAGE_TAG:
+            raise SandboxError(f"image {self.image} is not in the Docker engine: build or load it first")
+        if not self.task_images.exists(DEBIAN_BASE):
+            raise SandboxError(
+                f"the sandbox image's base {DEBIAN_BASE} is not in the Docker engine: "
+                "source scripts/sandbox-deps.sh (as root) builds it with debootstrap"
+            )
+        build_image(self.api)
 
     def create(
         self,

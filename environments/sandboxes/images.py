@@ -1,10 +1,12 @@
 """Task images: a task's own Dockerfile built once per content digest, then made into a sandbox image.
 
-Two builds per task image, both offline by default (``network="none"``; a Dockerfile that downloads needs
-``network="default"`` and an engine that can reach its sources):
+Two builds per task image (``network`` is the build's: the Docker backend builds with the host's, as
+Harbor does, so a Dockerfile's ``RUN pip install`` reaches the registries this machine reaches; sandboxes
+always run with none):
 
-1. the task's build context as the task wrote it, tagged ``<TASK_REPO>:<digest>-task``; its ``FROM``
-   images must already be in the engine (no image is pulled: ``docker pull`` or ``docker load`` them);
+1. the task's build context as the task wrote it, tagged ``<TASK_REPO>:<digest>-task``; no image is
+   pulled: a ``FROM`` image the engine lacks is replaced by a local stand-in where there is one
+   (``bases.py``: ``python:3.11*``, ``debian:bookworm*``), else the error names it and the fix;
 2. a sandbox layer over it (tagged by a hash of the digest and the layer): the work directory's files move
    to ``/workspace``, owned by the sandbox user, and the work directory becomes a link to it, so the
    task's absolute paths and our workspace are one folder; ``/run/forward`` is made for the guard's relay;
@@ -25,6 +27,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from environments.sandboxes import bases
 from environments.sandboxes.protocol import SandboxError
 from environments.tasks.placement import SANDBOX_WORKSPACE, TaskImage
 
@@ -109,23 +112,26 @@ class TaskImages:
         with lock:
             if image.digest in self.failed:
                 raise TaskImageError(self.failed[image.digest])
-            if self._exists(tag):
+            if self.exists(tag):
                 return tag
             who = f"task {task_id}" if task_id else f"image {image.digest[:12]}"
             self.log(f"building the image of {who} as {tag} ({image.reason}) ...")
             start = time.monotonic()
             try:
-                if not self._exists(self.task_tag(image)):
-                    self._build(context_tar(image.context), self.task_tag(image))
+                if not self.exists(self.task_tag(image)):
+                    self._build(context_tar(self._with_stand_ins(image.context, who)), self.task_tag(image))
                 layer = {"Dockerfile": layer_dockerfile(self.task_tag(image), workdir).encode()}
                 self._build(context_tar(layer), tag)
+            except TaskImageError as exc:
+                self.failed[image.digest] = str(exc)
+                self.log(f"image of {who} failed: {exc}")
+                raise
             except Exception as exc:
                 tail = _log_tail(exc)
                 message = (
                     f"{who}: its Dockerfile did not build ({type(exc).__name__}: {exc})"
                     + (f"; log: {tail}" if tail else "")
-                    + f"; its FROM images must be in the engine (docker pull/load) and the build runs with "
-                    f"network={self.network!r}"
+                    + f"; the build runs with network={self.network!r}"
                 )
                 self.failed[image.digest] = message
                 self.log(f"image of {who} failed: {message}")
@@ -133,6 +139,34 @@ class TaskImages:
             self.built[image.digest] = time.monotonic() - start
             self.log(f"built {tag} for {who} in {self.built[image.digest]:.1f} s")
             return tag
+
+    def _with_stand_ins(self, context: dict[str, bytes], who: str) -> dict[str, bytes]:
+        """The build context with each ``FROM`` image the engine lacks replaced by its local stand-in
+        (built once from the Debian base); ``TaskImageError`` names those that have none."""
+        dockerfile = context["Dockerfile"].decode("utf-8", "replace")
+        replaced, missing = {}, []
+        for ref in bases.from_images(dockerfile):
+            if self.exists(ref):
+                continue
+            kind = bases.stand_in_kind(ref) if self.exists(bases.DEBIAN_BASE) else None
+            stand_in = bases.stand_in_tag(kind, self._image_id(bases.DEBIAN_BASE)) if kind else ""
+            if kind and not self.exists(stand_in):
+                self.log(f"{ref} is not in the engine: building its stand-in {stand_in}")
+                self._build(context_tar({"Dockerfile": bases.stand_in_dockerfile(kind).encode()}), stand_in)
+            if kind and self.exists(stand_in):
+                replaced[ref] = stand_in
+            else:
+                missing.append(ref)
+        if missing:
+            raise TaskImageError(f"{who}: {bases.missing_message(missing)}")
+        if not replaced:
+            return context
+        self.log(f"{who}: FROM {', '.join(f'{a} -> {b}' for a, b in replaced.items())} (no registry here)")
+        return {**context, "Dockerfile": bases.with_images(dockerfile, replaced).encode()}
+
+    def _image_id(self, tag: str) -> str:
+        image = self.api.images.get(tag)
+        return str(getattr(image, "id", image))
 
     def _build(self, context: bytes, tag: str) -> None:
         self.api.images.build(
@@ -145,7 +179,7 @@ class TaskImages:
             network_mode=self.network,
         )
 
-    def _exists(self, tag: str) -> bool:
+    def exists(self, tag: str) -> bool:
         try:
             self.api.images.get(tag)
         except Exception as exc:  # docker.errors.ImageNotFound; anything else is the engine's problem

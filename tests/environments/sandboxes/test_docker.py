@@ -97,7 +97,9 @@ class ImageNotFound(Exception):
 class FakeImages:
     def __init__(self) -> None:
         self.builds: list[dict[str, Any]] = []
-        self.tags: set[str] = set()
+        # What a set-up engine holds: the Debian base, the shared sandbox image, one official image.
+        self.tags: set[str] = {"harness-adapters/debian-base:bookworm", "harness-adapters/sandbox:latest"}
+        self.tags.add("debian:12")
         self.fail_with: Exception | None = None
 
     def build(self, **kwargs: Any) -> None:

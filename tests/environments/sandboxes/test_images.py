@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from environments.sandboxes.docker import DockerBackend
+from environments.sandboxes import bases
+from environments.sandboxes.docker import IMAGE_TAG, DockerBackend
 from environments.sandboxes.images import TaskImageError, TaskImages, layer_dockerfile
-from environments.sandboxes.protocol import SandboxLimits
+from environments.sandboxes.protocol import SandboxError, SandboxLimits
 from environments.tasks.placement import Mount, Placement, TaskImage
 from tests.environments.sandboxes.test_docker import FakeDocker
 
@@ -130,3 +131,97 @@ def test_the_shared_image_gets_the_workdir_link_from_a_root_exec(tmp_path: Path)
     assert link["user"] == "0:0" and link["cmd"][-1] == "/app" and "ln -s /workspace" in link["cmd"][2]
     assert api.containers.created[0][0] == backend.image
     box.destroy()
+
+
+# --- FROM images the engine lacks -----------------------------------------------------------------------
+
+
+def test_from_images_are_the_stages_bases_without_stage_names_scratch_or_args():
+    dockerfile = (
+        "ARG BASE=python:3.12\n"
+        "FROM --platform=linux/amd64 python:3.11-slim AS build\n"
+        "RUN pip wheel .\n"
+        "from build as test\n"
+        "FROM $BASE\n"
+        "FROM scratch\n"
+        "FROM docker.io/library/debian:bookworm-slim\n"
+        "COPY --from=build /w /w\n"
+    )
+    assert bases.from_images(dockerfile) == ["python:3.11-slim", "docker.io/library/debian:bookworm-slim"]
+
+
+@pytest.mark.parametrize(
+    ("ref", "kind"),
+    [
+        ("python:3.11-slim", "python3.11"),
+        ("python:3.11.9-slim-bookworm", "python3.11"),
+        ("docker.io/library/python:3.11", "python3.11"),
+        ("debian:12", "debian-bookworm"),
+        ("debian:bookworm-slim", "debian-bookworm"),
+        ("python:3.12-slim", None),  # bookworm's Python is 3.11: no honest stand-in
+        ("ghcr.io/acme/python:3.11-slim", None),
+        ("node:20", None),
+    ],
+)
+def test_stand_ins_exist_only_for_what_the_debian_base_really_is(ref, kind):
+    assert bases.stand_in_kind(ref) == kind
+
+
+def test_a_missing_python_base_is_replaced_by_its_stand_in_built_once():
+    api, lines = FakeDocker(), []
+    images = TaskImages(api, log=lines.append)
+    first = TaskImage({"Dockerfile": b"FROM python:3.11-slim AS b\nRUN pip install -e .\n"}, "line 2", "one")
+    second = TaskImage({"Dockerfile": b"FROM python:3.11\nRUN pip install jq\n"}, "line 2", "two")
+    images.ensure(first)
+    images.ensure(second)
+    stand_in = [b for b in api.images.builds if b["tag"].startswith("harness-adapters/stand-in:python3.11-")]
+    assert len(stand_in) == 1  # one stand-in for both tasks
+    recipe = files_of(stand_in[0])["Dockerfile"].decode()
+    assert recipe.startswith(f"FROM {bases.DEBIAN_BASE}\n") and "EXTERNALLY-MANAGED" in recipe
+    task_builds = [files_of(b)["Dockerfile"] for b in api.images.builds if b["tag"].endswith("-task")]
+    tag = stand_in[0]["tag"].encode()
+    assert task_builds == [
+        b"FROM " + tag + b" AS b\nRUN pip install -e .\n",
+        b"FROM " + tag + b"\nRUN pip install jq\n",
+    ]
+    assert "python:3.11-slim" not in api.images.tags  # the engine's own names are left alone
+    assert any(f"python:3.11-slim -> {tag.decode()}" in line for line in lines)
+
+
+def test_a_base_image_present_in_the_engine_is_used_as_written():
+    api = FakeDocker()
+    api.images.tags.add("python:3.11-slim")
+    TaskImages(api, log=lambda _: None).ensure(
+        TaskImage({"Dockerfile": b"FROM python:3.11-slim\nRUN true\n"}, "line 2", "t")
+    )
+    assert [files_of(b)["Dockerfile"] for b in api.images.builds][0] == b"FROM python:3.11-slim\nRUN true\n"
+
+
+def test_a_missing_base_without_a_stand_in_names_it_and_the_fix_once():
+    api = FakeDocker()
+    images = TaskImages(api, log=lambda _: None)
+    image = TaskImage({"Dockerfile": b"FROM node:20\nRUN npm ci\n"}, "line 2", "acme.web")
+    with pytest.raises(TaskImageError, match=r"acme\.web: .*node:20 .*docker pull node:20.*docker load"):
+        images.ensure(image)
+    with pytest.raises(TaskImageError, match="node:20"):
+        images.ensure(image)  # remembered: no second attempt
+    assert api.images.builds == []
+
+
+def test_the_backend_builds_the_shared_image_when_the_engine_lacks_it_and_says_how_to_get_its_base():
+    api = FakeDocker()
+    api.images.tags.discard(IMAGE_TAG)
+    DockerBackend(api, prefix="hsbx")
+    assert [b["tag"] for b in api.images.builds] == [IMAGE_TAG]
+    assert api.images.builds[0]["network_mode"] == "none"
+    bare = FakeDocker()
+    bare.images.tags = set()
+    with pytest.raises(SandboxError, match=r"debian-base:bookworm is not in the Docker engine: source"):
+        DockerBackend(bare, prefix="hsbx")
+
+
+def test_task_images_build_with_the_hosts_network_and_sandboxes_run_without():
+    api = FakeDocker()
+    backend = DockerBackend(api, prefix="hsbx")
+    backend.task_images.ensure(IMAGE)
+    assert {b["network_mode"] for b in api.images.builds} == {"host"}

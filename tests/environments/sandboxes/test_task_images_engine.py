@@ -19,6 +19,7 @@ from environments.sandboxes.runner import SandboxRunner
 from environments.tasks.checks import run_checks
 from environments.tasks.harbor import find_harbor_tasks, load_harbor_task
 from environments.tasks.oracle import Verdict, apply_reference, verify, write_start
+from tests.environments.sandboxes.conftest import BASE_IMAGE
 
 DEMO = Path(__file__).resolve().parents[3] / "environments" / "tasks" / "harbor_demo"
 SMALL = SandboxLimits(memory_mb=512, max_processes=32, cpus=1.0)
@@ -95,7 +96,7 @@ def test_a_task_whose_dockerfile_fails_is_an_error_for_that_task_alone(backend, 
             broken, write_start(broken, tmp_path / f"start{attempt}"), tmp_path / f"v{attempt}", runner
         )
         assert run.verdict is Verdict.ERROR and "its Dockerfile did not build" in run.reason, run.reason
-        assert "cannot build this" in run.reason and "network='none'" in run.reason
+        assert "cannot build this" in run.reason and "network='host'" in run.reason
     assert sum(line.startswith("building") for line in backend.lines) == 1  # not retried
     good = load_harbor_task(DEMO / "top-words")
     produced = tmp_path / "produced"
@@ -118,3 +119,23 @@ def test_a_plain_harbor_task_runs_on_the_shared_image_with_its_workdir_linked(ba
     start = write_start(task, tmp_path / "start")
     assert verify(task, start, tmp_path / "verify-start", runner).verdict is Verdict.FAIL
     assert backend.lines == []  # nothing was built
+
+
+def test_a_harbor_task_from_python_slim_builds_on_its_stand_in_where_no_registry_is_reached(
+    docker_api, backend, tmp_path
+):
+    """The engine lacks ``python:3.11-slim`` and cannot pull it: the build starts from the local stand-in,
+    whose ``python`` is 3.11 with pip, and the task passes every check."""
+    folder = tmp_path / "slim"
+    shutil.copytree(DEMO / "slug-fix", folder)
+    dockerfile = folder / "environment" / "Dockerfile"
+    text = dockerfile.read_text().replace(f"FROM {BASE_IMAGE}", "FROM python:3.11-slim")
+    check = 'RUN python -c "import sys; assert sys.version_info[:2] == (3, 11)" && pip --version\n'
+    dockerfile.write_text(text + check)
+    task = load_harbor_task(folder)
+    forget(docker_api, task)
+    with pytest.raises(Exception, match="(?i)not found|no such image"):
+        docker_api.images.get("python:3.11-slim")
+    failed = [(r.name.value, r.reason) for r in run_checks(task, SandboxRunner(backend)) if not r.passed]
+    assert failed == []
+    assert any("python:3.11-slim -> harness-adapters/stand-in:python3.11-" in line for line in backend.lines)

@@ -2,10 +2,10 @@
 
 ``shipped_tasks()`` builds them in memory; ``build_shipped_tasks()`` writes them once into the cache
 (``$HARNESS_ADAPTERS_CACHE/tasks/shipped-<fingerprint>/{data,repo}/<task-id>/``) and returns the folder.
-The fingerprint hashes the source of ``environments/tasks`` (generators, and the task type and checks they
-use), the output judge they embed (``integrity/probe.py``, ``probe_child.cjs``) and the pandas/numpy
-versions, so any change gives a new folder instead of a stale one. Same code, same bytes: a test
-regenerates and compares.
+The fingerprint hashes the source of ``environments/tasks`` (generators, the task code in ``code/``, and
+the task type and checks they use), the output judge they embed (``integrity/probe.py``,
+``probe_child.cjs``) and the pandas/numpy versions, so any change gives a new folder instead of a stale
+one. Same code, same bytes: a test regenerates and compares.
 """
 
 from __future__ import annotations
@@ -68,7 +68,7 @@ def task_set(name: str) -> list[Task]:
 def fingerprint() -> str:
     digest = hashlib.sha256()
     package = Path(__file__).parents[1]
-    for path in sorted(package.rglob("*.py")):
+    for path in sorted(p for p in package.rglob("*") if p.suffix in (".py", ".js")):  # code/ holds JS too
         digest.update(path.relative_to(package).as_posix().encode() + b"\0" + path.read_bytes())
     judge = package.parent / "integrity"  # the output judge travels inside the repo tasks' hidden files
     for path in (judge / "probe.py", judge / "probe_child.cjs"):

@@ -8,8 +8,9 @@ draws afresh at each verification from the unit's generator (``inputs.py``), so 
 - build: the function is absent; the instruction is its spec; hidden tests check it.
 - extend: the function works; the instruction is a feature request; hidden tests check the feature.
 - qa: the repository is intact; the agent answers a question about what the code returns; a checker
-  script (hidden) accepts any equivalent spelling (JSON or Python literal, quotes, tuples vs lists,
-  float round-off) of the value, which was computed from the code itself (Python) or fixed by hand (JS).
+  script (hidden; ``code/qa/check_answer.py``) accepts any equivalent spelling (JSON or Python literal,
+  quotes, tuples vs lists, float round-off) of the value, which was computed from the code itself
+  (Python) or fixed by hand (JS).
 
 Ten tasks of each kind are held out for the eval split (40), chosen by a seeded shuffle.
 """
@@ -24,7 +25,7 @@ import numpy as np
 from environments.tasks.shipped.inputs import GENERATED_PER_VERIFY, generator_source
 from environments.tasks.shipped.probes import NODE_ORACLE_COMMAND, ORACLE_COMMAND, js_probe_files, probe_files
 from environments.tasks.shipped.repos import module_path, render_repo
-from environments.tasks.shipped.units import Lang, Unit
+from environments.tasks.shipped.units import CODE, Lang, Unit
 from environments.tasks.shipped.units_js import JS_UNITS
 from environments.tasks.shipped.units_misc import MISC_UNITS
 from environments.tasks.shipped.units_text import TEXT_UNITS
@@ -36,51 +37,16 @@ EVAL_PER_KIND = 10
 SEED = 20260402
 REPO_LIMITS = Limits(agent_timeout_s=900.0, verify_timeout_s=60.0, memory_mb=1024, max_processes=64)
 
-CHECKER = '''"""Accept answer.txt if it denotes the expected value (JSON or a Python literal, any spacing)."""
-import ast
-import json
-import math
-import sys
-from pathlib import Path
-
-EXPECTED = json.loads(%r)
+CHECKER = (CODE / "qa" / "check_answer.py").read_text(encoding="utf-8")
+"""The qa tasks' hidden checker script, with ``EXPECTED_SLOT`` where the expected value goes."""
+EXPECTED_SLOT = '"__EXPECTED_JSON__"'
 
 
-def parse(text):
-    text = text.strip().strip("`").strip()
-    for reader in (json.loads, ast.literal_eval):
-        try:
-            return reader(text)
-        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-            pass
-    return text
-
-
-def same(got, want):
-    if isinstance(want, bool) or want is None:
-        return got is want or (isinstance(got, str) and got.lower() == str(want).lower())
-    if isinstance(want, (int, float)):
-        number = isinstance(got, (int, float)) and not isinstance(got, bool)
-        return number and math.isclose(got, want, rel_tol=1e-9, abs_tol=1e-9)
-    if isinstance(want, str):
-        return isinstance(got, str) and got.strip() == want.strip()
-    if isinstance(want, list):
-        return isinstance(got, (list, tuple)) and len(got) == len(want) and all(map(same, got, want))
-    if isinstance(want, dict):
-        if not isinstance(got, dict) or set(map(str, got)) != set(want):
-            return False
-        return all(same(got[k], want[str(k)]) for k in got)
-    return False
-
-
-answer = Path("answer.txt")
-if not answer.is_file():
-    sys.exit("no answer.txt")
-text = answer.read_text(encoding="utf-8", errors="replace")
-bare = text.strip().strip("`").strip("'\\"").strip()
-if not (same(parse(text), EXPECTED) or (isinstance(EXPECTED, str) and same(bare, EXPECTED))):
-    sys.exit("answer.txt does not match")
-'''
+def checker_script(value: object) -> bytes:
+    """The checker that accepts ``value``: the slot becomes a Python literal of its JSON."""
+    if CHECKER.count(EXPECTED_SLOT) != 1:
+        raise ValueError(f"code/qa/check_answer.py must hold {EXPECTED_SLOT} exactly once")
+    return CHECKER.replace(EXPECTED_SLOT, repr(json.dumps(value))).encode()
 
 
 def _pick(unit: Unit, options: tuple[str, ...]) -> str:
@@ -259,7 +225,7 @@ def qa_task(unit: Unit) -> Task:
             f"Put just the value in `answer.txt`, {form}. Leave the code unchanged.\n",
         ),
     )
-    checker = {".oracle/check_answer.py": (CHECKER % json.dumps(value)).encode()}
+    checker = {".oracle/check_answer.py": checker_script(value)}
     return _task(
         unit,
         Kind.QA,

@@ -1,12 +1,25 @@
 """The building block of the repo tasks: one function with its tests, a realistic bug, a feature request
 and a question about it. ``repo_tasks.py`` turns each unit into a repair, a build, an extend and a qa task
 inside the small repository the unit belongs to.
+
+A unit's code lives in real files, so that linters, editors and ``node --check`` see it as code:
+``code/units/<repo>/<name>.py`` (``.js`` for JS) is the working function, ``<name>_feature.py`` the
+function after its feature request; the bug is a text edit of the first. ``code/`` ships as package data.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
+from pathlib import Path
+
+CODE = Path(__file__).with_name("code")
+"""The task code the shipped repo tasks are built from (``code/units/``, ``code/qa/``)."""
+
+
+def unit_code(path: str) -> str:
+    """The text of ``code/units/<path>``, exactly as the file holds it."""
+    return (CODE / "units" / path).read_text(encoding="utf-8")
 
 
 class Lang(StrEnum):

@@ -2,134 +2,18 @@
 
 from __future__ import annotations
 
-from environments.tasks.shipped.units import Bug, Feature, Lang, Unit
+from environments.tasks.shipped.units import Bug, Feature, Lang, Unit, unit_code
 
-CHUNK = """
-/** Split `items` into arrays of `size` (the last one may be shorter). */
-function chunk(items, size) {
-  if (!Number.isInteger(size) || size < 1) throw new RangeError("size must be a positive integer");
-  const out = [];
-  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
-  return out;
-}
-"""
-CHUNK_PAD = """
-/** Split `items` into arrays of `size`; with `options.pad` the last one is filled up with that value. */
-function chunk(items, size, options = {}) {
-  if (!Number.isInteger(size) || size < 1) throw new RangeError("size must be a positive integer");
-  const out = [];
-  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
-  const last = out[out.length - 1];
-  if ("pad" in options && last) while (last.length < size) last.push(options.pad);
-  return out;
-}
-"""
-UNIQ = """
-/** Items with a distinct `keyFn(item)`, keeping the first of each, in input order. */
-function uniqBy(items, keyFn) {
-  const seen = new Set();
-  const out = [];
-  for (const item of items) {
-    const key = keyFn(item);
-    if (!seen.has(key)) {
-      seen.add(key);
-      out.push(item);
-    }
-  }
-  return out;
-}
-"""
-UNIQ_PROP = """
-/** Items with a distinct key, keeping the first of each; `key` is a function or a property name. */
-function uniqBy(items, key) {
-  const keyFn = typeof key === "string" ? (item) => item[key] : key;
-  const seen = new Set();
-  const out = [];
-  for (const item of items) {
-    const k = keyFn(item);
-    if (!seen.has(k)) {
-      seen.add(k);
-      out.push(item);
-    }
-  }
-  return out;
-}
-"""
-TITLE = """
-/** Upper-case the first letter of every word and lower-case the rest; spacing is kept. */
-function titleCase(text) {
-  return text.replace(/[A-Za-z][^\\s-]*/g, (w) => w[0].toUpperCase() + w.slice(1).toLowerCase());
-}
-"""
-TITLE_SMALL = """
-/** Upper-case the first letter of every word and lower-case the rest; `small` words stay lower case
- * unless they come first. */
-function titleCase(text, small = []) {
-  const keep = new Set(small.map((w) => w.toLowerCase()));
-  let first = true;
-  return text.replace(/[A-Za-z][^\\s-]*/g, (w) => {
-    const lower = w.toLowerCase();
-    const out = !first && keep.has(lower) ? lower : w[0].toUpperCase() + w.slice(1).toLowerCase();
-    first = false;
-    return out;
-  });
-}
-"""
-QUERY = """
-/** Parse "a=1&b=x+y&a=2": '+' is a space, values are URI-decoded, repeated keys collect into arrays. */
-function parseQuery(query) {
-  const out = {};
-  for (const part of query.replace(/^\\?/, "").split("&")) {
-    if (!part) continue;
-    const [rawKey, rawValue = ""] = part.split("=");
-    const key = decodeURIComponent(rawKey.replace(/\\+/g, " "));
-    const value = decodeURIComponent(rawValue.replace(/\\+/g, " "));
-    if (key in out) out[key] = [].concat(out[key], value);
-    else out[key] = value;
-  }
-  return out;
-}
-"""
-QUERY_NUMBERS = """
-/** Parse "a=1&b=x+y&a=2": '+' is a space, values are URI-decoded, repeated keys collect into arrays.
- * With `options.numbers`, values that are plain decimal numbers become numbers. */
-function parseQuery(query, options = {}) {
-  const out = {};
-  for (const part of query.replace(/^\\?/, "").split("&")) {
-    if (!part) continue;
-    const [rawKey, rawValue = ""] = part.split("=");
-    const key = decodeURIComponent(rawKey.replace(/\\+/g, " "));
-    let value = decodeURIComponent(rawValue.replace(/\\+/g, " "));
-    if (options.numbers && /^-?\\d+(\\.\\d+)?$/.test(value)) value = Number(value);
-    if (key in out) out[key] = [].concat(out[key], value);
-    else out[key] = value;
-  }
-  return out;
-}
-"""
-DAYS = """
-/** Whole days from `start` to `end`, both "YYYY-MM-DD" (UTC calendar days; negative if end is earlier). */
-function daysBetween(start, end) {
-  const toUtc = (s) => {
-    const [y, m, d] = s.split("-").map(Number);
-    return Date.UTC(y, m - 1, d);
-  };
-  return Math.round((toUtc(end) - toUtc(start)) / 86400000);
-}
-"""
-DAYS_INCLUSIVE = """
-/** Whole days from `start` to `end`, both "YYYY-MM-DD" (UTC calendar days; negative if end is earlier).
- * With `options.inclusive`, both ends count (one more day in the direction of travel). */
-function daysBetween(start, end, options = {}) {
-  const toUtc = (s) => {
-    const [y, m, d] = s.split("-").map(Number);
-    return Date.UTC(y, m - 1, d);
-  };
-  const days = Math.round((toUtc(end) - toUtc(start)) / 86400000);
-  if (!options.inclusive) return days;
-  return days >= 0 ? days + 1 : days - 1;
-}
-"""
+CHUNK = unit_code("jsutils/chunk.js")
+CHUNK_PAD = unit_code("jsutils/chunk_feature.js")
+UNIQ = unit_code("jsutils/uniqBy.js")
+UNIQ_PROP = unit_code("jsutils/uniqBy_feature.js")
+TITLE = unit_code("jsutils/titleCase.js")
+TITLE_SMALL = unit_code("jsutils/titleCase_feature.js")
+QUERY = unit_code("jsutils/parseQuery.js")
+QUERY_NUMBERS = unit_code("jsutils/parseQuery_feature.js")
+DAYS = unit_code("jsutils/daysBetween.js")
+DAYS_INCLUSIVE = unit_code("jsutils/daysBetween_feature.js")
 
 JS_UNITS: tuple[Unit, ...] = (
     Unit(

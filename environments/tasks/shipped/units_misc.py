@@ -2,187 +2,24 @@
 
 from __future__ import annotations
 
-from environments.tasks.shipped.units import Bug, Feature, Unit
+from environments.tasks.shipped.units import Bug, Feature, Unit, unit_code
 
-RESTOCK = '''
-def restock_plan(levels: dict[str, int], minimum: dict[str, int], pack: int = 1) -> dict[str, int]:
-    """Units to order per SKU to bring each level up to its minimum, rounded up to whole packs."""
-    plan = {}
-    for sku, floor in minimum.items():
-        short = floor - levels.get(sku, 0)
-        if short > 0:
-            plan[sku] = -(-short // pack) * pack
-    return plan
-'''
-RESTOCK_CAP = '''
-def restock_plan(levels: dict[str, int], minimum: dict[str, int], pack: int = 1,
-                 max_order: int | None = None) -> dict[str, int]:
-    """Units to order per SKU to bring each level up to its minimum, rounded up to whole packs."""
-    plan = {}
-    for sku, floor in minimum.items():
-        short = floor - levels.get(sku, 0)
-        if short > 0:
-            units = -(-short // pack) * pack
-            if max_order is not None:
-                units = min(units, max_order // pack * pack)
-            if units > 0:
-                plan[sku] = units
-    return plan
-'''
-MERGE = '''
-def merge_counts(*counts: dict[str, int]) -> dict[str, int]:
-    """Sum stock counts per SKU across locations, dropping SKUs that total zero. Inputs stay unmodified."""
-    total: dict[str, int] = {}
-    for part in counts:
-        for sku, n in part.items():
-            total[sku] = total.get(sku, 0) + n
-    return {sku: n for sku, n in total.items() if n != 0}
-'''
-MERGE_STRICT = '''
-def merge_counts(*counts: dict[str, int], allow_negative: bool = True) -> dict[str, int]:
-    """Sum stock counts per SKU across locations, dropping SKUs that total zero. Inputs stay unmodified."""
-    total: dict[str, int] = {}
-    for part in counts:
-        for sku, n in part.items():
-            total[sku] = total.get(sku, 0) + n
-    negative = sorted(sku for sku, n in total.items() if n < 0)
-    if negative and not allow_negative:
-        raise ValueError(f"negative totals for {negative}")
-    return {sku: n for sku, n in total.items() if n != 0}
-'''
-BULK = '''
-def bulk_price(unit_cents: int, qty: int, tiers: list[tuple[int, int]]) -> int:
-    """Total in cents for ``qty`` units with the best tier ``(min_qty, percent_off)`` that applies."""
-    best = max((off for min_qty, off in tiers if qty >= min_qty), default=0)
-    return unit_cents * qty * (100 - best) // 100
-'''
-BULK_COUPON = '''
-def bulk_price(unit_cents: int, qty: int, tiers: list[tuple[int, int]], coupon_cents: int = 0) -> int:
-    """Total in cents for ``qty`` units with the best tier ``(min_qty, percent_off)`` that applies."""
-    best = max((off for min_qty, off in tiers if qty >= min_qty), default=0)
-    return max(0, unit_cents * qty * (100 - best) // 100 - coupon_cents)
-'''
-MEDIAN = '''
-def median(values: list[float]) -> float:
-    """Middle value (mean of the two middle ones for an even count); empty input raises ValueError."""
-    if not values:
-        raise ValueError("median of an empty list")
-    ordered = sorted(values)
-    mid = len(ordered) // 2
-    if len(ordered) % 2:
-        return ordered[mid]
-    return (ordered[mid - 1] + ordered[mid]) / 2
-'''
-MEDIAN_NONE = '''
-def median(values: list[float | None], skip_none: bool = False) -> float:
-    """Middle value (mean of the two middle ones for an even count); empty input raises ValueError."""
-    if skip_none:
-        values = [v for v in values if v is not None]
-    if not values:
-        raise ValueError("median of an empty list")
-    ordered = sorted(values)
-    mid = len(ordered) // 2
-    if len(ordered) % 2:
-        return ordered[mid]
-    return (ordered[mid - 1] + ordered[mid]) / 2
-'''
-MOVING = '''
-def moving_average(values: list[float], window: int) -> list[float]:
-    """Mean of every run of ``window`` consecutive values; ``window`` must be 1..len(values)."""
-    if not 1 <= window <= len(values):
-        raise ValueError(f"window={window} must be between 1 and {len(values)}")
-    return [sum(values[i : i + window]) / window for i in range(len(values) - window + 1)]
-'''
-MOVING_STEP = '''
-def moving_average(values: list[float], window: int, step: int = 1) -> list[float]:
-    """Mean of every run of ``window`` consecutive values, starting every ``step`` values."""
-    if not 1 <= window <= len(values):
-        raise ValueError(f"window={window} must be between 1 and {len(values)}")
-    if step < 1:
-        raise ValueError("step must be at least 1")
-    return [sum(values[i : i + window]) / window for i in range(0, len(values) - window + 1, step)]
-'''
-PERCENTILE = '''
-def percentile(values: list[float], p: float) -> float:
-    """The ``p``-th percentile (0-100) by linear interpolation between closest ranks (numpy's default)."""
-    if not values or not 0 <= p <= 100:
-        raise ValueError("need values and 0 <= p <= 100")
-    ordered = sorted(values)
-    rank = (len(ordered) - 1) * p / 100
-    low = int(rank)
-    high = min(low + 1, len(ordered) - 1)
-    return ordered[low] + (ordered[high] - ordered[low]) * (rank - low)
-'''
-PERCENTILE_NEAREST = '''
-def percentile(values: list[float], p: float, method: str = "linear") -> float:
-    """The ``p``-th percentile (0-100): ``linear`` interpolates between ranks, ``nearest`` picks one."""
-    if not values or not 0 <= p <= 100:
-        raise ValueError("need values and 0 <= p <= 100")
-    if method not in ("linear", "nearest"):
-        raise ValueError(f"unknown method {method!r}")
-    ordered = sorted(values)
-    rank = (len(ordered) - 1) * p / 100
-    if method == "nearest":
-        return ordered[round(rank)]
-    low = int(rank)
-    high = min(low + 1, len(ordered) - 1)
-    return ordered[low] + (ordered[high] - ordered[low]) * (rank - low)
-'''
-PARSE_BOOL = '''
-TRUE_WORDS = {"1", "true", "yes", "on", "y"}
-FALSE_WORDS = {"0", "false", "no", "off", "n", ""}
-
-
-def parse_bool(text: str) -> bool:
-    """Read a config flag: yes/no, true/false, on/off, 1/0, y/n in any case; other text raises ValueError."""
-    word = text.strip().lower()
-    if word in TRUE_WORDS:
-        return True
-    if word in FALSE_WORDS:
-        return False
-    raise ValueError(f"not a boolean: {text!r}")
-'''
-PARSE_BOOL_DEFAULT = '''
-TRUE_WORDS = {"1", "true", "yes", "on", "y"}
-FALSE_WORDS = {"0", "false", "no", "off", "n", ""}
-_RAISE = object()
-
-
-def parse_bool(text: str, default: object = _RAISE) -> bool:
-    """Read a config flag: yes/no, true/false, on/off, 1/0, y/n in any case; other text raises ValueError."""
-    word = text.strip().lower()
-    if word in TRUE_WORDS:
-        return True
-    if word in FALSE_WORDS:
-        return False
-    if default is not _RAISE:
-        return default  # type: ignore[return-value]
-    raise ValueError(f"not a boolean: {text!r}")
-'''
-DEEP_MERGE = '''
-def deep_merge(base: dict, override: dict) -> dict:
-    """A new dict: ``override`` wins, nested dicts are merged key by key; neither input is modified."""
-    merged = dict(base)
-    for key, value in override.items():
-        if isinstance(value, dict) and isinstance(merged.get(key), dict):
-            merged[key] = deep_merge(merged[key], value)
-        else:
-            merged[key] = value
-    return merged
-'''
-DEEP_MERGE_LISTS = '''
-def deep_merge(base: dict, override: dict, concat_lists: bool = False) -> dict:
-    """A new dict: ``override`` wins, nested dicts are merged key by key; neither input is modified."""
-    merged = dict(base)
-    for key, value in override.items():
-        if isinstance(value, dict) and isinstance(merged.get(key), dict):
-            merged[key] = deep_merge(merged[key], value, concat_lists)
-        elif concat_lists and isinstance(value, list) and isinstance(merged.get(key), list):
-            merged[key] = merged[key] + value
-        else:
-            merged[key] = value
-    return merged
-'''
+RESTOCK = unit_code("inventory/restock_plan.py")
+RESTOCK_CAP = unit_code("inventory/restock_plan_feature.py")
+MERGE = unit_code("inventory/merge_counts.py")
+MERGE_STRICT = unit_code("inventory/merge_counts_feature.py")
+BULK = unit_code("inventory/bulk_price.py")
+BULK_COUPON = unit_code("inventory/bulk_price_feature.py")
+MEDIAN = unit_code("stats/median.py")
+MEDIAN_NONE = unit_code("stats/median_feature.py")
+MOVING = unit_code("stats/moving_average.py")
+MOVING_STEP = unit_code("stats/moving_average_feature.py")
+PERCENTILE = unit_code("stats/percentile.py")
+PERCENTILE_NEAREST = unit_code("stats/percentile_feature.py")
+PARSE_BOOL = unit_code("configkit/parse_bool.py")
+PARSE_BOOL_DEFAULT = unit_code("configkit/parse_bool_feature.py")
+DEEP_MERGE = unit_code("configkit/deep_merge.py")
+DEEP_MERGE_LISTS = unit_code("configkit/deep_merge_feature.py")
 
 MISC_UNITS: tuple[Unit, ...] = (
     Unit(

@@ -2,234 +2,28 @@
 
 from __future__ import annotations
 
-from environments.tasks.shipped.units import Bug, Feature, Unit
+from environments.tasks.shipped.units import Bug, Feature, Unit, unit_code
 
-SLUGIFY = '''
-def slugify(text: str, sep: str = "-") -> str:
-    """Lower-case ``text`` and join its runs of letters and digits with ``sep``."""
-    return re.sub(r"[^a-z0-9]+", sep, text.lower()).strip(sep)
-'''
-SLUGIFY_MAX = '''
-def slugify(text: str, sep: str = "-", max_length: int | None = None) -> str:
-    """Lower-case ``text`` and join its runs of letters and digits with ``sep``."""
-    slug = re.sub(r"[^a-z0-9]+", sep, text.lower()).strip(sep)
-    if max_length is None or len(slug) <= max_length:
-        return slug
-    cut = slug[: max_length + 1]
-    if sep in cut:
-        return cut[: cut.rindex(sep)].strip(sep)
-    return slug[:max_length]
-'''
-TRUNCATE = '''
-def truncate(text: str, width: int, suffix: str = "...") -> str:
-    """Shorten ``text`` to at most ``width`` characters, ending with ``suffix`` when cut."""
-    if width < len(suffix):
-        raise ValueError(f"width={width} is shorter than the suffix {suffix!r}")
-    if len(text) <= width:
-        return text
-    return text[: width - len(suffix)].rstrip() + suffix
-'''
-TRUNCATE_WORDS = '''
-def truncate(text: str, width: int, suffix: str = "...", whole_words: bool = False) -> str:
-    """Shorten ``text`` to at most ``width`` characters, ending with ``suffix`` when cut."""
-    if width < len(suffix):
-        raise ValueError(f"width={width} is shorter than the suffix {suffix!r}")
-    if len(text) <= width:
-        return text
-    head = text[: width - len(suffix)]
-    if whole_words and " " in head and text[len(head)] != " ":
-        head = head[: head.rindex(" ")]
-    return head.rstrip() + suffix
-'''
-WORD_COUNT = '''
-def word_count(text: str) -> dict[str, int]:
-    """How often each word occurs, case-insensitively; apostrophes stay inside words."""
-    counts: dict[str, int] = {}
-    for word in re.findall(r"[a-z']+", text.lower()):
-        word = word.strip("'")
-        if word:
-            counts[word] = counts.get(word, 0) + 1
-    return counts
-'''
-WORD_COUNT_STOP = '''
-def word_count(text: str, stopwords: tuple[str, ...] | list[str] | set[str] = ()) -> dict[str, int]:
-    """How often each word occurs, case-insensitively; apostrophes stay inside words."""
-    skip = {w.lower() for w in stopwords}
-    counts: dict[str, int] = {}
-    for word in re.findall(r"[a-z']+", text.lower()):
-        word = word.strip("'")
-        if word and word not in skip:
-            counts[word] = counts.get(word, 0) + 1
-    return counts
-'''
-CAMEL = '''
-def camel_to_snake(name: str) -> str:
-    """``HTTPServerError`` -> ``http_server_error``; acronyms stay one word."""
-    name = re.sub(r"([A-Z]+)([A-Z][a-z])", r"\\1_\\2", name)
-    return re.sub(r"([a-z0-9])([A-Z])", r"\\1_\\2", name).lower()
-'''
-CAMEL_SEP = '''
-def camel_to_snake(name: str, sep: str = "_") -> str:
-    """``HTTPServerError`` -> ``http_server_error``; acronyms stay one word."""
-    name = re.sub(r"([A-Z]+)([A-Z][a-z])", r"\\1_\\2", name)
-    return re.sub(r"([a-z0-9])([A-Z])", r"\\1_\\2", name).lower().replace("_", sep)
-'''
-WRAP = '''
-def wrap(text: str, width: int) -> list[str]:
-    """Greedy word wrap; a word longer than ``width`` gets a line of its own."""
-    if width < 1:
-        raise ValueError("width must be at least 1")
-    lines: list[str] = []
-    line = ""
-    for word in text.split():
-        if line and len(line) + 1 + len(word) <= width:
-            line += " " + word
-        else:
-            if line:
-                lines.append(line)
-            line = word
-    if line:
-        lines.append(line)
-    return lines
-'''
-WRAP_INDENT = '''
-def wrap(text: str, width: int, indent: str = "") -> list[str]:
-    """Greedy word wrap; a word longer than ``width`` gets a line of its own."""
-    if width < 1 or len(indent) >= width:
-        raise ValueError("width must be at least 1 and longer than the indent")
-    room = width - len(indent)
-    lines: list[str] = []
-    line = ""
-    for word in text.split():
-        if line and len(line) + 1 + len(word) <= room:
-            line += " " + word
-        else:
-            if line:
-                lines.append(indent + line)
-            line = word
-    if line:
-        lines.append(indent + line)
-    return lines
-'''
-PARSE_CENTS = '''
-def parse_cents(text: str) -> int:
-    """``"$1,234.5"`` -> 123450; ``"(12.00)"`` (accounting) and ``"-3"`` are negative."""
-    raw = text.strip().replace(",", "").replace("$", "").replace(" ", "")
-    negative = raw.startswith("(") and raw.endswith(")") or raw.startswith("-")
-    raw = raw.strip("()-")
-    if not re.fullmatch(r"\\d+(\\.\\d{1,2})?", raw):
-        raise ValueError(f"not an amount: {text!r}")
-    whole, _, frac = raw.partition(".")
-    cents = int(whole) * 100 + int((frac + "00")[:2])
-    return -cents if negative else cents
-'''
-PARSE_CENTS_COMMA = '''
-def parse_cents(text: str, decimal: str = ".") -> int:
-    """``"$1,234.5"`` -> 123450; ``"(12.00)"`` (accounting) and ``"-3"`` are negative."""
-    if decimal not in (".", ","):
-        raise ValueError("decimal must be '.' or ','")
-    grouping = "," if decimal == "." else "."
-    raw = text.strip().replace(grouping, "").replace("$", "").replace(" ", "").replace(decimal, ".")
-    negative = raw.startswith("(") and raw.endswith(")") or raw.startswith("-")
-    raw = raw.strip("()-")
-    if not re.fullmatch(r"\\d+(\\.\\d{1,2})?", raw):
-        raise ValueError(f"not an amount: {text!r}")
-    whole, _, frac = raw.partition(".")
-    cents = int(whole) * 100 + int((frac + "00")[:2])
-    return -cents if negative else cents
-'''
-SPLIT = '''
-def split_evenly(total_cents: int, parts: int) -> list[int]:
-    """Split an amount into ``parts`` shares that differ by at most a cent, larger shares first."""
-    if parts < 1:
-        raise ValueError("parts must be at least 1")
-    base, extra = divmod(total_cents, parts)
-    return [base + 1 if i < extra else base for i in range(parts)]
-'''
-SPLIT_WEIGHTS = '''
-def split_evenly(total_cents: int, parts: int, weights: list[int] | None = None) -> list[int]:
-    """Split an amount into ``parts`` shares that differ by at most a cent, larger shares first.
-
-    With ``weights``, shares are proportional; leftover cents go to the largest remainders (ties: first).
-    """
-    if parts < 1:
-        raise ValueError("parts must be at least 1")
-    if weights is None:
-        base, extra = divmod(total_cents, parts)
-        return [base + 1 if i < extra else base for i in range(parts)]
-    if len(weights) != parts or sum(weights) <= 0:
-        raise ValueError("weights need one positive entry per part")
-    raw = [total_cents * w / sum(weights) for w in weights]
-    shares = [int(r) for r in raw]
-    order = sorted(range(parts), key=lambda i: (-(raw[i] - shares[i]), i))
-    for i in order[: total_cents - sum(shares)]:
-        shares[i] += 1
-    return shares
-'''
-DISCOUNT = '''
-def apply_discount(cents: int, percent: float) -> int:
-    """Price after a ``percent`` discount, rounded half up to the cent."""
-    if not 0 <= percent <= 100:
-        raise ValueError(f"percent={percent} must be between 0 and 100")
-    off = Decimal(cents) * Decimal(str(percent)) / 100
-    return cents - int(off.quantize(Decimal(1), rounding=ROUND_HALF_UP))
-'''
-DISCOUNT_CAP = '''
-def apply_discount(cents: int, percent: float, cap_cents: int | None = None) -> int:
-    """Price after a ``percent`` discount, rounded half up to the cent; at most ``cap_cents`` off."""
-    if not 0 <= percent <= 100:
-        raise ValueError(f"percent={percent} must be between 0 and 100")
-    off = int((Decimal(cents) * Decimal(str(percent)) / 100).quantize(Decimal(1), rounding=ROUND_HALF_UP))
-    if cap_cents is not None:
-        off = min(off, cap_cents)
-    return cents - off
-'''
-TAX = '''
-def progressive_tax(income: float, brackets: list[tuple[float | None, float]]) -> float:
-    """Tax on ``income``: each bracket ``(upper_limit, rate)`` taxes the slice below its limit
-    (``None`` = no limit); brackets are in increasing order. Rounded to cents."""
-    tax, lower = 0.0, 0.0
-    for upper, rate in brackets:
-        top = income if upper is None else min(income, upper)
-        if top > lower:
-            tax += (top - lower) * rate
-        if upper is None or income <= upper:
-            break
-        lower = upper
-    return round(tax, 2)
-'''
-TAX_DEDUCTION = '''
-def progressive_tax(income: float, brackets: list[tuple[float | None, float]],
-                    deduction: float = 0.0) -> float:
-    """Tax on ``income``: each bracket ``(upper_limit, rate)`` taxes the slice below its limit
-    (``None`` = no limit); brackets are in increasing order. Rounded to cents."""
-    income = max(0.0, income - deduction)
-    tax, lower = 0.0, 0.0
-    for upper, rate in brackets:
-        top = income if upper is None else min(income, upper)
-        if top > lower:
-            tax += (top - lower) * rate
-        if upper is None or income <= upper:
-            break
-        lower = upper
-    return round(tax, 2)
-'''
-FORMAT = '''
-def format_cents(cents: int, symbol: str = "$") -> str:
-    """``-123450`` -> ``"-$1,234.50"``."""
-    sign = "-" if cents < 0 else ""
-    whole, frac = divmod(abs(cents), 100)
-    return f"{sign}{symbol}{whole:,}.{frac:02d}"
-'''
-FORMAT_ACCOUNTING = '''
-def format_cents(cents: int, symbol: str = "$", accounting: bool = False) -> str:
-    """``-123450`` -> ``"-$1,234.50"``, or ``"($1,234.50)"`` in accounting style."""
-    whole, frac = divmod(abs(cents), 100)
-    body = f"{symbol}{whole:,}.{frac:02d}"
-    if cents < 0:
-        return f"({body})" if accounting else f"-{body}"
-    return body
-'''
+SLUGIFY = unit_code("textkit/slugify.py")
+SLUGIFY_MAX = unit_code("textkit/slugify_feature.py")
+TRUNCATE = unit_code("textkit/truncate.py")
+TRUNCATE_WORDS = unit_code("textkit/truncate_feature.py")
+WORD_COUNT = unit_code("textkit/word_count.py")
+WORD_COUNT_STOP = unit_code("textkit/word_count_feature.py")
+CAMEL = unit_code("textkit/camel_to_snake.py")
+CAMEL_SEP = unit_code("textkit/camel_to_snake_feature.py")
+WRAP = unit_code("textkit/wrap.py")
+WRAP_INDENT = unit_code("textkit/wrap_feature.py")
+PARSE_CENTS = unit_code("ledger/parse_cents.py")
+PARSE_CENTS_COMMA = unit_code("ledger/parse_cents_feature.py")
+SPLIT = unit_code("ledger/split_evenly.py")
+SPLIT_WEIGHTS = unit_code("ledger/split_evenly_feature.py")
+DISCOUNT = unit_code("ledger/apply_discount.py")
+DISCOUNT_CAP = unit_code("ledger/apply_discount_feature.py")
+TAX = unit_code("ledger/progressive_tax.py")
+TAX_DEDUCTION = unit_code("ledger/progressive_tax_feature.py")
+FORMAT = unit_code("ledger/format_cents.py")
+FORMAT_ACCOUNTING = unit_code("ledger/format_cents_feature.py")
 
 TEXT_UNITS: tuple[Unit, ...] = (
     Unit(

@@ -2,223 +2,24 @@
 
 from __future__ import annotations
 
-from environments.tasks.shipped.units import Bug, Feature, Unit
+from environments.tasks.shipped.units import Bug, Feature, Unit, unit_code
 
-BUSINESS = '''
-def business_days(start: date, end: date) -> int:
-    """Weekdays (Mon-Fri) in the half-open range [start, end)."""
-    if end < start:
-        raise ValueError("end is before start")
-    return sum(1 for i in range((end - start).days) if (start + timedelta(days=i)).weekday() < 5)
-'''
-BUSINESS_HOLIDAYS = '''
-def business_days(start: date, end: date, holidays: tuple[date, ...] | list[date] | set[date] = ()) -> int:
-    """Weekdays (Mon-Fri) in the half-open range [start, end), minus ``holidays``."""
-    if end < start:
-        raise ValueError("end is before start")
-    skip = set(holidays)
-    days = (start + timedelta(days=i) for i in range((end - start).days))
-    return sum(1 for day in days if day.weekday() < 5 and day not in skip)
-'''
-ADD_MONTHS = '''
-def add_months(day: date, months: int) -> date:
-    """Shift by whole months, clamping to the target month's last day (Jan 31 + 1 -> Feb 28/29)."""
-    year, month = divmod(day.year * 12 + day.month - 1 + months, 12)
-    month += 1
-    return date(year, month, min(day.day, calendar.monthrange(year, month)[1]))
-'''
-ADD_MONTHS_EOM = '''
-def add_months(day: date, months: int, end_of_month: bool = False) -> date:
-    """Shift by whole months, clamping to the target month's last day (Jan 31 + 1 -> Feb 28/29)."""
-    year, month = divmod(day.year * 12 + day.month - 1 + months, 12)
-    month += 1
-    last = calendar.monthrange(year, month)[1]
-    if end_of_month and day.day == calendar.monthrange(day.year, day.month)[1]:
-        return date(year, month, last)
-    return date(year, month, min(day.day, last))
-'''
-QUARTER = '''
-def quarter(day: date) -> str:
-    """Calendar quarter label, e.g. ``"2024-Q1"``."""
-    return f"{day.year}-Q{(day.month - 1) // 3 + 1}"
-'''
-QUARTER_FISCAL = '''
-def quarter(day: date, fiscal_start: int = 1) -> str:
-    """Quarter label, e.g. ``"2024-Q1"``; with ``fiscal_start`` the year is the fiscal year's start year."""
-    if not 1 <= fiscal_start <= 12:
-        raise ValueError("fiscal_start must be a month number 1-12")
-    shifted = (day.month - fiscal_start) % 12
-    year = day.year if day.month >= fiscal_start else day.year - 1
-    return f"{year}-Q{shifted // 3 + 1}"
-'''
-DURATION = '''
-UNITS = {"d": 86400, "h": 3600, "m": 60, "s": 1}
-
-
-def parse_duration(text: str) -> int:
-    """``"1h30m"`` -> 5400 seconds; units d, h, m, s in that order, each at most once."""
-    match = re.fullmatch(r"(?:(\\d+)d)?(?:(\\d+)h)?(?:(\\d+)m)?(?:(\\d+)s)?", text.strip())
-    if not text.strip() or match is None:
-        raise ValueError(f"not a duration: {text!r}")
-    return sum(int(n) * UNITS[u] for n, u in zip(match.groups(), "dhms") if n)
-'''
-DURATION_WEEKS = '''
-UNITS = {"w": 604800, "d": 86400, "h": 3600, "m": 60, "s": 1}
-
-
-def parse_duration(text: str) -> int:
-    """``"1h30m"`` -> 5400 seconds; units w, d, h, m, s in that order, each at most once."""
-    match = re.fullmatch(r"(?:(\\d+)w)?(?:(\\d+)d)?(?:(\\d+)h)?(?:(\\d+)m)?(?:(\\d+)s)?", text.strip())
-    if not text.strip() or match is None:
-        raise ValueError(f"not a duration: {text!r}")
-    return sum(int(n) * UNITS[u] for n, u in zip(match.groups(), "wdhms") if n)
-'''
-HUMANIZE = '''
-def humanize_age(seconds: int) -> str:
-    """``"just now"`` under 5 s, else ``"<n> <unit>(s) ago"`` in the largest whole unit up to days."""
-    if seconds < 5:
-        return "just now"
-    for unit, size in (("day", 86400), ("hour", 3600), ("minute", 60), ("second", 1)):
-        if seconds >= size:
-            count = seconds // size
-            return f"{count} {unit}{'' if count == 1 else 's'} ago"
-    raise AssertionError("unreachable")
-'''
-HUMANIZE_FUTURE = '''
-def humanize_age(seconds: int) -> str:
-    """``"just now"`` within 5 s, else ``"<n> <unit>(s) ago"``, or ``"in <n> <unit>(s)"`` when negative."""
-    if abs(seconds) < 5:
-        return "just now"
-    for unit, size in (("day", 86400), ("hour", 3600), ("minute", 60), ("second", 1)):
-        if abs(seconds) >= size:
-            count = abs(seconds) // size
-            label = f"{count} {unit}{'' if count == 1 else 's'}"
-            return f"in {label}" if seconds < 0 else f"{label} ago"
-    raise AssertionError("unreachable")
-'''
-SHORTEST = '''
-def shortest_path(graph: dict[str, list[str]], start: str, goal: str) -> list[str] | None:
-    """Fewest-hops path from ``start`` to ``goal`` (both included), or None; neighbours in listed order."""
-    previous: dict[str, str | None] = {start: None}
-    queue = deque([start])
-    while queue:
-        node = queue.popleft()
-        if node == goal:
-            path = [node]
-            while previous[path[-1]] is not None:
-                path.append(previous[path[-1]])
-            return path[::-1]
-        for nxt in graph.get(node, []):
-            if nxt not in previous:
-                previous[nxt] = node
-                queue.append(nxt)
-    return None
-'''
-SHORTEST_AVOID = '''
-def shortest_path(graph: dict[str, list[str]], start: str, goal: str,
-                  avoid: frozenset[str] | set[str] = frozenset()) -> list[str] | None:
-    """Fewest-hops path from ``start`` to ``goal`` (both included) avoiding every node in ``avoid``."""
-    if start in avoid or goal in avoid:
-        return None
-    previous: dict[str, str | None] = {start: None}
-    queue = deque([start])
-    while queue:
-        node = queue.popleft()
-        if node == goal:
-            path = [node]
-            while previous[path[-1]] is not None:
-                path.append(previous[path[-1]])
-            return path[::-1]
-        for nxt in graph.get(node, []):
-            if nxt not in previous and nxt not in avoid:
-                previous[nxt] = node
-                queue.append(nxt)
-    return None
-'''
-TOPO = '''
-def topo_order(deps: dict[str, list[str]]) -> list[str]:
-    """Order items after their dependencies, alphabetically among ready ones; a cycle raises ValueError."""
-    nodes = set(deps) | {d for ds in deps.values() for d in ds}
-    waiting = {n: set(deps.get(n, [])) for n in nodes}
-    order: list[str] = []
-    while waiting:
-        ready = sorted(n for n, ds in waiting.items() if not ds)
-        if not ready:
-            raise ValueError(f"dependency cycle among {sorted(waiting)}")
-        order.append(ready[0])
-        del waiting[ready[0]]
-        for ds in waiting.values():
-            ds.discard(ready[0])
-    return order
-'''
-TOPO_LEVELS = '''
-def topo_order(deps: dict[str, list[str]], levels: bool = False) -> list:
-    """Order items after their dependencies, alphabetically among ready ones; a cycle raises ValueError.
-
-    With ``levels=True`` return batches: each is the sorted list of all items ready at the same time.
-    """
-    nodes = set(deps) | {d for ds in deps.values() for d in ds}
-    waiting = {n: set(deps.get(n, [])) for n in nodes}
-    order: list = []
-    while waiting:
-        ready = sorted(n for n, ds in waiting.items() if not ds)
-        if not ready:
-            raise ValueError(f"dependency cycle among {sorted(waiting)}")
-        batch = ready if levels else ready[:1]
-        order.append(batch) if levels else order.extend(batch)
-        for done in batch:
-            del waiting[done]
-        for ds in waiting.values():
-            ds.difference_update(batch)
-    return order
-'''
-COMPONENTS = '''
-def components(edges: list[tuple[str, str]]) -> list[list[str]]:
-    """Connected components of an undirected graph, each sorted, ordered by their first member."""
-    adjacent: dict[str, set[str]] = {}
-    for a, b in edges:
-        adjacent.setdefault(a, set()).add(b)
-        adjacent.setdefault(b, set()).add(a)
-    seen: set[str] = set()
-    groups = []
-    for node in sorted(adjacent):
-        if node in seen:
-            continue
-        stack, group = [node], set()
-        while stack:
-            cur = stack.pop()
-            if cur not in group:
-                group.add(cur)
-                stack.extend(adjacent[cur] - group)
-        seen |= group
-        groups.append(sorted(group))
-    return groups
-'''
-COMPONENTS_NODES = '''
-def components(edges: list[tuple[str, str]], nodes: tuple[str, ...] | list[str] = ()) -> list[list[str]]:
-    """Connected components of an undirected graph, each sorted, ordered by their first member.
-
-    ``nodes`` adds vertices that may have no edges; each isolated one is a component of its own.
-    """
-    adjacent: dict[str, set[str]] = {n: set() for n in nodes}
-    for a, b in edges:
-        adjacent.setdefault(a, set()).add(b)
-        adjacent.setdefault(b, set()).add(a)
-    seen: set[str] = set()
-    groups = []
-    for node in sorted(adjacent):
-        if node in seen:
-            continue
-        stack, group = [node], set()
-        while stack:
-            cur = stack.pop()
-            if cur not in group:
-                group.add(cur)
-                stack.extend(adjacent[cur] - group)
-        seen |= group
-        groups.append(sorted(group))
-    return groups
-'''
+BUSINESS = unit_code("timeline/business_days.py")
+BUSINESS_HOLIDAYS = unit_code("timeline/business_days_feature.py")
+ADD_MONTHS = unit_code("timeline/add_months.py")
+ADD_MONTHS_EOM = unit_code("timeline/add_months_feature.py")
+QUARTER = unit_code("timeline/quarter.py")
+QUARTER_FISCAL = unit_code("timeline/quarter_feature.py")
+DURATION = unit_code("timeline/parse_duration.py")
+DURATION_WEEKS = unit_code("timeline/parse_duration_feature.py")
+HUMANIZE = unit_code("timeline/humanize_age.py")
+HUMANIZE_FUTURE = unit_code("timeline/humanize_age_feature.py")
+SHORTEST = unit_code("graphkit/shortest_path.py")
+SHORTEST_AVOID = unit_code("graphkit/shortest_path_feature.py")
+TOPO = unit_code("graphkit/topo_order.py")
+TOPO_LEVELS = unit_code("graphkit/topo_order_feature.py")
+COMPONENTS = unit_code("graphkit/components.py")
+COMPONENTS_NODES = unit_code("graphkit/components_feature.py")
 _GRAPH = "{'a': ['b', 'c'], 'b': ['d'], 'c': ['d'], 'd': ['e'], 'e': []}"
 
 TIME_UNITS: tuple[Unit, ...] = (

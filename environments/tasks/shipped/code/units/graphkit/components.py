@@ -1,0 +1,20 @@
+def components(edges: list[tuple[str, str]]) -> list[list[str]]:
+    """Connected components of an undirected graph, each sorted, ordered by their first member."""
+    adjacent: dict[str, set[str]] = {}
+    for a, b in edges:
+        adjacent.setdefault(a, set()).add(b)
+        adjacent.setdefault(b, set()).add(a)
+    seen: set[str] = set()
+    groups = []
+    for node in sorted(adjacent):
+        if node in seen:
+            continue
+        stack, group = [node], set()
+        while stack:
+            cur = stack.pop()
+            if cur not in group:
+                group.add(cur)
+                stack.extend(adjacent[cur] - group)
+        seen |= group
+        groups.append(sorted(group))
+    return groups

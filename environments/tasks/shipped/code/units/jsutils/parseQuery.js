@@ -1,0 +1,13 @@
+/** Parse "a=1&b=x+y&a=2": '+' is a space, values are URI-decoded, repeated keys collect into arrays. */
+function parseQuery(query) {
+  const out = {};
+  for (const part of query.replace(/^\?/, "").split("&")) {
+    if (!part) continue;
+    const [rawKey, rawValue = ""] = part.split("=");
+    const key = decodeURIComponent(rawKey.replace(/\+/g, " "));
+    const value = decodeURIComponent(rawValue.replace(/\+/g, " "));
+    if (key in out) out[key] = [].concat(out[key], value);
+    else out[key] = value;
+  }
+  return out;
+}

@@ -1,0 +1,13 @@
+def parse_cents(text: str, decimal: str = ".") -> int:
+    """``"$1,234.5"`` -> 123450; ``"(12.00)"`` (accounting) and ``"-3"`` are negative."""
+    if decimal not in (".", ","):
+        raise ValueError("decimal must be '.' or ','")
+    grouping = "," if decimal == "." else "."
+    raw = text.strip().replace(grouping, "").replace("$", "").replace(" ", "").replace(decimal, ".")
+    negative = raw.startswith("(") and raw.endswith(")") or raw.startswith("-")
+    raw = raw.strip("()-")
+    if not re.fullmatch(r"\d+(\.\d{1,2})?", raw):
+        raise ValueError(f"not an amount: {text!r}")
+    whole, _, frac = raw.partition(".")
+    cents = int(whole) * 100 + int((frac + "00")[:2])
+    return -cents if negative else cents

@@ -59,6 +59,14 @@ def connect_ray(
     return init_local_ray(local_cpus, dashboard=dashboard, **kwargs)
 
 
+def alive_nodes() -> int:
+    """Alive nodes of the connected cluster (1 on one machine): above one, a path on the driver's node says
+    nothing about what the node an actor lands on holds."""
+    import ray
+
+    return sum(1 for node in ray.nodes() if node["Alive"])
+
+
 @contextlib.contextmanager
 def local_ray(num_cpus: int | None = None, **kwargs: Any) -> Iterator[dict[str, Any]]:
     """A local cluster for the duration of a block; shut down afterwards even on error."""

@@ -1,7 +1,9 @@
-"""Model presets (``jobs/configs/models/*.yaml``, one ServingConfig each) and resolving ``tiny``.
+"""Model presets (``actors/model_presets/*.yaml``, one ServingConfig each) and resolving ``tiny``.
 
-A library the jobs and the SFT sweep share; the preset files stay beside the job configs that name them
-(``serving.preset``; the SFT config's ``model``) and are read from there by path.
+A library the jobs and the validity measure share; the preset files are this module's data, beside it, and
+the job configs name them (``serving.preset``; the SFT config's ``model``). It builds on ``actors.sft``
+(a tiny agent's name resolves to the agent SFT builds), so nothing in ``actors.sft`` imports it: the SFT
+job resolves its model here before it trains.
 """
 
 from __future__ import annotations
@@ -12,8 +14,9 @@ from pathlib import Path
 from actors.config_loader import ConfigError, load_config
 from actors.serving import ServingConfig
 from actors.serving.parsers import tool_parser_problem
+from actors.sft.tiny_agent import AGENTS, build_tiny_agent
 
-PRESETS_DIR = Path(__file__).resolve().parents[1] / "jobs" / "configs" / "models"
+PRESETS_DIR = Path(__file__).resolve().parent / "model_presets"
 TINY = "tiny"
 
 
@@ -50,8 +53,6 @@ def resolve_model(cfg: ServingConfig) -> ServingConfig:
 
     if (converted := gguf_checkpoint(cfg.model, cache_root())) is not None:
         return pin_model(replace(cfg, model=str(converted)))
-    from actors.sft.tiny_agent import AGENTS, build_tiny_agent
-
     if cfg.model in AGENTS:
         return pin_model(replace(cfg, model=str(build_tiny_agent(AGENTS[cfg.model]))))
     return pin_model(cfg)

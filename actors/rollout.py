@@ -35,11 +35,10 @@ from environments.reward import RewardInputs, compute_reward
 from environments.sandboxes import Forward, SandboxLimits
 from environments.sandboxes.runner import SandboxRunner
 from environments.tasks.oracle import OracleRun, Verdict, verify, write_start
-from environments.tasks.sources import TaskSource
 
 if TYPE_CHECKING:
+    from environments.core.types import Task
     from environments.sandboxes import SandboxBackend
-    from environments.tasks.types import Task
 
 FORWARD_PORT = 8000
 """The guard's port inside every sandbox."""
@@ -456,23 +455,20 @@ def score_rollout(
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RolloutSetup:
-    """Where a trainer's rollouts run: the guard, the sandbox backend, the task stream, the session hosts.
-    Keyword-only: five fields come from a job's ``rollouts`` section, and their order is easy to mix up."""
+    """Where a trainer's rollouts run: the guard, the sandbox backend, the session hosts (the tasks travel
+    apart: every rollout actor gets a copy of this, and needs none of them). Keyword-only: five fields
+    come from a job's ``rollouts`` section, and their order is easy to mix up."""
 
     guard_url: str
     sandbox: str = "local"
     """``local`` (bubblewrap) or ``docker``."""
     work_root: str = ""
-    tasks: tuple[TaskSource, ...] = ()
-    """The trainer's task sources (``environments.tasks.sources``), mixed by weight."""
     max_tokens: int = 4096
     """Completion tokens per model call."""
     rollout_actors: bool = True
     """Sessions in Ray rollout actors (one per session slot); False: threads in the trainer's process."""
     rollout_cpus: float = 1.0
     """CPUs each rollout actor reserves (its harness, sandbox and verifier)."""
-    tasks_seed: int = 0
-    """Seed of the mix of sources."""
     trajectory_dir: str = ""
     """Where each rollout's ATIF trajectory is saved as ``<rollout_id>.json`` ("": not saved)."""
 

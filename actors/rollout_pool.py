@@ -32,7 +32,7 @@ from actors.metrics import RunMetrics
 from actors.rollout import RolloutOutcome, RolloutRequest, RolloutSetup
 
 if TYPE_CHECKING:
-    from environments.tasks.types import Task
+    from environments.core.types import Task
 
 log = logging.getLogger("actors.rollout_pool")
 

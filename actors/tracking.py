@@ -1,12 +1,15 @@
 """Trackio, the runs' tracker: one writer per process, local SQLite files only (never a Space).
 
-The train job's trainers log through TRL (``report_to``); this writer is for what runs outside a trainer:
-an SFT run or a sweep's points (their TRL log history, replayed), and the evaluation's table and its
-per-step figures, in the same project as the training run they judge.
+The train job's trainers log through TRL (``report_to``), each into its own node's Trackio folder; this
+writer is for what runs outside a trainer: an SFT run or a sweep's points (their TRL log history,
+replayed), the trainers' steps gathered on the driver's node after a run on a cluster
+(``jobs.train.gather_trackio``), and the evaluation's table and its per-step figures, in the same project
+as the training run they judge.
 """
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -22,6 +25,26 @@ def trackio_command(project: str, trackio_dir: str | None = None) -> str:
     folder = os.environ.get("TRACKIO_DIR", "") if trackio_dir is None else trackio_dir
     command = f"trackio show --project {shlex.quote(project)}"
     return f"TRACKIO_DIR={shlex.quote(str(Path(folder).resolve()))} {command}" if folder else command
+
+
+def history_rows(history: Sequence[dict[str, Any]]) -> list[tuple[int, dict[str, float]]]:
+    """(step, metrics) rows of a TRL log history: every number of each entry (a number written as text
+    too) but ``step`` itself; entries without a number are left out."""
+    rows = []
+    for entry in history:
+        metrics = {}
+        for key, value in entry.items():
+            if key == "step" or isinstance(value, bool):
+                continue
+            try:
+                number = float(value)
+            except (TypeError, ValueError):
+                continue
+            if math.isfinite(number):
+                metrics[key] = number
+        if metrics:
+            rows.append((int(entry.get("step", 0)), metrics))
+    return rows
 
 
 class TrackioLogger:

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from actors.ranks import Rendezvous
     from actors.rollout import RolloutSetup
     from actors.rollout_pool import RolloutPool
+    from environments.tasks.sources import TaskMix
 
 log = logging.getLogger("actors.trainer")
 ROLLOUT_STATE = "rollout_state.json"
@@ -85,14 +86,25 @@ CHECKPOINTING_MIN_TOKENS = 16384
 ADAPTER_WEIGHTS = "adapter_model.safetensors"
 
 
-def local_adapter(location: str, into: Path) -> str:
-    """The warm-start adapter as a folder on this node: a storage URI (``s3://...``: the trainer may run
-    on any node) is copied into ``into`` first; a folder or "" is returned as it is."""
+def local_copy(location: str, into: Path) -> str:
+    """A folder the job names (the warm-start adapter, the checkpoint to resume from) as a folder on this
+    node: a storage URI (``s3://...``: the trainer may run on any node) is copied into ``into`` first; a
+    folder (one machine's, or one every node mounts) or "" is returned as it is."""
     from actors.storage import download, is_uri, open_storage
 
     if not is_uri(location):
         return location
     return str(download(open_storage(location), "", into))
+
+
+def resume_folder(location: str | None, output_dir: str, rank: int) -> str | None:
+    """The checkpoint to resume from (``jobs.train.resume_location``) on this node: one in storage is copied
+    to ``<output_dir>/resume/rank-<rank>/<checkpoint>`` (a copy per rank: two ranks may share a node and
+    its ``output_dir``); a folder is returned as it is; None or "": no resume."""
+    if not location:
+        return None
+    name = location.rstrip("/").rsplit("/", 1)[-1]
+    return local_copy(location, Path(output_dir) / "resume" / f"rank-{rank}" / name)
 
 
 def warm_start_config(folder: str) -> Any:
@@ -170,7 +182,8 @@ def gpu_problem(assigned_gpus: Sequence[Any], cuda: bool) -> str | None:
 class TrainerConfig:
     harness: str
     model: str
-    """The base model the serving actor holds: a folder, or a Hub id fetched on this trainer's node."""
+    """The base model the serving actor holds: a folder, a Hub id fetched on this trainer's node, or (a local
+    folder on a cluster) its copy in storage, copied to this node (``jobs.stack.model_for_nodes``)."""
     server_url: str
     """The serving actor's OpenAI URL (``.../v1``); TRL probes it at start."""
     output_dir: str
@@ -308,7 +321,7 @@ class HarnessTrainer:
         if problem := gpu_problem(_assigned_gpus(), cuda=not cpu):
             raise RuntimeError(problem)
         args = AsyncGRPOConfig(**grpo_arguments(cfg, cuda=not cpu))
-        init_adapter = local_adapter(cfg.init_adapter, Path(cfg.output_dir) / "init-adapter")
+        init_adapter = local_copy(cfg.init_adapter, Path(cfg.output_dir) / "init-adapter")
         if init_adapter:
             peft = warm_start_config(init_adapter)
         else:
@@ -509,14 +522,16 @@ class HarnessTrainer:
     def train(
         self, resume_from: str | None = None, rendezvous: Rendezvous | None = None, rank: int = 0
     ) -> dict[str, Any]:
-        """Train ``max_steps`` steps; from a checkpoint folder of an earlier run when ``resume_from`` is
-        given (optimizer, scheduler and step from TRL, the adapter version from ``rollout_state.json``).
-        With ``rendezvous``, this process is ``rank`` of ``rendezvous.world`` (set before TRL starts)."""
+        """Train ``max_steps`` steps; from a checkpoint of an earlier run when ``resume_from`` is given (a
+        folder, or a storage URI copied here first: ``resume_folder``), with optimizer, scheduler and step
+        from TRL and the adapter version from ``rollout_state.json``. With ``rendezvous``, this process is
+        ``rank`` of ``rendezvous.world`` (set before TRL starts)."""
         if (rendezvous is None) != (self.cfg.ranks == 1) or (rank == 0) != (self.pool is not None):
             raise ValueError(
                 f"rank {rank} of a {self.cfg.ranks}-rank trainer needs a rendezvous exactly when ranks > 1, "
                 "and the rollout pool exactly on rank 0"
             )
+        resume_from = resume_folder(resume_from, self.cfg.output_dir, rank)
         if rendezvous is not None:
             os.environ.update(rendezvous.env(rank))
         if self.trainer is None:
@@ -576,7 +591,9 @@ class HarnessTrainer:
 
 class TrainerActor:
     """The Ray actor of one harness's trainer: builds its rollout pool and its ``HarnessTrainer``, then
-    trains. Sessions run as Ray rollout actors (``setup.rollout_actors``: one per session slot, in the
+    trains. ``tasks`` is the training stream the driver read and mixed (``jobs.train.driver_tasks``): a
+    ``Task`` holds its files as bytes, so no task source's path is read here, on a node that need not have
+    it. Sessions run as Ray rollout actors (``setup.rollout_actors``: one per session slot, in the
     bundles of ``rollout_group`` when given) or as threads in this actor's process. With
     ``progress_board`` (an ``actors.progress.ProgressBoard`` actor), each step's progress is posted there
     for the job's console."""
@@ -586,23 +603,13 @@ class TrainerActor:
         cfg: TrainerConfig,
         pool_cfg: Any,
         setup: RolloutSetup,
+        tasks: TaskMix,
         serving_handle: Any,
         rollout_group: Any = None,
         progress_board: Any = None,
     ) -> None:
         from actors.rollout_pool import RolloutPool, session_runner
-        from environments.tasks.sources import TaskMix, load_sources
 
-        sources = load_sources(setup.tasks)  # held-out tasks checked apart from training ones
-        for source in sources:
-            log.info(
-                "tasks %s: %d train, %d held out, %d rejected",
-                source.source.label,
-                len(source.train),
-                len(source.held_out),
-                len(source.rejected),
-            )
-        tasks = TaskMix(sources, seed=setup.tasks_seed)
         root = str(Path(setup.work_root or cfg.output_dir) / "rollouts")
         # Every rollout's ATIF trajectory beside the run, for `python -m serve.audit`.
         trajectories = setup.trajectory_dir or str(Path(cfg.output_dir) / "trajectories")

@@ -24,9 +24,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from environments.core.runner import SubprocessRunner  # noqa: E402
 from environments.tasks.layout import read_task  # noqa: E402
 from environments.tasks.oracle import Verdict, apply_reference, verify  # noqa: E402
-from environments.tasks.runner import SubprocessRunner  # noqa: E402
 
 FIXTURES = Path(__file__).resolve().parents[1] / "tests" / "environments" / "tamper" / "tasks"
 TASKS = ("tamper-pytest-extend", "tamper-unittest-repair")

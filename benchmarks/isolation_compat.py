@@ -41,11 +41,11 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from benchmarks.stats import percentile  # noqa: E402
+from environments.core.runner import SubprocessRunner  # noqa: E402
+from environments.core.types import CommandOracle, Kind, Limits, Reference, Source, Task  # noqa: E402
 from environments.integrity.reports import unseal_report  # noqa: E402
 from environments.tasks import oracle as oracle_module  # noqa: E402
 from environments.tasks.oracle import verify, write_start  # noqa: E402
-from environments.tasks.runner import SubprocessRunner  # noqa: E402
-from environments.tasks.types import CommandOracle, Kind, Limits, Reference, Source, Task  # noqa: E402
 
 DATA = REPO / "benchmarks" / "data" / "isolation_compat.json"
 COUNTED = ("passed", "failed")

@@ -28,9 +28,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from environments.attempt import trusting_verify  # noqa: E402
+from environments.core.runner import SubprocessRunner  # noqa: E402
 from environments.integrity import audit_effects, take_snapshot  # noqa: E402
 from environments.tasks.oracle import Verdict, apply_reference, verify, write_start  # noqa: E402
-from environments.tasks.runner import SubprocessRunner  # noqa: E402
 from environments.tasks.shipped import shipped_tasks  # noqa: E402
 
 

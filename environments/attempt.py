@@ -34,16 +34,16 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from environments.core.types import Task, check_relative_path
 from environments.errors import UsageError, cli_main
 from environments.integrity import audit_effects, protected_paths, take_snapshot
 from environments.integrity.audit import AuditResult
 from environments.reward import RewardInputs, compute_reward
 from environments.tasks.oracle import OracleRun, Verdict, apply_reference, verify, write_start
-from environments.tasks.types import Task, check_relative_path
 
 if TYPE_CHECKING:
+    from environments.core.runner import Runner
     from environments.sandboxes import SandboxBackend
-    from environments.tasks.runner import Runner
 
 STEP_TIMEOUT_S = 60.0
 _STEP_KEYS = {"write": {"write", "content", "append"}, "run": {"run"}, "symlink": {"symlink", "target"}}
@@ -169,9 +169,9 @@ def reference_changes(task: Task, runner: Runner, scratch: Path) -> dict[str, by
 def legacy_task(task: Task) -> Task:
     """``task`` as the pre-hardening scorer judged it: a shipped Python repo task by its unit's hidden pytest
     file (today it is judged by outputs, ``shipped/probes.py``); any other task as it is."""
+    from environments.core.types import CommandOracle
     from environments.tasks.shipped.repo_tasks import UNITS
     from environments.tasks.shipped.repos import hidden_tests, oracle_command
-    from environments.tasks.types import CommandOracle
 
     if ".oracle/probes.json" not in task.hidden:
         return task
@@ -186,9 +186,9 @@ def trusting_verify(task: Task, produced: Path, scratch: Path, runner: Runner) -
     the answer file), on the task as it was judged then (``legacy_task``). Links are dropped rather than
     followed, so it cannot write outside ``scratch``."""
     task = legacy_task(task)
+    from environments.core.types import AnswerOracle
     from environments.integrity.surface import write_fresh
     from environments.tasks.oracle import judge_answer
-    from environments.tasks.types import AnswerOracle
 
     final = take_snapshot(produced)
     scratch.mkdir(parents=True)

@@ -27,13 +27,13 @@ from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
+from environments.core.types import Task
 from environments.errors import cli_main
 from environments.progress import progress
 from environments.tasks.checks import CheckName, CheckResult, run_checks
 from environments.tasks.harbor import find_harbor_tasks, load_harbor_task
 from environments.tasks.jsonl import iter_jsonl
 from environments.tasks.layout import TaskFormatError, find_task_folders, read_task
-from environments.tasks.types import Task
 
 Item = tuple[str, Path | Task | TaskFormatError]
 

@@ -24,9 +24,9 @@ from actors.grpo.collapse import CollapsePolicy
 from actors.models import load_preset
 from actors.ranks import rank_problems
 from actors.trainer_settings import setting_problems
+from environments.core.types import Kind
 from environments.tasks.shipped import unknown_task_set
 from environments.tasks.sources import TaskSource, configured_sources
-from environments.tasks.types import Kind
 from serve.mode import GuardMode
 from serve.turn import temperature_problem
 
@@ -49,7 +49,7 @@ def _raise(problems: list[str]) -> None:
 @dataclass(frozen=True, slots=True)
 class ServingSection:
     preset: str = "tiny-agent"
-    """A model preset in jobs/configs/models/ (``tiny-agent*`` presets build the tiny agent if missing)."""
+    """A model preset in actors/model_presets/ (``tiny-agent*`` presets build the tiny agent if missing)."""
     overrides: tuple[str, ...] = field(default_factory=tuple)
     """``key=value`` overrides of the preset's serving config (``actors.serving.ServingConfig``)."""
     placement: str = "PACK"

@@ -221,10 +221,10 @@ def warm_start(sft_cfg: Any) -> dict:
 
 
 def write_missing_demos(traces: Sequence[str]) -> None:
-    """Write each missing ``<harness>-<split>.jsonl`` of ``traces`` (``environments.traces.demos``), so a
+    """Write each missing ``<harness>-<split>.jsonl`` of ``traces`` (``environments.demos``), so a
     fresh machine needs no step before the run; other missing files are left to the SFT preflight."""
-    from environments.tasks.types import Split
-    from environments.traces.demos import HARNESSES, write_demos
+    from environments.core.types import Split
+    from environments.demos import HARNESSES, write_demos
 
     splits = {s.value for s in Split}
     for trace in map(Path, traces):

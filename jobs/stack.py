@@ -34,6 +34,9 @@ class Stack:
     """The address of the node the server runs on."""
     guard_nodes: dict[str, list[str]] = field(default_factory=dict)
     """The nodes each guard shard's replicas run on."""
+    model: str = ""
+    """Where the server loaded its weights from, for every other process that loads them (the trainers):
+    the serving config's ``model``, or on a cluster its copy in storage (``model_for_nodes``)."""
 
     def guard_url(self, shard: str) -> str:
         return self.guard_urls[shard]
@@ -167,7 +170,7 @@ def serving_stack(
         }
         guard_nodes = replica_nodes(shards)
         say(f"guard shards at {', '.join(urls.values())} (replicas on {guard_nodes})")
-        yield Stack(server, url, urls, group, device, node, guard_nodes)
+        yield Stack(server, url, urls, group, device, node, guard_nodes, serving_cfg.model)
     finally:
         serve.shutdown()
         for shard in shards:
@@ -194,8 +197,10 @@ def job_stack(
     when another job ``given`` its stack, that stack, left running on exit."""
     if given is not None:
         return nullcontext(given)
+    from actors.cluster import alive_nodes
+
     return serving_stack(
-        serving_cfg,
+        model_for_nodes(serving_cfg, alive_nodes(), cfg.storage, say),
         work_dir,
         cfg.guard.port,
         bundles,
@@ -207,6 +212,57 @@ def job_stack(
         replicas=cfg.guard.replicas,
         temperature=cfg.rollouts.temperature,
     )
+
+
+def model_problem(nodes: int, model: str, storage: str) -> str | None:
+    """Why serving must not start: on a cluster, a model folder on the driver's node reaches the nodes that
+    load it (the server's, the trainers') only through storage, and none is set; else None."""
+    if nodes > 1 and not storage and model_folder(model):
+        return (
+            f"serving model {model!r} is a folder on this node, on a cluster of {nodes} nodes: the server "
+            "and trainers may run elsewhere; set storage: s3://<bucket>/<run> (the folder is copied there) "
+            "or serve a Hub id"
+        )
+    return None
+
+
+def model_folder(model: str) -> bool:
+    """Whether ``model`` is a folder on this node (not a Hub id, not a storage URI)."""
+    from actors.serving.weights import is_hub_id
+
+    return "://" not in model and not is_hub_id(model)
+
+
+def model_for_nodes(serving_cfg: Any, nodes: int, storage: str, say: Any = print) -> Any:
+    """``serving_cfg`` with a ``model`` every node that loads it can read. The tiny model and the tiny agents
+    (like a converted GGUF or a preset's own folder) are built on the driver's node and named by path, but
+    the server and the trainers load them on theirs. On a cluster the folder is copied to
+    ``<storage>/models/<name>-<digest>`` (``weights.stored_model_name``; skipped when a copy is there) and
+    that location is named instead; each process copies it into its node's cache
+    (``weights.stored_model_copy``). Storage, not the other ways: it is required on a cluster anyway
+    (``jobs.train.storage_problem``) and works for every folder; building the tiny agent again on each
+    node would not give the same weights everywhere (its SFT runs on each node's CPU), and the server and
+    trainers must hold the same (the first step's importance ratio is 1); refusing the tiny presets would
+    leave no way to run the CPU smoke on a cluster (``tests/cluster``). One machine, a Hub id (fetched per
+    node at the pinned commit) or a URI: unchanged."""
+    from dataclasses import replace
+
+    from actors.serving.weights import stored_model_name
+    from actors.storage import is_uri, listing, open_storage, upload
+
+    if nodes <= 1 or not model_folder(serving_cfg.model):
+        return serving_cfg
+    if problem := model_problem(nodes, serving_cfg.model, storage):
+        raise ValueError(problem)
+    folder = Path(serving_cfg.model).resolve()
+    dest = f"models/{stored_model_name(folder)}"
+    store = open_storage(storage)
+    stored = set(listing(store, dest))
+    if not {f"{dest}/{p.relative_to(folder)}" for p in folder.rglob("*") if p.is_file()} <= stored:
+        say(f"copying the model folder {folder} to {storage.rstrip('/')}/{dest}, where every node reads it")
+        upload(folder, store, dest)
+    location = f"{storage.rstrip('/')}/{dest}" if is_uri(storage) else store.path(dest)
+    return replace(serving_cfg, model=location)
 
 
 def redeploy_guards(cfg: Any, upstream_url: str, shards: Sequence[str]) -> None:

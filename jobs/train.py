@@ -13,6 +13,12 @@ sessions in Ray rollout actors, one per session slot, in a placement group of CP
 ``off``. While training, stdout gets one line per step of each trainer (``actors.progress``: reward, pass
 rate, tool calls, blocked, tampered, staleness, step time). The last line of stdout is one JSON object with
 the run's figures; ``<out_dir>/train.json`` holds every trainer's summary.
+
+On a cluster nothing a trainer reads comes from the driver's disk by path: the driver reads the task sources
+and ships the tasks (``driver_tasks``), a model folder goes through storage (``jobs.stack.model_for_nodes``),
+a resume reads storage (``resume_location``), and the trainers' Trackio runs are gathered on the driver's
+node at the end (``gather_trackio``); what cannot work that way is refused before anything starts
+(``storage_problem``, ``start_problem``).
 """
 
 from __future__ import annotations
@@ -25,7 +31,7 @@ from typing import Any
 
 from actors.storage import is_uri
 from environments.harnesses.registry import harness_problem
-from environments.tasks.sources import load_sources
+from environments.tasks.sources import TaskMix, load_sources
 from jobs.cli import job_main
 from jobs.sections import (
     GuardSection,
@@ -118,7 +124,7 @@ def run(cfg: TrainJobConfig, stack: Any = None) -> dict:
     import ray
     from ray.util.placement_group import placement_group, remove_placement_group
 
-    from actors.cluster import connect_ray, job_cpus
+    from actors.cluster import alive_nodes, connect_ray, job_cpus
     from actors.models import load_preset, resolve_model
     from actors.placement import first_failure_raises, make_actor
     from actors.progress import ProgressBoard, progress_line
@@ -134,16 +140,15 @@ def run(cfg: TrainJobConfig, stack: Any = None) -> dict:
     say = lambda message: print(f"[train] {message}", flush=True)  # noqa: E731
     serving_cfg = resolve_model(load_preset(cfg.serving.preset, cfg.serving.overrides))
     say(f"model {serving_cfg.model}; harnesses {', '.join(cfg.harnesses)}; guard {cfg.guard.mode}")
-    sources = cfg.tasks.configured()
-    for loaded in load_sources(sources):  # before anything starts: readable, and held-out kept apart
-        say(
-            f"tasks {loaded.source.label} (weight {loaded.source.weight}): {len(loaded.train)} train, "
-            f"{len(loaded.held_out)} held out, {len(loaded.rejected)} rejected"
-        )
+    tasks = driver_tasks(cfg, say)
     connect_ray(local_cpus=job_cpus())
-    nodes = sum(1 for node in ray.nodes() if node["Alive"])
+    nodes = alive_nodes()
     if problem := storage_problem(nodes, cfg.storage) or start_problem(nodes, cfg.trainer.init_adapter):
         raise ValueError(problem)
+    resumes = {h: resume_location(cfg, h, out) for h in cfg.harnesses} if cfg.trainer.resume else {}
+    for harness, resume in resumes.items():
+        say(f"{harness}: resuming from {resume}" if resume else f"{harness}: no checkpoint to resume from")
+    tasks_ref = ray.put(tasks)  # one copy in the object store; each trainer gets its own stream of it
     bundles = trainer_bundles(cfg)
     trainers: dict = {}
     later_ranks: dict = {}
@@ -163,7 +168,7 @@ def run(cfg: TrainJobConfig, stack: Any = None) -> dict:
             for index, harness in enumerate(cfg.harnesses):
                 tcfg = TrainerConfig(
                     harness=harness,
-                    model=serving_cfg.model,
+                    model=stack.model,  # on a cluster, the model folder's copy in storage
                     revision=serving_cfg.revision,
                     cache_dir=serving_cfg.cache_dir,
                     offline=serving_cfg.offline,
@@ -183,11 +188,9 @@ def run(cfg: TrainJobConfig, stack: Any = None) -> dict:
                     guard_url=stack.guard_url(harness),
                     sandbox=rollouts.sandbox,
                     work_root=str(out / harness),
-                    tasks=sources,
                     max_tokens=rollouts.max_tokens,
                     rollout_actors=rollouts.actors,
                     rollout_cpus=rollouts.cpus,
-                    tasks_seed=cfg.tasks.seed,
                     trajectory_dir=f"{cfg.storage.rstrip('/')}/{harness}/trajectories" if cfg.storage else "",
                 )
                 sessions_group = None
@@ -200,6 +203,7 @@ def run(cfg: TrainJobConfig, stack: Any = None) -> dict:
                     tcfg,
                     pool,
                     setup,
+                    tasks_ref,
                     stack.server,
                     sessions_group,
                     board,
@@ -223,10 +227,10 @@ def run(cfg: TrainJobConfig, stack: Any = None) -> dict:
                 f"training {cfg.trainer.max_steps} steps each"
             )
             if cfg.trackio_project:
-                say(f"Trackio dashboard (where the trainers run): {trackio_command(cfg.trackio_project)}")
+                say(trackio_line(cfg.trackio_project, nodes, out / "trackio", cfg.storage))
             runs, rank_runs = [], []
             for harness, trainer in trainers.items():
-                resume = latest_checkpoint(out / harness) if cfg.trainer.resume else None
+                resume = resumes.get(harness)
                 meet = ray.get(trainer.rendezvous.remote()) if cfg.trainer.ranks > 1 else None
                 runs.append(trainer.train.remote(resume, meet))
                 rank_runs += [r.train.remote(resume, meet, n) for n, r in enumerate(later_ranks[harness], 1)]
@@ -244,6 +248,11 @@ def run(cfg: TrainJobConfig, stack: Any = None) -> dict:
         from actors.storage import open_storage, upload
 
         upload(out / "train.json", open_storage(cfg.storage), "train.json")
+    trackio = ""
+    if cfg.trackio_project and nodes > 1:
+        folder = gather_trackio(cfg.trackio_project, summaries, out / "trackio", cfg.storage)
+        trackio = trackio_command(cfg.trackio_project, folder)
+        say(f"Trackio: every trainer's steps gathered on this node: {trackio}")
     figures = {
         "guard": str(cfg.guard.mode),
         "train_s": round(time.monotonic() - started, 1),
@@ -260,7 +269,24 @@ def run(cfg: TrainJobConfig, stack: Any = None) -> dict:
         ),
         "summary": str(out / "train.json"),
     }
+    if trackio:
+        figures["trackio"] = trackio
     return figures
+
+
+def driver_tasks(cfg: TrainJobConfig, say: Any = print) -> TaskMix:
+    """Every trainer's training stream, read here on the driver before anything starts: each source
+    loaded (readable, held-out tasks kept apart) and logged, then mixed by weight. The driver is where the
+    user's files are (``ray job submit --working-dir`` ships them to it): a folder, JSONL or Harbor source
+    is read here, and the trainers get the tasks themselves (a ``Task`` holds its files as bytes), so no
+    other node needs the sources' paths."""
+    loaded = load_sources(cfg.tasks.configured())
+    for source in loaded:
+        say(
+            f"tasks {source.source.label} (weight {source.source.weight}): {len(source.train)} train, "
+            f"{len(source.held_out)} held out, {len(source.rejected)} rejected"
+        )
+    return TaskMix(loaded, seed=cfg.tasks.seed)
 
 
 def storage_problem(nodes: int, storage: str) -> str | None:
@@ -285,6 +311,83 @@ def start_problem(nodes: int, init_adapter: str) -> str | None:
             "e.g. trainer.init_adapter=s3://<bucket>/sft/{harness}"
         )
     return None
+
+
+def stored_checkpoint(paths: list[str]) -> str | None:
+    """The newest complete ``checkpoint-<step>`` in a storage listing of one harness's files
+    (``<harness>/checkpoint-<step>/<file>``): one holding TRL's ``trainer_state.json`` and the trainer's
+    ``rollout_state.json``, so a folder an interrupted upload left short is passed over; None if none is."""
+    from actors.trainer import ROLLOUT_STATE
+
+    files: dict[str, set[str]] = {}
+    for path in paths:
+        parts = path.split("/")
+        if len(parts) == 3 and parts[1].startswith("checkpoint-") and parts[1].split("-")[-1].isdigit():
+            files.setdefault(parts[1], set()).add(parts[2])
+    complete = [name for name, held in files.items() if {"trainer_state.json", ROLLOUT_STATE} <= held]
+    return max(complete, key=lambda name: int(name.split("-")[-1])) if complete else None
+
+
+def resume_location(cfg: TrainJobConfig, harness: str, out: Path) -> str | None:
+    """Where ``harness``'s trainer resumes from (``trainer.resume``): with ``storage``, the newest complete
+    checkpoint there, which the trainer copies to its node (``actors.trainer.resume_folder``): on a
+    cluster the trainers wrote theirs on their own nodes, and the driver's disk and a worker's are no
+    guide to where a trainer lands now. Without storage (one machine: ``storage_problem`` refuses it on a
+    cluster), the newest under ``<out_dir>/<harness>/``. None: nothing to resume from."""
+    if not cfg.storage:
+        return latest_checkpoint(out / harness)
+    from actors.storage import listing, open_storage
+
+    storage = open_storage(cfg.storage)
+    name = stored_checkpoint(listing(storage, harness))
+    if name is None:
+        return None
+    if is_uri(cfg.storage):
+        return f"{cfg.storage.rstrip('/')}/{harness}/{name}"
+    return storage.path(harness, name)
+
+
+def trackio_line(project: str, nodes: int, gathered: Path, storage: str) -> str:
+    """Where the trainers' Trackio runs are, and the command that shows them. Each trainer logs into the
+    Trackio folder of its own node: on one machine the command reads it live; on a cluster it would read
+    the driver's node, which holds none of them, so the line says so and where they are gathered when
+    training ends (``gather_trackio``)."""
+    from actors.tracking import trackio_command
+
+    if nodes <= 1:
+        return f"Trackio dashboard (live, on this machine): {trackio_command(project)}"
+    copy = f", and copied to {storage.rstrip('/')}/trackio" if storage else ""
+    command = trackio_command(project, str(gathered))
+    return (
+        f"Trackio: on a cluster of {nodes} nodes each trainer logs live on its own node only; when training "
+        f"ends every trainer's steps are gathered on this node{copy}: {command}"
+    )
+
+
+def gather_trackio(project: str, summaries: dict[str, dict], folder: Path, storage: str) -> str:
+    """Every trainer's logged steps (its TRL log history, returned with its summary) as one run per harness
+    in ``project``, written into ``folder`` on the driver's node by a fresh process (Trackio reads its
+    folder at import) and copied to ``<storage>/trackio``; returns the folder Trackio wrote."""
+    import ray
+
+    from actors.placement import make_actor
+    from actors.tracking import TrackioLogger, history_rows
+
+    here = ray.get_runtime_context().get_node_id()
+    logger = make_actor(TrackioLogger, project, str(folder), resources={"CPU": 0}, node_id=here)
+    try:
+        for harness, summary in summaries.items():
+            config = {"harness": harness, "node": summary.get("node"), "ranks": summary.get("ranks")}
+            rows = history_rows(summary.get("log_history", []))
+            ray.get(logger.log_run.remote(harness, config, rows), timeout=300)
+        written = ray.get(logger.directory.remote(), timeout=60)
+    finally:
+        ray.kill(logger)
+    if storage:
+        from actors.storage import open_storage, upload
+
+        upload(written, open_storage(storage), "trackio")
+    return written
 
 
 def first_step_ratio(log_history: list[dict]) -> float | None:

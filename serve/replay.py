@@ -5,7 +5,7 @@ prompt and declared tools, the task instruction, then the reference solution as 
 calls (inspect the task files, write or edit the solution files, run the tests), each answered by a tool
 result shaped like the harness's own. Two variants per (task, harness):
 
-- ``demo``: the SFT demonstration (``environments.traces.demos``), i.e. the sessions the model is trained
+- ``demo``: the SFT demonstration (``environments.demos``), i.e. the sessions the model is trained
   on, plus the visible test run for a repo task whose demo did not draw one; a task the demos skip
   (``change_too_large``) gets the ``full`` plan;
 - ``full``: list the workspace, read every task file (a large data file: its head), write or edit each
@@ -36,11 +36,8 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any
 
-from environments.errors import UsageError, cli_main
-from environments.harness_prompts import HARNESSES, harness_tools
-from environments.integrity.paths import GRADER_DIRS, protected_paths
-from environments.tasks.types import AnswerOracle, Task
-from environments.traces.demos import (
+from environments.core.types import AnswerOracle, Task
+from environments.demos import (
     Read,
     Shell,
     Step,
@@ -55,6 +52,9 @@ from environments.traces.demos import (
     plan_task,
     session_messages,
 )
+from environments.errors import UsageError, cli_main
+from environments.harness_prompts import HARNESSES, harness_tools
+from environments.integrity.paths import GRADER_DIRS, protected_paths
 
 from .decisions import Allow
 from .engine import GuardConfig, GuardSession

@@ -6,12 +6,15 @@
 - jobs/ holds entry points: nothing outside it imports it (serve/ and benchmarks/ neither: the benchmarks
   measure libraries and need no exception), and each of its modules is a job with a ``main``, but for the
   plumbing the jobs share (``JOB_PLUMBING``); a library found there belongs in actors/;
-- no modules import each other in a circle.
+- no modules import each other in a circle, and inside environments/ and actors/ no subpackages or top
+  modules do either (``environments.tasks`` and ``environments.sandboxes``, ``actors.sft`` and
+  ``actors.models``): each imports only what sits below it, lazy imports counted.
 """
 
 from __future__ import annotations
 
 import ast
+from collections.abc import Collection
 from pathlib import Path
 
 import pytest
@@ -107,28 +110,32 @@ def module_graph() -> dict[str, set[str]]:
         for path in (REPO / package).rglob("*.py"):
             name = ".".join(path.relative_to(REPO).with_suffix("").parts).removesuffix(".__init__")
             modules[name] = path
-    graph: dict[str, set[str]] = {}
-    for name, path in modules.items():
-        is_init = path.name == "__init__.py"
-        targets: set[str] = set()
-        for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.Import):
-                targets.update(alias.name for alias in node.names)
-            elif isinstance(node, ast.ImportFrom):
-                base = node.module or ""
-                if node.level:
-                    parts = name.split(".")[: len(name.split(".")) - node.level + (1 if is_init else 0)]
-                    base = ".".join([*parts, *([node.module] if node.module else [])])
-                submodules = {f"{base}.{alias.name}" for alias in node.names} & modules.keys()
-                targets.update(submodules or {base})
-        resolved = set()
-        for target in targets:
-            while target and target not in modules:
-                target = target.rpartition(".")[0]
-            if target and target != name:
-                resolved.add(target)
-        graph[name] = resolved
-    return graph
+    return {
+        name: imported_modules(name, path.read_text(), path.name == "__init__.py", modules.keys())
+        for name, path in modules.items()
+    }
+
+
+def imported_modules(name: str, source: str, is_init: bool, modules: Collection[str]) -> set[str]:
+    """The modules of ``modules`` that module ``name`` (its ``source``) imports, at any depth of its code."""
+    targets: set[str] = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            targets.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = name.split(".")[: len(name.split(".")) - node.level + (1 if is_init else 0)]
+                base = ".".join([*parts, *([node.module] if node.module else [])])
+            submodules = {f"{base}.{alias.name}" for alias in node.names if f"{base}.{alias.name}" in modules}
+            targets.update(submodules or {base})
+    resolved = set()
+    for target in targets:
+        while target and target not in modules:
+            target = target.rpartition(".")[0]
+        if target and target != name:
+            resolved.add(target)
+    return resolved
 
 
 def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -180,3 +187,81 @@ def test_the_cycle_finder_finds_a_cycle_and_only_cycles():
 
 def test_no_modules_import_each_other_in_a_circle():
     assert cycles(module_graph()) == []
+
+
+LAYERED = ("environments", "actors")
+"""The packages whose subpackages and top modules (``environments.tasks``, ``actors.models``) must import
+one way: a unit is the first two parts of a module's name."""
+ALLOWED_UNIT_CYCLES: tuple[tuple[str, ...], ...] = ()
+"""Loops between units not untangled yet, each with the reason beside it; empty, and meant to stay so."""
+
+
+def unit(module: str) -> str:
+    """The subpackage or top module ``module`` belongs to: ``environments.tasks.shipped.probes`` ->
+    ``environments.tasks``."""
+    return ".".join(module.split(".")[:2])
+
+
+def unit_graph(graph: dict[str, set[str]], package: str) -> dict[str, set[str]]:
+    """``graph`` (module -> the modules it imports) folded into ``package``'s units: one edge where any
+    module of a unit imports any module of another unit of ``package``."""
+    units: dict[str, set[str]] = {}
+    for module, imported in graph.items():
+        if module.split(".")[0] != package:
+            continue
+        edges = units.setdefault(unit(module), set())
+        edges.update(unit(target) for target in imported if target.split(".")[0] == package)
+        edges.discard(unit(module))
+    for edges in list(units.values()):
+        for target in edges:
+            units.setdefault(target, set())
+    return units
+
+
+def unit_cycle_report(graph: dict[str, set[str]], cycle: list[str]) -> list[str]:
+    """The module imports that close ``cycle`` (units), as ``a.b.c -> d.e.f`` lines."""
+    members = set(cycle)
+    return sorted(
+        f"{module} -> {target}"
+        for module, imported in graph.items()
+        for target in imported
+        if unit(module) in members and unit(target) in members and unit(module) != unit(target)
+    )
+
+
+def test_a_loop_between_units_is_found_and_names_the_imports_that_close_it():
+    planted = {
+        "environments.a.x": {"environments.b.y"},
+        "environments.b.y": {"environments.b.z"},
+        "environments.b.z": {"environments.a.w"},  # a lazy import in the real graph counts the same
+        "environments.a.w": set(),
+        "environments.c": {"environments.a.x"},
+        "actors.m": {"environments.a.x"},
+    }
+    units = unit_graph(planted, "environments")
+    assert units == {
+        "environments.a": {"environments.b"},
+        "environments.b": {"environments.a"},
+        "environments.c": {"environments.a"},
+    }
+    assert cycles(units) == [["environments.a", "environments.b"]]
+    assert unit_cycle_report(planted, ["environments.a", "environments.b"]) == [
+        "environments.a.x -> environments.b.y",
+        "environments.b.z -> environments.a.w",
+    ]
+    del planted["environments.b.z"]
+    assert cycles(unit_graph(planted, "environments")) == []
+
+
+def test_an_import_inside_a_function_is_an_edge():
+    source = "def late():\n    from environments.b.y import thing\n"
+    modules = ("environments.a.x", "environments.b.y")
+    assert imported_modules("environments.a.x", source, False, modules) == {"environments.b.y"}
+
+
+@pytest.mark.parametrize("package", LAYERED)
+def test_the_units_of_a_package_import_one_way(package: str):
+    graph = module_graph()
+    found = [tuple(c) for c in cycles(unit_graph(graph, package)) if tuple(c) not in ALLOWED_UNIT_CYCLES]
+    details = {" <-> ".join(c): unit_cycle_report(graph, list(c)) for c in found}
+    assert not found, f"units that import each other (move the shared part below both): {details}"

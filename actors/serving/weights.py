@@ -5,6 +5,9 @@ A preset's ``model`` is a folder or a Hub id (``LiquidAI/LFM2.5-24B-A2B``). A Hu
 resolved once to a commit hash, so the server and every trainer load the same weights even if the branch
 moves during the run; the hash is what the run and the model cards record. Offline (``HF_HUB_OFFLINE``)
 only when the caller says so (tests, air-gapped clusters): then the cache must already hold the revision.
+A folder (the tiny model, a tiny agent, a converted GGUF, the preset's own) exists on the driver's node
+only: on a cluster the job copies it to storage (``jobs.stack.model_for_nodes``) and names that copy, which
+each process copies into its node's cache (``stored_model_copy``).
 
 Before a server starts, ``check_model_files`` reads the folder's chat template against the tool-call
 parser the preset names: a template that cannot render tools, or that never emits the parser's
@@ -80,7 +83,10 @@ def hub_offline_by_environment() -> bool:
 
 
 def fetch_weights(source: ModelSource) -> FetchedModel:
-    """The folder holding ``source``'s weights on this node, fetching a Hub id into the cache if needed."""
+    """The folder holding ``source``'s weights on this node, fetching a Hub id into the cache if needed and
+    copying a model folder from storage (``stored_model_copy``)."""
+    if "://" in source.ref:
+        return FetchedModel(stored_model_copy(source.ref), None)
     if not source.is_hub:
         folder = Path(source.ref).expanduser()
         if not folder.is_dir():
@@ -114,6 +120,34 @@ def fetch_weights(source: ModelSource) -> FetchedModel:
         ) from exc
     folder = Path(path)
     return FetchedModel(folder, folder.name if COMMIT.match(folder.name) else None)
+
+
+def stored_model_name(folder: Path) -> str:
+    """``<folder name>-<digest>``, the name a local model folder is stored under for the other nodes
+    (``jobs.stack.model_for_nodes``): the digest covers every file's path, size and modification time, so a
+    rebuilt or edited folder gets a new name, and no node's cached copy of the old one is taken for it."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+        stat = path.stat()
+        digest.update(f"{path.relative_to(folder)}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
+    return f"{folder.name}-{digest.hexdigest()[:12]}"
+
+
+def stored_model_copy(location: str) -> Path:
+    """A model folder in storage (``<storage>/models/<stored_model_name>``) as a folder on this node: copied
+    once into ``<cache>/stored/<name>`` (the cache of ``environments.tiny_model``), under the lock of
+    ``build_cached``, so a server and trainers sharing a node copy it once and never see half a copy."""
+    from actors.storage import download, open_storage
+    from environments.tiny_model.build import build_cached, cache_root
+
+    name = location.rstrip("/").rsplit("/", 1)[-1]
+    return build_cached(
+        cache_root() / "stored" / name,
+        ("config.json",),
+        lambda staging: download(open_storage(location), "", staging),
+    )
 
 
 def pinned(source: ModelSource, fetched: FetchedModel) -> ModelSource:
@@ -215,7 +249,7 @@ def source_of(cfg: object) -> ModelSource:
 
 
 def local_weights(cfg: object) -> Path:
-    """The folder holding ``cfg``'s weights on this node: the folder itself, or a Hub id fetched into this
-    node's cache at the config's (pinned) revision. Called where the weights are loaded (the serving
-    actor, each trainer), so every node fetches once, into its own cache."""
+    """The folder holding ``cfg``'s weights on this node: the folder itself, a Hub id fetched into this
+    node's cache at the config's (pinned) revision, or a folder in storage copied there. Called where the
+    weights are loaded (the serving actor, each trainer), so every node fetches once, into its own cache."""
     return fetch_weights(source_of(cfg)).path

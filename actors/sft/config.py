@@ -57,7 +57,7 @@ class SweepSection:
 @dataclass(frozen=True, slots=True)
 class SFTConfig:
     model: str = "tiny"
-    """A model preset (jobs/configs/models/), a local folder or a hub id."""
+    """A model preset (actors/model_presets/), a local folder or a hub id."""
     traces: tuple[str, ...] = ()
     """Trace files or folders, read by ``actors.sft.data.read_conversations``."""
     trace_format: str | None = None

@@ -122,18 +122,19 @@ def run_point(cfg: SFTConfig) -> tuple[dict[str, Any], list[dict[str, Any]]]:
 
 
 def run_sweep(cfg: SFTConfig, *, log: Log = print) -> dict[str, Any]:
-    """Train every grid point as a Ray task, log all to one Trackio project, write results beside them."""
+    """Train every grid point as a Ray task, log all to one Trackio project, write results beside them.
+    ``cfg.model`` is a folder or a Hub id, as for ``run_sft``: the SFT job resolves a preset name first
+    (``actors.models.resolve_model_path``), once, so no point builds or downloads it."""
     started = time.perf_counter()
     import ray
 
     from actors.cluster import connect_ray
-    from actors.models import resolve_model_path
     from actors.placement import make_actor, submit_task
     from actors.tracking import TrackioLogger
 
     root = Path(cfg.out_dir)
     root.mkdir(parents=True, exist_ok=True)
-    model_path = resolve_model_path(cfg.model)  # resolved here once, so no point builds or downloads it
+    model_path = cfg.model
     if Path(model_path).exists():
         model_path = str(Path(model_path).resolve())
     points = sweep_points(cfg)

@@ -11,7 +11,7 @@ solve tasks.
 
 ``build_tiny_agent()`` returns the cached folder (``<cache>/tiny-agent-<fingerprint>``) or builds it:
 the tiny model (``environments.tiny_model``), the family above for ``per_harness`` train tasks of each
-harness (``environments.traces.demos``, chosen by a fixed stride over the task ids), then a full
+harness (``environments.demos``, chosen by a fixed stride over the task ids), then a full
 fine-tune with the SFT stage (``actors.sft.train.run_sft``: assistant tokens only). The fingerprint covers
 the recipe, the base model's fingerprint, the demonstrations' bytes and the SFT code, so a change gives
 a new folder. ``python -m actors.sft.tiny_agent [--agent NAME] [--force]`` builds it and prints its figures.
@@ -119,9 +119,9 @@ def first_move(demo: Conversation, max_chars: int) -> Conversation | None:
 
 def demonstrations(recipe: TinyAgentRecipe, out: Path) -> tuple[Path, dict[str, int]]:
     """Write the chosen demonstrations to ``out/demos.jsonl``; returns it and the count per harness."""
+    from environments.core.types import Split
+    from environments.demos import build_demos, demo_record
     from environments.tasks.shipped import task_set
-    from environments.tasks.types import Split
-    from environments.traces.demos import build_demos, demo_record
 
     if recipe.family not in FAMILIES:
         raise ValueError(f"family={recipe.family!r}: choose one of {', '.join(FAMILIES)}")
@@ -207,10 +207,10 @@ def first_turn_prompts(harness: str, split: str = "eval", limit: int = 30) -> li
     """Chat requests for the first model turn of ``limit`` demonstrations of the tiny agent's family
     (``first_move``) for ``harness``: system prompt, instruction, the harness's declared tools; spread
     evenly over the split's tasks."""
+    from environments.core.types import Split
+    from environments.demos import build_demos, demo_record
     from environments.tasks.shipped import shipped_tasks
-    from environments.tasks.types import Split
     from environments.traces import read_text
-    from environments.traces.demos import build_demos, demo_record
 
     tasks = sorted((t for t in shipped_tasks() if t.split is Split(split)), key=lambda t: t.id)
     demos, _ = build_demos(tasks, harness)

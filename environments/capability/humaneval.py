@@ -27,7 +27,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from environments.tasks.runner import Runner
+from environments.core.runner import Runner
 
 PROGRAM_TIMEOUT_S = 10.0
 PROGRAM_MEMORY_MB = 512

@@ -12,14 +12,9 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from environments.harnesses.registry import harness_names
 
-def _registered() -> tuple[str, ...]:
-    from environments.harnesses.registry import harness_names
-
-    return tuple(sorted(harness_names()))
-
-
-HARNESSES: tuple[str, ...] = _registered()
+HARNESSES: tuple[str, ...] = tuple(sorted(harness_names()))
 """The registered harnesses (``environments.harnesses.registry``), sorted; each has ``<name>.json`` here."""
 _DIR = Path(__file__).resolve().parent
 

@@ -30,6 +30,7 @@ from environments.harnesses.base import (
     isolated_env,
     read_yaml_mapping,
 )
+from environments.harnesses.steps import Edit, Read, Shell, Write, numbered, unnumbered
 
 MIN_CONTEXT = 64000
 TOOLSETS = ("terminal", "file")
@@ -135,8 +136,6 @@ def render_step(step: Any) -> list[tuple[str, dict[str, Any], str]]:
     """A demonstration step as hermes's tool calls and their JSON results (``patch`` with its diff)."""
     import difflib
 
-    from environments.traces.steps import Read, Shell, Write, numbered
-
     if isinstance(step, Shell):
         result = {"output": step.output.rstrip(), "exit_code": step.exit_code, "error": None}
         return [("terminal", {"command": step.command}, json.dumps(result, ensure_ascii=False))]
@@ -183,8 +182,6 @@ def parse_call(name: str, a: dict[str, Any], result: Any = None) -> Any:
     """A tool call of a recorded session back to a demonstration step (None: not a file or shell call);
     ``result``, the call's tool result, gives a read's file text (JSON whose ``content``
     holds ``N|line`` lines; "" when it is not that)."""
-    from environments.traces.steps import Edit, Read, Shell, Write, unnumbered
-
     if name == "terminal":
         return Shell(str(a.get("command", "")), "")
     if name == "read_file":

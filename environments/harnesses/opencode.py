@@ -36,6 +36,7 @@ from environments.harnesses.base import (
     isolated_env,
     read_json_object,
 )
+from environments.harnesses.steps import WORKSPACE, Edit, Read, Shell, Write, numbered, unnumbered
 
 PROVIDER = "guard"
 DENIED_TOOLS = ("webfetch", "task", "skill", "todowrite")
@@ -159,8 +160,6 @@ def user_message(instruction: str) -> dict[str, Any]:
 
 def render_step(step: Any) -> list[tuple[str, dict[str, Any], str]]:
     """A demonstration step as opencode's tool calls and their results (absolute paths, numbered reads)."""
-    from environments.traces.steps import WORKSPACE, Read, Shell, Write, numbered
-
     if isinstance(step, Shell):
         return [("bash", {"command": step.command}, step.output)]
     full = f"{WORKSPACE}/{step.path}"
@@ -182,8 +181,6 @@ def parse_call(name: str, a: dict[str, Any], result: Any = None) -> Any:
     """A tool call of a recorded session back to a demonstration step (None: not a file or shell call);
     ``result``, the call's tool result, gives a read's file text (numbered lines inside
     ``<content>``; "" when it is not that)."""
-    from environments.traces.steps import Edit, Read, Shell, Write, unnumbered
-
     if name == "bash":
         return Shell(str(a.get("command", "")), "")
     if name == "read":

@@ -27,6 +27,7 @@ from environments.harnesses.base import (
     isolated_env,
     read_json_object,
 )
+from environments.harnesses.steps import Edit, Read, Shell, Write
 
 PROVIDER = "guard"
 TOOLS = ("read", "bash", "edit", "write")
@@ -160,8 +161,6 @@ def user_message(instruction: str) -> dict[str, Any]:
 
 def render_step(step: Any) -> list[tuple[str, dict[str, Any], str]]:
     """A demonstration step as pi's tool calls and their results (its own result texts)."""
-    from environments.traces.steps import Read, Shell, Write
-
     if isinstance(step, Shell):
         out = step.output or "(no output)"
         if step.exit_code:
@@ -191,8 +190,6 @@ def render_step(step: Any) -> list[tuple[str, dict[str, Any], str]]:
 def parse_call(name: str, a: dict[str, Any], result: Any = None) -> Any:
     """A tool call of a recorded session back to a demonstration step (None: not a file or shell call);
     ``result``, the call's tool result, gives a read's file text (pi returns it as it is)."""
-    from environments.traces.steps import Edit, Read, Shell, Write
-
     if name == "bash":
         return Shell(str(a.get("command", "")), "")
     if name == "read":

@@ -2,7 +2,7 @@
 
 A harness is one module (``environments/harnesses/<name>.py``) holding its launcher (config writer and
 headless run), its person's-config writer (``jobs.use``), its demonstration renderer and message shape
-(``environments.traces.demos``), the reader of its tool calls (``environments.tasks.sessions``); its tool
+(``environments.demos``), the reader of its tool calls (``environments.tasks.sessions``); its tool
 vocabulary, which the guard and the demonstrations use, is the
 captured request in ``environments/harness_prompts/<name>.json``; its session logs are read by the
 ``environments.traces.read`` formats it names. Configs, rollouts, demonstrations and ``jobs.use`` look a
@@ -36,7 +36,7 @@ class HarnessSpec:
     personal_config: Callable[[Path, Mapping[str, str], LaunchSpec], dict[Path, str]]
     """(home, environment, endpoint) -> the new content of each file of a person's own config."""
     render_step: Callable[[Any], Rendered]
-    """A demonstration step (``environments.traces.demos``) as the harness's tool calls and results."""
+    """A step (``environments.harnesses.steps``) as the harness's tool calls and results."""
     user_message: Callable[[str], dict[str, Any]]
     """The instruction as the harness sends it."""
     parse_call: Callable[[str, dict[str, Any], Any], Any] = lambda name, args, result=None: None

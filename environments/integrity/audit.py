@@ -35,15 +35,12 @@ from __future__ import annotations
 import posixpath
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
+from environments.core.types import CommandOracle, Task
 from environments.integrity.config_diff import runner_part_changed
 from environments.integrity.content import code_findings, conftest_findings, is_code, unexaminable
 from environments.integrity.paths import PathClass, PathRules
 from environments.integrity.snapshot import SKIPPED_DIRS, Entry, EntryKind, Snapshot
-
-if TYPE_CHECKING:
-    from environments.tasks.types import Task
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,8 +115,6 @@ def audit_effects(
 def _audit(
     task: Task, start: Snapshot, final: Snapshot, scan_code: bool | None, deadline: float
 ) -> AuditResult:
-    from environments.tasks.types import CommandOracle
-
     rules = PathRules(task)
     if scan_code is None:
         scan_code = isinstance(task.oracle, CommandOracle)

@@ -26,12 +26,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from environments.core.types import CommandOracle, Task
 from environments.integrity.paths import PathRules
 from environments.integrity.reports import ReportKind
 
 if TYPE_CHECKING:
     from environments.integrity.surface import Surface
-    from environments.tasks.types import Task
 
 ISOLATED = "isolated"
 OUTPUT_ONLY = "output-only"
@@ -100,8 +100,6 @@ def parse_python_tests(command: str) -> tuple[str, tuple[str, ...]] | str:
 
 def judge_plan(task: Task) -> JudgePlan:
     """How ``task``'s oracle is judged (see the module docstring)."""
-    from environments.tasks.types import CommandOracle
-
     oracle = task.oracle
     if not isinstance(oracle, CommandOracle):
         return JudgePlan(ANSWER_FILE, reason="the verifier reads the answer file; no agent code runs")

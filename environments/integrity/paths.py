@@ -32,7 +32,7 @@ from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from environments.tasks.types import Task
+    from environments.core.types import Task
 
 
 class PathClass(StrEnum):

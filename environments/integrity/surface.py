@@ -19,7 +19,7 @@ from environments.integrity.paths import PathRules
 from environments.integrity.snapshot import EntryKind, Snapshot
 
 if TYPE_CHECKING:
-    from environments.tasks.types import Task
+    from environments.core.types import Task
 
 
 @dataclass(frozen=True, slots=True)

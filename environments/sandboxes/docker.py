@@ -38,6 +38,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
+from environments.core.placement import Placement
+from environments.core.runner import RunResult
 from environments.integrity.snapshot import MAX_FILE_BYTES, copy_tree
 from environments.sandboxes.bases import DEBIAN_BASE
 from environments.sandboxes.images import TaskImages
@@ -52,8 +54,6 @@ from environments.sandboxes.protocol import (
     new_name,
     owner_alive,
 )
-from environments.tasks.placement import Placement
-from environments.tasks.runner import RunResult
 
 IMAGE_TAG = "harness-adapters/sandbox:latest"
 DOCKERFILE_DIR = Path(__file__).parent / "docker"

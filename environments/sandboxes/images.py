@@ -27,9 +27,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from environments.core.placement import SANDBOX_WORKSPACE, TaskImage
 from environments.sandboxes import bases
 from environments.sandboxes.protocol import SandboxError
-from environments.tasks.placement import SANDBOX_WORKSPACE, TaskImage
 
 TASK_REPO = "harness-adapters/task"
 SANDBOX_UID = 1000

@@ -55,6 +55,8 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 
+from environments.core.placement import Placement
+from environments.core.runner import RunResult, TreeLimit, fallback_rlimits, wait_until
 from environments.integrity.snapshot import copy_tree
 from environments.sandboxes import cgroups
 from environments.sandboxes.protocol import (
@@ -70,8 +72,6 @@ from environments.sandboxes.protocol import (
     new_name,
     owner_alive,
 )
-from environments.tasks.placement import Placement
-from environments.tasks.runner import RunResult, TreeLimit, fallback_rlimits, wait_until
 
 WORKSPACE = "/workspace"
 SANDBOX_UID = 1000

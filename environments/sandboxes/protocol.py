@@ -20,12 +20,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from environments.errors import UserError
+from environments.integrity.snapshot import copy_tree
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from environments.tasks.placement import Mount, Placement
-    from environments.tasks.runner import RunResult
+    from environments.core.placement import Mount, Placement
+    from environments.core.runner import RunResult
 
 DEFAULT_PREFIX = "hsbx"
 """Names of sandbox folders, cgroups and containers start with this; ``sweep`` only touches these."""
@@ -145,8 +146,6 @@ class PlacedMounts:
     private folder that the backend binds at the mount's target, and put back into collected trees."""
 
     def __init__(self, workspace: Path, mounts: tuple[Mount, ...], into: Path) -> None:
-        from environments.integrity.snapshot import copy_tree
-
         self.folders: list[tuple[Mount, Path]] = []
         for number, mount in enumerate(mounts):
             host = into / str(number)
@@ -162,8 +161,6 @@ class PlacedMounts:
 
     def restore(self, dest: Path) -> None:
         """Put each mount's folder, as the commands left it, back at its source path under ``dest``."""
-        from environments.integrity.snapshot import copy_tree
-
         for mount, host in self.folders:
             copy_tree(host, Path(dest) / mount.source)
 

@@ -1,4 +1,4 @@
-"""A ``Runner`` (``environments.tasks.runner``) backed by a sandbox backend, so the oracle and the seven
+"""A ``Runner`` (``environments.core.runner``) backed by a sandbox backend, so the oracle and the seven
 checks run verify and reference commands isolated, with the same call they make on ``SubprocessRunner``.
 
 Each ``run`` is one fresh sandbox: a private copy of ``cwd`` goes in, the command runs, what it produced
@@ -14,9 +14,9 @@ import shutil
 from collections.abc import Mapping
 from pathlib import Path
 
+from environments.core.placement import Placement
+from environments.core.runner import RunResult
 from environments.sandboxes.protocol import SandboxBackend, SandboxLimits
-from environments.tasks.placement import Placement
-from environments.tasks.runner import RunResult
 
 
 class SandboxRunner:

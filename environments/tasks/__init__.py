@@ -1,16 +1,12 @@
-"""Verifiable tasks: the task type, its on-disk layouts (ours, Harbor's, JSONL), the oracle and seven checks.
+"""Verifiable tasks: their on-disk layouts (ours, Harbor's, JSONL), the oracle and seven checks.
 
-The shipped task sets live in ``environments.tasks.shipped``; ``python -m environments.validate`` checks
-any set. Sandboxing is not here: the default runner isolates nothing (see ``runner.py``).
+The task type, its placement and the ``Runner`` seam live in ``environments.core`` (re-exported here); the
+shipped task sets in ``environments.tasks.shipped``; ``python -m environments.validate`` checks any set.
+Sandboxing is not here: the default runner isolates nothing (see ``environments.core.runner``).
 """
 
-from environments.tasks.checks import CheckName, CheckResult, Trial, run_checks
-from environments.tasks.harbor import find_harbor_tasks, load_harbor_task
-from environments.tasks.jsonl import dump_jsonl, iter_jsonl, load_jsonl
-from environments.tasks.layout import TaskFormatError, find_task_folders, read_task, write_task
-from environments.tasks.oracle import OracleRun, Verdict, verify
-from environments.tasks.runner import Runner, RunResult, SubprocessRunner
-from environments.tasks.types import (
+from environments.core.runner import Runner, RunResult, SubprocessRunner
+from environments.core.types import (
     AnswerOracle,
     CommandOracle,
     Kind,
@@ -21,6 +17,11 @@ from environments.tasks.types import (
     Split,
     Task,
 )
+from environments.tasks.checks import CheckName, CheckResult, Trial, run_checks
+from environments.tasks.harbor import find_harbor_tasks, load_harbor_task
+from environments.tasks.jsonl import dump_jsonl, iter_jsonl, load_jsonl
+from environments.tasks.layout import TaskFormatError, find_task_folders, read_task, write_task
+from environments.tasks.oracle import OracleRun, Verdict, verify
 
 __all__ = [
     "AnswerOracle",

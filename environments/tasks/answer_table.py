@@ -20,7 +20,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from environments.tasks.types import Task
+from environments.core.types import Task
 
 SPEC_PATH = ".oracle/probes.json"
 _JS_ASSERT = re.compile(r"\bassert\.\w+\(")

@@ -9,8 +9,8 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from environments.tasks.runner import Runner
-from environments.tasks.types import Task
+from environments.core.runner import Runner
+from environments.core.types import Task
 
 
 @dataclass(slots=True)

@@ -15,8 +15,8 @@ Checks 2, 3, 4 and 6 share the runs of one ``Trial``, so a task costs one refere
 runs. A check that crashes produces a failed result naming the exception, never a crashed validation.
 Limits of what they prove: determinism is sampled (two runs catch a coin-flip oracle half of the time, an
 alternating one always); leakage looks for copies, reformatted numbers and lines, not paraphrases;
-the default runner does not isolate the network (see ``runner.py``), so check 6 does not prove the task
-works offline.
+the default runner does not isolate the network (see ``environments.core.runner``), so check 6 does not
+prove the task works offline.
 """
 
 from __future__ import annotations
@@ -31,13 +31,13 @@ from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
+from environments.core.runner import Runner, RunResult, SubprocessRunner
+from environments.core.types import AnswerOracle, CommandOracle, Task
 from environments.integrity.judging import IN_PROCESS, ISOLATED, judge_plan
 from environments.sandboxes.runner import SandboxRunner
 from environments.tasks.answer_table import hidden_inputs, visible_inputs
 from environments.tasks.hack_check import default_attempt_runner, fooled_by
 from environments.tasks.oracle import OracleRun, Verdict, apply_reference, verify, write_start
-from environments.tasks.runner import Runner, RunResult, SubprocessRunner
-from environments.tasks.types import AnswerOracle, CommandOracle, Task
 
 DATA_SUFFIXES = frozenset({".csv", ".tsv", ".jsonl", ".parquet", ".xlsx"})
 """Files that are the question's subject: a max or a mode is a cell of the data, not a leak."""

@@ -40,9 +40,9 @@ import shlex
 from collections.abc import Iterator
 from pathlib import PurePosixPath
 
+from environments.core.types import CommandOracle, Task
 from environments.integrity.paths import PathRules
 from environments.tasks.reward_guard import REWARD_FILES, guard_paths
-from environments.tasks.types import CommandOracle, Task
 
 Edit = tuple[str, bytes | None, str | None]
 CODE_SUFFIXES = (".py", ".sh", ".bash", ".js", ".cjs", ".mjs", ".ts", ".rb", ".pl", ".go", ".rs", ".c", ".h")

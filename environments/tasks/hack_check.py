@@ -34,7 +34,11 @@ import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from environments.core.runner import Runner
+from environments.core.types import CommandOracle, Task
 from environments.integrity.paths import PathClass, PathRules, hidden_dirs_of
+from environments.sandboxes import LocalBackend
+from environments.sandboxes.runner import SandboxRunner
 from environments.tasks.grader_hacks import (
     grader_inputs_emptied,
     grader_inputs_zeroed,
@@ -46,8 +50,6 @@ from environments.tasks.grader_hacks import (
     printed_verdict_line,
 )
 from environments.tasks.oracle import Verdict, verify, write_start
-from environments.tasks.runner import Runner
-from environments.tasks.types import CommandOracle, Task
 
 Edit = tuple[str, bytes | None, str | None]
 """``(path, content, link target)``: write ``content``, or make a link to ``target``, at ``path``."""
@@ -166,7 +168,4 @@ def default_attempt_runner() -> Runner | None:
 
     if shutil.which("bwrap") is None:
         return None
-    from environments.sandboxes import LocalBackend
-    from environments.sandboxes.runner import SandboxRunner
-
     return SandboxRunner(LocalBackend(prefix="hxhack"))

@@ -7,9 +7,10 @@ Mapping, so that published Harbor task sets are run as Harbor runs them:
   ``data``/``analysis`` and anything else ``repo``/``build`` (what most Harbor tasks are), split ``train``;
 - workspace: what ``environment/Dockerfile`` copies into its ``WORKDIR`` (``/app`` when it sets none),
   at the same paths relative to it; without a Dockerfile, every file of ``environment/``;
-- placement (``placement.py``): the workspace is also the ``WORKDIR``, where commands start; ``tests/``,
-  ``solution/`` and an empty logs folder are bound at ``/tests``, ``/solution`` (read-only) and ``/logs``
-  (writable), so the task's absolute paths work as written, in every backend, with nothing rewritten;
+- placement (``environments.core.placement``): the workspace is also the ``WORKDIR``, where commands
+  start; ``tests/``, ``solution/`` and an empty logs folder are bound at ``/tests``, ``/solution``
+  (read-only) and ``/logs`` (writable), so the task's absolute paths work as written, in every backend,
+  with nothing rewritten;
 - oracle: ``bash /tests/test.sh``; the verdict is the reward it writes to ``/logs/verifier`` (see
   ``CommandOracle.reward_dir``: ``reward.json``'s ``reward``, else ``reward.txt``, size-limited; >= 1
   passes, what Terminal-Bench counts as resolved; the exit status is ignored, as Harbor ignores it; no
@@ -43,9 +44,9 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from environments.core.placement import Mount, Placement, TaskImage
+from environments.core.types import CommandOracle, Limits, Reference, Task
 from environments.tasks.layout import TaskFormatError, read_files
-from environments.tasks.placement import Mount, Placement, TaskImage
-from environments.tasks.types import CommandOracle, Limits, Reference, Task
 
 HARBOR_TASK_FILE = "task.toml"
 DEFAULT_WORKDIR = "/app"

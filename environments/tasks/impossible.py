@@ -25,7 +25,7 @@ import re
 from dataclasses import replace
 from enum import StrEnum
 
-from environments.tasks.types import Split, Task
+from environments.core.types import Split, Task
 
 SPEC_PATH = ".oracle/probes.json"
 

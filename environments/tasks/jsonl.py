@@ -16,8 +16,8 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+from environments.core.types import Task
 from environments.tasks.layout import TaskFormatError, task_from_parts, task_metadata
-from environments.tasks.types import Task
 
 _FILE_KEYS = ("instruction", "workspace", "hidden", "solution")
 

@@ -20,9 +20,9 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from environments.core.placement import SANDBOX_WORKSPACE, Mount, Placement
+from environments.core.types import AnswerOracle, CommandOracle, Limits, Reference, Task
 from environments.errors import UserError
-from environments.tasks.placement import SANDBOX_WORKSPACE, Mount, Placement
-from environments.tasks.types import AnswerOracle, CommandOracle, Limits, Reference, Task
 
 TASK_FILE = "task.json"
 INSTRUCTION_FILE = "instruction.md"

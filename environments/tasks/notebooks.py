@@ -24,11 +24,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from environments.core.runner import Runner
+from environments.core.types import AnswerOracle, Kind, Limits, Reference, Source, Task
 from environments.errors import UsageError, cli_main
+from environments.sandboxes import LocalBackend
+from environments.sandboxes.runner import SandboxRunner
 from environments.tasks.candidates import Kept, id_from_name
 from environments.tasks.layout import read_files
-from environments.tasks.runner import Runner
-from environments.tasks.types import AnswerOracle, Kind, Limits, Reference, Source, Task
 
 MAX_QUESTION_CHARS = 300
 MAX_TEXT_ANSWER = 64
@@ -215,9 +217,6 @@ def notebook_tasks(
 
 
 def main(argv: list[str] | None = None) -> int:
-    from environments.sandboxes import LocalBackend
-    from environments.sandboxes.runner import SandboxRunner
-
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("notebook", type=Path)
     parser.add_argument("--data", type=Path, required=True, help="folder of the notebook's data files")

@@ -33,6 +33,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
+from environments.core.runner import Runner, RunResult
+from environments.core.types import AnswerOracle, CommandOracle, Task
 from environments.integrity.judging import ISOLATED, JudgePlan, build_isolated, judge_plan
 from environments.integrity.reports import (
     ReportKind,
@@ -46,8 +48,6 @@ from environments.integrity.snapshot import take_snapshot
 from environments.integrity.surface import Surface, build_verify_tree, solution_surface
 from environments.tasks import reward_guard
 from environments.tasks.layout import write_files
-from environments.tasks.runner import Runner, RunResult
-from environments.tasks.types import AnswerOracle, CommandOracle, Task
 
 
 class Verdict(StrEnum):

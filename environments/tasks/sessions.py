@@ -30,11 +30,16 @@ from dataclasses import replace
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from environments.core.runner import Runner
+from environments.core.types import CommandOracle, Kind, Limits, Reference, Source, Task
 from environments.errors import UsageError, cli_main
+from environments.harnesses.registry import harness_spec
+from environments.harnesses.steps import WORKSPACE, Edit, Read, Shell, Step, Write
+from environments.sandboxes import LocalBackend
+from environments.sandboxes.runner import SandboxRunner
 from environments.tasks.candidates import Kept, id_from_name
-from environments.tasks.runner import Runner
-from environments.tasks.types import CommandOracle, Kind, Limits, Reference, Source, Task
-from environments.traces.steps import WORKSPACE, Edit, Read, Shell, Step, Write
+from environments.traces.read import read_traces
+from environments.traces.types import Conversation
 
 TEST_COMMAND = re.compile(
     r"(^|[\s;&|(])(python3?\s+-m\s+(pytest|unittest)|pytest|npm\s+(run\s+)?test|node\s+--test|go\s+test)\b"
@@ -69,8 +74,6 @@ def _relative(path: str) -> str | None:
 def session_steps(messages: Sequence[Mapping[str, Any]], harness: str) -> list[Step]:
     """The session's tool calls as steps, in order, with paths relative to its working directory and the
     text of each read filled in from its tool result (the last content the session saw of a file)."""
-    from environments.harnesses.registry import harness_spec
-
     parse = harness_spec(harness).parse_call  # an unknown harness: the error names the known
     results = {m.get("tool_call_id"): m.get("content") for m in messages if m.get("role") == "tool"}
     steps: list[Step] = []
@@ -209,11 +212,7 @@ def session_tasks(
 
 
 def main(argv: list[str] | None = None) -> int:
-    from environments.sandboxes import LocalBackend
-    from environments.sandboxes.runner import SandboxRunner
     from environments.tasks.layout import read_files
-    from environments.traces.read import read_traces
-    from environments.traces.types import Conversation
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("trace", type=Path)

@@ -24,8 +24,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from environments.core.types import Split, Task
 from environments.tasks.layout import TaskFormatError
-from environments.tasks.types import Split, Task
 
 log = logging.getLogger("environments.tasks.sources")
 

@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 
 from actors.rollout import GuardHTTP, RolloutRequest, RolloutSession, SessionEnd, judge_session
+from environments.core.types import AnswerOracle, Kind
 from environments.harnesses import LaunchResult
 from environments.reward import efficiency_bonus
 from environments.sandboxes import SandboxError
 from environments.tasks.shipped import shipped_tasks
-from environments.tasks.types import AnswerOracle, Kind
 from tests.environments.harnesses.scripted_upstream import Say, Shell
 
 BWRAP = shutil.which("bwrap")
@@ -394,7 +394,7 @@ def _pi_records(folder: Path) -> None:
 
 
 def _run_fake(task, tmp_path, result, record, records=_pi_records):
-    from environments.tasks.runner import RunResult
+    from environments.core.runner import RunResult
 
     if isinstance(result, int | None):
         result = RunResult(exit_code=result, timed_out=result is None, wall_s=1.0, peak_rss_mb=1.0)

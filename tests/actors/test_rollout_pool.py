@@ -16,7 +16,7 @@ import pytest
 from actors.grpo import TrainingRow
 from actors.rollout import RolloutOutcome, RolloutRequest
 from actors.rollout_pool import PoolConfig, RolloutPool, adapter_name
-from environments.tasks.types import AnswerOracle, Kind, Reference, Source, Task
+from environments.core.types import AnswerOracle, Kind, Reference, Source, Task
 
 
 def task(i: int) -> Task:

@@ -68,3 +68,15 @@ def test_the_dashboard_command_names_the_project_and_a_folder_only_when_one_is_s
     assert trackio_command("p", str(tmp_path)) == f"TRACKIO_DIR={tmp_path.resolve()} trackio show --project p"
     monkeypatch.setenv("TRACKIO_DIR", str(tmp_path / "t"))
     assert trackio_command("p") == f"TRACKIO_DIR={tmp_path.resolve() / 't'} trackio show --project p"
+
+
+def test_a_trainers_log_history_becomes_rows_of_its_numbers_by_step():
+    """What a trainer on another node logged, replayed on the driver's node (``gather_trackio``)."""
+    from actors.tracking import history_rows
+
+    history = [
+        {"loss": 0.5, "reward": "0.25", "step": 1, "epoch": 0.1},
+        {"step": 2, "completions": ["a"], "clipped": True, "kl": float("nan")},  # nothing to plot
+        {"ratio": 1.0, "step": 3},
+    ]
+    assert history_rows(history) == [(1, {"loss": 0.5, "reward": 0.25, "epoch": 0.1}), (3, {"ratio": 1.0})]

@@ -25,10 +25,10 @@ def test_one_trainer_runs_two_steps_on_real_rollouts_and_resumes(serving, tiny_m
     from actors.rollout_pool import PoolConfig, RolloutPool, ThreadSessions
     from actors.serving.remote import RayServing
     from actors.trainer import HarnessTrainer, TrainerConfig
+    from environments.core.types import Kind
     from environments.harnesses import harness_binds
     from environments.sandboxes import LocalBackend
     from environments.tasks.shipped import shipped_tasks
-    from environments.tasks.types import Kind
 
     if shutil.which("bwrap") is None or harnesses_missing():
         pytest.skip(harnesses_missing() or "bubblewrap is not installed")

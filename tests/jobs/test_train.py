@@ -141,14 +141,129 @@ def test_a_local_warm_start_adapter_is_refused_on_a_cluster_and_a_uri_is_not_che
 
 
 def test_a_warm_start_adapter_in_storage_is_copied_to_the_trainers_node(tmp_path: Path):
-    from actors.trainer import local_adapter
+    from actors.trainer import local_copy
 
     bucket = tmp_path / "bucket" / "sft"
     bucket.mkdir(parents=True)
     (bucket / "adapter_config.json").write_text("{}")
-    here = local_adapter(f"file://{bucket}", tmp_path / "local")
+    here = local_copy(f"file://{bucket}", tmp_path / "local")
     assert Path(here) == tmp_path / "local" and (Path(here) / "adapter_config.json").read_text() == "{}"
-    assert (
-        local_adapter("artifacts/sft", tmp_path / "x") == "artifacts/sft"
-        and local_adapter("", tmp_path) == ""
+    assert local_copy("artifacts/sft", tmp_path / "x") == "artifacts/sft" and local_copy("", tmp_path) == ""
+
+
+def _checkpoint(folder: Path, *files: str) -> None:
+    folder.mkdir(parents=True)
+    for name in files:
+        (folder / name).write_text("{}")
+
+
+COMPLETE = ("trainer_state.json", "rollout_state.json", "adapter_model.safetensors")
+
+
+def test_resume_with_storage_reads_the_newest_complete_checkpoint_there_not_the_drivers_disk(tmp_path: Path):
+    """First cluster run: the driver looked for checkpoints under its own out_dir, where none of the
+    trainers (on other nodes) had written; with storage set, resume reads storage."""
+    from jobs.train import resume_location
+
+    bucket, out = tmp_path / "bucket", tmp_path / "out"
+    _checkpoint(bucket / "pi" / "checkpoint-1", *COMPLETE)
+    _checkpoint(bucket / "pi" / "checkpoint-3", *COMPLETE)
+    _checkpoint(bucket / "pi" / "checkpoint-4", "rollout_state.json")  # an upload cut short
+    _checkpoint(out / "pi" / "checkpoint-9", *COMPLETE)  # this node's disk: not where a trainer resumes
+    resume = TrainerSection(resume=True)
+    in_bucket = TrainJobConfig(harnesses=("pi",), storage=f"file://{bucket}", trainer=resume)
+    assert resume_location(in_bucket, "pi", out) == f"file://{bucket}/pi/checkpoint-3"
+    mounted = TrainJobConfig(harnesses=("pi",), storage=str(bucket), trainer=resume)  # every node mounts it
+    assert resume_location(mounted, "pi", out) == str(bucket / "pi" / "checkpoint-3")
+    assert resume_location(in_bucket, "hermes", out) is None  # nothing stored for it: a fresh start
+    one_machine = TrainJobConfig(harnesses=("pi",), trainer=resume)
+    assert resume_location(one_machine, "pi", out) == str(out / "pi" / "checkpoint-9")
+
+
+def test_a_stored_checkpoint_counts_only_with_the_states_a_resume_reads():
+    from jobs.train import stored_checkpoint
+
+    listed = [
+        "pi/checkpoint-2/trainer_state.json",
+        "pi/checkpoint-2/rollout_state.json",
+        "pi/checkpoint-10/trainer_state.json",
+        "pi/checkpoint-10/rollout_state.json",
+        "pi/checkpoint-11/trainer_state.json",  # no rollout_state.json yet
+        "pi/checkpoint-final/trainer_state.json",
+        "pi/trajectories/checkpoint-12.json",
+    ]
+    assert stored_checkpoint(listed) == "checkpoint-10"
+    assert stored_checkpoint(listed[4:]) is None and stored_checkpoint([]) is None
+
+
+def test_a_checkpoint_in_storage_is_copied_to_each_ranks_own_folder_on_its_node(tmp_path: Path):
+    from actors.trainer import resume_folder
+
+    stored = tmp_path / "bucket" / "pi" / "checkpoint-3"
+    _checkpoint(stored, *COMPLETE)
+    out = tmp_path / "trainer"
+    for rank in (0, 1):
+        here = resume_folder(f"file://{stored}", str(out), rank)
+        assert here == str(out / "resume" / f"rank-{rank}" / "checkpoint-3")
+        assert sorted(p.name for p in Path(here).iterdir()) == sorted(COMPLETE)
+    assert resume_folder(str(stored), str(out), 0) == str(stored)  # one machine's folder, read in place
+    assert resume_folder(None, str(out), 0) is None and resume_folder("", str(out), 0) is None
+
+
+def test_the_trainers_tasks_are_read_on_the_driver_and_need_no_source_path_on_their_node(tmp_path: Path):
+    """Folder, JSONL and Harbor sources are read by the driver (``driver_tasks``), and what the trainers get
+    (pickled, as Ray ships it) still yields every task with its files after the sources are gone; the
+    trainer takes that stream and reads no source itself."""
+    import dataclasses
+    import inspect
+    import pickle
+    import shutil
+
+    import actors.trainer
+    from actors.rollout import RolloutSetup
+    from actors.trainer import TrainerActor
+    from environments.core.types import Split
+    from environments.tasks.jsonl import dump_jsonl
+    from environments.tasks.layout import write_task
+    from environments.tasks.sources import TaskSource
+    from jobs.train import driver_tasks
+    from tests.environments.tasks.taskutil import answer_task, repo_task
+    from tests.environments.tasks.test_harbor import make_harbor_task
+
+    files = tmp_path / "user-files"
+    folder_task = repo_task(id="r1", split=Split.TRAIN)
+    write_task(folder_task, files / "ours")
+    dump_jsonl([answer_task(id="j1", split=Split.TRAIN)], files / "rows.jsonl")
+    make_harbor_task(files / "harbor", "fix-greeting")
+    sources = (
+        TaskSource("folder", str(files / "ours")),
+        TaskSource("jsonl", str(files / "rows.jsonl")),
+        TaskSource("harbor", str(files / "harbor")),
     )
+    cfg = TrainJobConfig(tasks=TrainTaskSection(sources=sources, seed=3))
+    said: list[str] = []
+    shipped = pickle.dumps(driver_tasks(cfg, said.append))
+    assert len(said) == 3 and all("1 train" in line for line in said)
+    shutil.rmtree(files)  # a trainer's node has none of the user's files
+    stream = pickle.loads(shipped)
+    drawn = {task.id: task for task in (next(stream) for _ in range(30))}
+    assert set(drawn) == {"r1", "j1", "acme.fix-greeting"}
+    assert drawn["r1"].workspace == folder_task.workspace and drawn["acme.fix-greeting"].hidden
+
+    assert "tasks" in inspect.signature(TrainerActor.__init__).parameters
+    assert "load_sources" not in inspect.getsource(actors.trainer)
+    assert "tasks" not in {f.name for f in dataclasses.fields(RolloutSetup)}  # copied to every rollout actor
+
+
+def test_the_trackio_line_says_on_which_node_the_trainers_runs_are(tmp_path: Path, monkeypatch):
+    """First cluster run: the printed ``trackio show`` read the driver's node, which held none of the
+    trainers' runs."""
+    from jobs.train import trackio_line
+
+    monkeypatch.delenv("TRACKIO_DIR", raising=False)
+    alone = trackio_line("runs", 1, tmp_path / "trackio", "")
+    assert alone.endswith(": trackio show --project runs") and "live, on this machine" in alone
+    cluster = trackio_line("runs", 3, tmp_path / "trackio", "s3://bucket/run/")
+    assert "each trainer logs live on its own node only" in cluster
+    assert cluster.endswith(f"TRACKIO_DIR={tmp_path / 'trackio'} trackio show --project runs")
+    assert "copied to s3://bucket/run/trackio" in cluster

@@ -18,10 +18,10 @@ from functools import cache
 
 import pytest
 
+from environments.core.types import Kind
 from environments.harness_prompts import HARNESSES, harness_tools
 from environments.integrity.paths import PathRules
 from environments.tasks.shipped import shipped_tasks
-from environments.tasks.types import Kind
 from serve.replay import VARIANTS, judge_session, main, replay_all, replay_messages, task_protected_paths
 
 KNOWN_GUARD_FALSE_POSITIVES: list[tuple[str, str, str]] = []

@@ -18,8 +18,8 @@ import tempfile
 from importlib import metadata
 from pathlib import Path
 
+from environments.core.types import Source, Task
 from environments.tasks.layout import write_task
-from environments.tasks.types import Source, Task
 
 
 def shipped_tasks() -> list[Task]:

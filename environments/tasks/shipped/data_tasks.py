@@ -14,10 +14,10 @@ import math
 import numpy as np
 import pandas as pd
 
+from environments.core.types import AnswerOracle, Kind, Limits, Reference, Source, Split, Task
 from environments.tasks.checks import check_no_leakage, check_well_formed
 from environments.tasks.shipped.datasets import DOMAINS, Dataset
 from environments.tasks.shipped.questions import TEMPLATES, Question
-from environments.tasks.types import AnswerOracle, Kind, Limits, Reference, Source, Split, Task
 
 SEED = 20260401
 SEEDS_PER_DOMAIN = 10

@@ -22,6 +22,7 @@ import zlib
 
 import numpy as np
 
+from environments.core.types import CommandOracle, Kind, Limits, Reference, Source, Split, Task
 from environments.tasks.shipped.inputs import GENERATED_PER_VERIFY, generator_source
 from environments.tasks.shipped.probes import NODE_ORACLE_COMMAND, ORACLE_COMMAND, js_probe_files, probe_files
 from environments.tasks.shipped.repos import module_path, render_repo
@@ -30,7 +31,6 @@ from environments.tasks.shipped.units_js import JS_UNITS
 from environments.tasks.shipped.units_misc import MISC_UNITS
 from environments.tasks.shipped.units_text import TEXT_UNITS
 from environments.tasks.shipped.units_time import TIME_UNITS
-from environments.tasks.types import CommandOracle, Kind, Limits, Reference, Source, Split, Task
 
 UNITS: tuple[Unit, ...] = TEXT_UNITS + TIME_UNITS + MISC_UNITS + JS_UNITS
 EVAL_PER_KIND = 10

@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import random
 
+from environments.core.types import AnswerOracle, Kind, Limits, Reference, Source, Split, Task
 from environments.tasks.checks import check_no_leakage, check_well_formed
-from environments.tasks.types import AnswerOracle, Kind, Limits, Reference, Source, Split, Task
 
 SEED = 20261129
 TRAIN_TASKS = 48

@@ -26,10 +26,10 @@ def smollm2_server(cache_dir: Path, tmp_path_factory: pytest.TempPathFactory) ->
 
 def test_smollm2_serves_a_guarded_pi_session_on_a_shipped_task(smollm2_server, tmp_path: Path):
     from actors.rollout import GuardHTTP, RolloutRequest, RolloutSession
+    from environments.core.types import Split
     from environments.harnesses import harness_binds
     from environments.sandboxes import LocalBackend
     from environments.tasks.shipped import task_set
-    from environments.tasks.types import Split
     from tests.environments.harnesses.conftest import guard_process, harnesses_missing
 
     if shutil.which("bwrap") is None or harnesses_missing():

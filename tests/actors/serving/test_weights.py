@@ -122,3 +122,22 @@ def test_the_locally_built_tiny_model_serves_hermes_tool_calls(tiny_model: Path)
     check_model_files(tiny_model, "hermes")
     with pytest.raises(ModelSetupError, match="set tool_call_parser: hermes"):
         check_model_files(tiny_model, "mistral")
+
+
+def test_a_model_folder_in_storage_is_copied_once_into_this_nodes_cache(tmp_path: Path, monkeypatch) -> None:
+    """On a cluster the tiny agent (a folder on the driver's node) is named by its copy in storage; the server
+    and each trainer load it from their own node (``jobs.stack.model_for_nodes``)."""
+    from actors.serving.weights import stored_model_name
+
+    monkeypatch.setenv("HARNESS_ADAPTERS_CACHE", str(tmp_path / "node-cache"))
+    built = model_folder(tmp_path / "driver" / "tiny-agent-abc")
+    name = stored_model_name(built)
+    assert name.startswith("tiny-agent-abc-") and stored_model_name(built) == name
+    stored = model_folder(tmp_path / "bucket" / "models" / name)
+    fetched = fetch_weights(ModelSource(f"file://{stored}"))
+    assert fetched.path == tmp_path / "node-cache" / "models" / "stored" / name and fetched.commit is None
+    assert (fetched.path / "config.json").read_text() == (built / "config.json").read_text()
+    (stored / "config.json").unlink()
+    assert fetch_weights(ModelSource(f"file://{stored}")).path == fetched.path  # copied once, then cached
+    (built / "config.json").write_text('{"model_type": "qwen2"}')  # a rebuilt folder is stored anew
+    assert stored_model_name(built) != name

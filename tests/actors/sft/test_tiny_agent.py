@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from actors.sft.tiny_agent import TinyAgentRecipe, demonstrations, first_turn_prompts
-from actors.sft.validity import tool_call_validity
+from actors.validity import tool_call_validity
 
 HARNESSES = ("pi", "opencode", "hermes")
 
@@ -76,10 +76,10 @@ def test_the_served_tiny_agent_answers_held_out_prompts_with_valid_tool_calls(ag
 @pytest.mark.parametrize("harness", HARNESSES)
 def test_each_real_harness_runs_a_tiny_agent_tool_call_in_the_sandbox(agent_server, harness: str, tmp_path):
     from actors.rollout import GuardHTTP, RolloutRequest, RolloutSession
+    from environments.core.types import Kind, Split
     from environments.harnesses import harness_binds
     from environments.sandboxes import LocalBackend
     from environments.tasks.shipped import shipped_tasks
-    from environments.tasks.types import Kind, Split
     from tests.environments.harnesses.conftest import guard_process, harnesses_missing
 
     if shutil.which("bwrap") is None or harnesses_missing():

@@ -10,7 +10,7 @@ import pytest
 from environments.harness_prompts import harness_tools
 from environments.harnesses import registry
 from environments.harnesses.registry import HarnessSpec, harness_names, harness_problem, harness_spec
-from environments.traces.steps import Edit, Read, Shell, Write
+from environments.harnesses.steps import Edit, Read, Shell, Write
 
 STEPS = (
     Shell("ls", "a.py\n"),
@@ -74,7 +74,12 @@ def test_a_harness_registered_by_another_package_is_known_to_the_configs(monkeyp
         def load(self) -> HarnessSpec:
             return toy
 
-    monkeypatch.setattr(importlib.metadata, "entry_points", lambda group: [Point()] if group else [])
+    real = importlib.metadata.entry_points
+
+    def entry_points(group: str) -> list:  # only the harness group is faked (pydantic reads its own)
+        return [Point()] if group == registry.ENTRY_POINTS else real(group=group)
+
+    monkeypatch.setattr(importlib.metadata, "entry_points", entry_points)
     registry.registry.cache_clear()
     try:
         assert harness_names() == ("pi", "opencode", "hermes", "toy")

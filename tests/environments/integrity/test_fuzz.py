@@ -12,6 +12,8 @@ import random
 
 import pytest
 
+from environments.core.runner import SubprocessRunner
+from environments.core.types import CommandOracle
 from environments.integrity import audit as audit_module
 from environments.integrity.audit import MAX_SCAN_TOTAL, audit_effects
 from environments.integrity.config_diff import runner_part_changed
@@ -24,8 +26,6 @@ from environments.integrity.content import (
 )
 from environments.integrity.snapshot import MAX_DEPTH, snapshot_of_files, take_snapshot
 from environments.tasks.oracle import Verdict, verify, write_start
-from environments.tasks.runner import SubprocessRunner
-from environments.tasks.types import CommandOracle
 from tests.environments.tasks.taskutil import repo_task
 
 pytestmark = pytest.mark.timeout(300)

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from environments.core.types import CommandOracle, Kind, Limits, Reference, Source, Task
 from environments.integrity.judging import ISOLATED, judge_plan, parse_python_tests
 from environments.tasks.oracle import Verdict, verify, write_start
-from environments.tasks.types import CommandOracle, Kind, Limits, Reference, Source, Task
 
 BWRAP_MISSING = "bubblewrap (bwrap) is not installed: apt-get update && apt-get install -y bubblewrap"
 

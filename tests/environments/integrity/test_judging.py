@@ -6,6 +6,7 @@ from dataclasses import replace
 
 import pytest
 
+from environments.core.types import AnswerOracle, CommandOracle, Kind, Reference, Source, Task
 from environments.integrity.judging import (
     IN_PROCESS,
     ISOLATED,
@@ -15,7 +16,6 @@ from environments.integrity.judging import (
     parse_python_tests,
     stdlib_only_checker,
 )
-from environments.tasks.types import AnswerOracle, CommandOracle, Kind, Reference, Source, Task
 
 
 def task(command: str, hidden: dict[str, bytes] | None = None, **changes) -> Task:
@@ -103,7 +103,7 @@ def test_a_checker_counts_as_output_only_when_it_can_only_read(source, reads_onl
 
 
 def test_a_task_placed_at_paths_of_its_own_is_not_isolated():
-    from environments.tasks.placement import Mount, Placement
+    from environments.core.placement import Mount, Placement
 
     placed = task("python -m pytest -q tests", placement=Placement(workdir="/app"))
     plan = judge_plan(placed)
@@ -128,8 +128,8 @@ def test_landlock_grants_skip_the_judges_folder_and_any_alias_of_it(tmp_path):
 def test_task_modules_are_the_top_modules_the_starting_workspace_ships_as_code():
     from dataclasses import replace as _replace
 
+    from environments.core.types import CommandOracle, Kind, Reference, Source, Task
     from environments.integrity.judging import task_modules
-    from environments.tasks.types import CommandOracle, Kind, Reference, Source, Task
 
     task = Task(
         id="mods",

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from environments.core.placement import Mount, Placement, TaskImage
 from environments.sandboxes import bases
 from environments.sandboxes.docker import IMAGE_TAG, DockerBackend
 from environments.sandboxes.images import TaskImageError, TaskImages, layer_dockerfile
 from environments.sandboxes.protocol import SandboxError, SandboxLimits
-from environments.tasks.placement import Mount, Placement, TaskImage
 from tests.environments.sandboxes.test_docker import FakeDocker
 
 IMAGE = TaskImage(

@@ -277,7 +277,9 @@ def test_the_backend_uses_the_detected_hierarchy_and_says_why_when_there_is_none
     monkeypatch.setattr(cgroups, "explain", lambda: "cgroup v2: /job holds processes")
     fallback = LocalBackend(tmp_path / "none", prefix=prefix)
     assert not fallback.use_cgroups
-    assert any("cgroup v2: /job holds processes" in note and "RLIMIT_AS" in note for note in fallback.notes)
+    assert any(
+        "cgroup v2: /job holds processes" in note and "sampling its tree" in note for note in fallback.notes
+    )
 
 
 def test_read_only_files_cannot_be_changed_moved_or_removed_but_new_files_can_be_added(
@@ -311,7 +313,7 @@ def test_read_only_files_cannot_be_changed_moved_or_removed_but_new_files_can_be
 def test_a_placement_binds_the_workspace_at_its_workdir_and_mount_folders_at_their_targets(
     local_backend, tmp_path
 ):
-    from environments.tasks.placement import Mount, Placement
+    from environments.core.placement import Mount, Placement
 
     workspace = tmp_path / "placed"
     (workspace / ".harbor" / "tests").mkdir(parents=True)
@@ -340,7 +342,7 @@ def test_a_placement_binds_the_workspace_at_its_workdir_and_mount_folders_at_the
 
 
 def test_the_local_backend_refuses_a_task_image_and_a_placement_over_its_own_paths(local_backend, workspace):
-    from environments.tasks.placement import Mount, Placement, TaskImage
+    from environments.core.placement import Mount, Placement, TaskImage
 
     image = TaskImage({"Dockerfile": b"FROM x\nRUN make\n"}, "line 2: RUN make", "acme.make")
     with pytest.raises(SandboxError, match="line 2: RUN make.*sandbox: docker"):

@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
+from environments.core.runner import Runner, SubprocessRunner
+from environments.core.types import Task
 from environments.sandboxes.local import LocalBackend
 from environments.sandboxes.runner import SandboxRunner
 from environments.tasks.checks import run_checks
 from environments.tasks.oracle import Verdict, apply_reference, verify, write_start
-from environments.tasks.runner import Runner, SubprocessRunner
 from environments.tasks.shipped import shipped_tasks
-from environments.tasks.types import Task
 from tests.environments.sandboxes.conftest import requires_bwrap
 from tests.environments.tasks.taskutil import answer_task, repo_task
 

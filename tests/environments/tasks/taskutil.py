@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from environments.tasks.types import AnswerOracle, CommandOracle, Kind, Limits, Reference, Source, Split, Task
+from environments.core.types import AnswerOracle, CommandOracle, Kind, Limits, Reference, Source, Split, Task
 
 BUGGY = b"def add(a, b):\n    return a - b\n"
 FIXED = b"def add(a, b):\n    return a + b\n"

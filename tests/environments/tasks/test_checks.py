@@ -5,13 +5,13 @@ from pathlib import Path
 
 import pytest
 
+from environments.core.types import AnswerOracle, CommandOracle, Limits, Reference
 from environments.tasks.checks import (
     CheckName,
     check_no_leakage,
     check_well_formed,
     run_checks,
 )
-from environments.tasks.types import AnswerOracle, CommandOracle, Limits, Reference
 from tests.environments.tasks.taskutil import BUGGY, CHECK, CSV, FIXED, answer_task, repo_task
 
 

@@ -5,12 +5,12 @@ from pathlib import Path
 
 import pytest
 
+from environments.core.runner import PlacementUnsupported, SubprocessRunner
+from environments.core.types import Kind, Source
 from environments.tasks.checks import check_no_leakage, run_checks
 from environments.tasks.harbor import find_harbor_tasks, load_harbor_task, parse_dockerfile
 from environments.tasks.layout import TaskFormatError
 from environments.tasks.oracle import Verdict, apply_reference, verify, write_start
-from environments.tasks.runner import PlacementUnsupported, SubprocessRunner
-from environments.tasks.types import Kind, Source
 
 BWRAP_MISSING = "bubblewrap (bwrap) is not installed: apt-get update && apt-get install -y bubblewrap"
 needs_bwrap = pytest.mark.skipif(shutil.which("bwrap") is None, reason=BWRAP_MISSING)

@@ -12,8 +12,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from environments.core.types import AnswerOracle
 from environments.tasks.notebooks import find_candidates, notebook_tasks
-from environments.tasks.types import AnswerOracle
 
 
 def _cell(kind: str, text: str) -> dict:

@@ -2,9 +2,9 @@ from __future__ import annotations
 
 import pytest
 
+from environments.core.runner import SubprocessRunner
+from environments.core.types import AnswerOracle, CommandOracle, Limits
 from environments.tasks.oracle import Verdict, judge_answer, parse_number, verify, write_start
-from environments.tasks.runner import SubprocessRunner
-from environments.tasks.types import AnswerOracle, CommandOracle, Limits
 from tests.environments.tasks.taskutil import FIXED, answer_task, repo_task
 
 

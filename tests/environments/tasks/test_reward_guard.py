@@ -16,11 +16,11 @@ from pathlib import Path
 
 import pytest
 
+from environments.core.runner import SubprocessRunner
+from environments.core.types import CommandOracle
 from environments.tasks import reward_guard as guard
 from environments.tasks.harbor import MOUNTS, load_harbor_task
 from environments.tasks.oracle import Verdict, read_reward, verify, write_start
-from environments.tasks.runner import SubprocessRunner
-from environments.tasks.types import CommandOracle
 from tests.environments.tasks.taskutil import repo_task
 from tests.environments.tasks.test_harbor import local_runner, make_harbor_task
 

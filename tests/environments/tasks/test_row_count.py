@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
+from environments.core.runner import SubprocessRunner
+from environments.core.types import Split
 from environments.tasks.checks import run_checks
 from environments.tasks.layout import write_files
 from environments.tasks.oracle import Verdict, verify
-from environments.tasks.runner import SubprocessRunner
 from environments.tasks.shipped import TASK_SETS, task_set
 from environments.tasks.shipped.row_count import EVAL_TASKS, ROW_COUNT_COMMAND, TRAIN_TASKS
-from environments.tasks.types import Split
 
 
 @pytest.fixture(scope="module")

@@ -8,6 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from environments.core.types import Kind
+from environments.demos import session_messages
+from environments.harnesses.steps import Edit, Read, Shell, Write
 from environments.tasks.sessions import (
     final_test_command,
     session_steps,
@@ -15,9 +18,6 @@ from environments.tasks.sessions import (
     session_tasks,
     undo_session,
 )
-from environments.tasks.types import Kind
-from environments.traces.demos import session_messages
-from environments.traces.steps import Edit, Read, Shell, Write
 from tests.environments.tasks.taskutil import repo_task
 
 BUGGY = "def add(a, b):\n    return a - b\n"

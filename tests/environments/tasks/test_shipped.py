@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
+from environments.core.types import CommandOracle, Kind, Source, Split
 from environments.tasks.checks import run_checks
 from environments.tasks.layout import read_task
 from environments.tasks.shipped import build_shipped_tasks, shipped_tasks, write_shipped_tasks
 from environments.tasks.shipped.probes import NODE_ORACLE_COMMAND
 from environments.tasks.shipped.repo_tasks import UNITS
 from environments.tasks.shipped.units import Lang
-from environments.tasks.types import CommandOracle, Kind, Source, Split
 from environments.validate import main
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from environments.core.types import Kind, Split
 from environments.tasks.jsonl import dump_jsonl, task_to_record
 from environments.tasks.layout import write_task
 from environments.tasks.sources import (
@@ -20,7 +21,6 @@ from environments.tasks.sources import (
     load_source,
     load_sources,
 )
-from environments.tasks.types import Kind, Split
 from tests.environments.tasks.taskutil import answer_task, repo_task
 from tests.environments.tasks.test_harbor import make_harbor_task
 

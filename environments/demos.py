@@ -13,7 +13,7 @@ no subprocess. Outputs are computed from the workspace bytes where that is cheap
 ``wc -l``, ``grep -n``, ``find``, file reads); a printed answer is the reference's (an analysis script's
 ``repr(round(x, 4))``, which matched the real run for every shipped analysis task; a qa call's ``repr`` or
 compact JSON); a test run gets a fixed plausible summary with the visible test count.
-``tests/environments/traces/test_demos.py`` replays demos for real and hands the result to the oracle.
+``tests/environments/test_demos.py`` replays demos for real and hands the result to the oracle.
 
 Per kind: ``analysis`` runs the reference script, compacted, as ``python - <<'EOF'`` (then ``cat``s the
 answer); ``repair``/``build``/``extend`` turn the reference files into small old/new ``edit``/``patch``
@@ -52,12 +52,14 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from environments.core.types import AnswerOracle, CommandOracle, Kind, Split, Task
 from environments.errors import UsageError, cli_main
 from environments.harness_prompts import HARNESSES, harness_request, harness_tools
+from environments.harnesses.registry import harness_spec
+from environments.harnesses.steps import WORKSPACE, Edit, Read, Shell, Step, Write
+from environments.tasks.shipped import shipped_tasks
 from environments.tasks.shipped.probes import ORACLE_COMMAND as PROBE_COMMAND
 from environments.tasks.shipped.row_count import ROW_COUNT_COMMAND
-from environments.tasks.types import AnswerOracle, CommandOracle, Kind, Split, Task
-from environments.traces.steps import WORKSPACE, Edit, Read, Shell, Step, Write
 from environments.traces.types import Conversation, Skipped
 
 MAX_CHANGE_CHARS = 800
@@ -438,8 +440,6 @@ def plan_task(task: Task) -> tuple[list[Step], str]:
 
 def _render(harness: str, step: Step) -> list[tuple[str, dict[str, Any], str]]:
     """The (tool name, arguments, tool result) calls that carry out ``step`` in ``harness``."""
-    from environments.harnesses.registry import harness_spec
-
     return harness_spec(harness).render_step(step)
 
 
@@ -453,8 +453,6 @@ def system_message(harness: str) -> dict[str, Any]:
 
 def user_message(harness: str, instruction: str) -> dict[str, Any]:
     """The instruction as the harness sends it (pi as text parts, the others as a plain string)."""
-    from environments.harnesses.registry import harness_spec
-
     return harness_spec(harness).user_message(instruction)
 
 
@@ -464,8 +462,6 @@ def _call_id(task: Task, harness: str, index: int) -> str:
 
 def session_messages(task: Task, harness: str, steps: Sequence[Step], answer: str) -> list[dict[str, Any]]:
     """``steps`` as ``harness`` sends them: system, user, one call a turn with its result, the answer."""
-    from environments.harnesses.registry import harness_spec
-
     spec = harness_spec(harness)
     messages: list[dict[str, Any]] = [system_message(harness), user_message(harness, task.instruction)]
     empty = spec.calling_content
@@ -539,8 +535,6 @@ def write_demos(
 ) -> dict[str, Any]:
     """Write ``<out>/<harness>-<split>.jsonl`` for each harness; return the counts per harness."""
     if tasks is None:
-        from environments.tasks.shipped import shipped_tasks
-
         tasks = shipped_tasks()
     split = Split(split)
     chosen = [t for t in tasks if t.split is split]
@@ -555,9 +549,7 @@ def write_demos(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m environments.traces.demos", description=__doc__.split("\n")[0]
-    )
+    parser = argparse.ArgumentParser(prog="python -m environments.demos", description=__doc__.split("\n")[0])
     parser.add_argument("--out", type=Path, required=True, help="folder for <harness>-<split>.jsonl")
     parser.add_argument(
         "--harness", choices=HARNESSES, action="append", help="repeatable; default: all three"

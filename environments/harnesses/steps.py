@@ -1,5 +1,6 @@
-"""The steps of a demonstration, before any harness renders them (``environments.traces.demos`` plans them;
-each harness module's ``render_step`` turns one into its own tool calls and results)."""
+"""The steps of a session, before any harness renders them: ``environments.demos`` plans them, each
+harness module's ``render_step`` turns one into its own tool calls and results and its ``parse_call`` reads
+one back from a recorded session (``environments.tasks.sessions``)."""
 
 from __future__ import annotations
 

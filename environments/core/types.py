@@ -1,10 +1,10 @@
 """The task: what an agent is asked to do, what it starts from, and how its result is judged.
 
 A task is pure data. Its files live in memory as ``{relative path: bytes}`` so that a task read from a
-folder, from a JSONL dataset or from Harbor's layout is the same value; ``layout.py`` maps it to disk.
-What the agent may read is the instruction, the workspace and ``env``; everything else (hidden files,
-the oracle, the reference) stays outside its sandbox. The verifier runs the oracle in a fresh copy of
-what the agent produced plus the hidden files, never in the agent's own sandbox.
+folder, from a JSONL dataset or from Harbor's layout is the same value; ``environments.tasks.layout`` maps
+it to disk. What the agent may read is the instruction, the workspace and ``env``; everything else (hidden
+files, the oracle, the reference) stays outside its sandbox. The verifier runs the oracle in a fresh copy
+of what the agent produced plus the hidden files, never in the agent's own sandbox.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from environments.tasks.placement import Placement, check_relative_path
+from environments.core.placement import Placement, check_relative_path
 
 
 class Source(StrEnum):

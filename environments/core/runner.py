@@ -24,10 +24,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from environments.tasks.placement import SANDBOX_WORKSPACE
+from environments.core.placement import SANDBOX_WORKSPACE
 
 if TYPE_CHECKING:
-    from environments.tasks.placement import Placement
+    from environments.core.placement import Placement
 
 _MIB = 1024 * 1024
 _TAIL_BYTES = 4000

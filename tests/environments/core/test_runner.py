@@ -3,7 +3,7 @@ from __future__ import annotations
 import sys
 import time
 
-from environments.tasks.runner import SubprocessRunner
+from environments.core.runner import SubprocessRunner
 
 
 def run(cmd, tmp_path, timeout_s=10.0, memory_mb=512, env=None):

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from environments.tasks.types import AnswerOracle, CommandOracle, Kind, Limits, Reference, Source, Split
+from environments.core.types import AnswerOracle, CommandOracle, Kind, Limits, Reference, Source, Split
 from tests.environments.tasks.taskutil import answer_task, repo_task
 
 

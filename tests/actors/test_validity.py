@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from actors.sft.validity import Validity, calls_valid, harness_requests, table, turn_requests
+from actors.validity import Validity, calls_valid, harness_requests, table, turn_requests
 
 TOOLS = [{"type": "function", "function": {"name": "bash", "parameters": {"type": "object"}}}]
 
@@ -67,7 +67,7 @@ def test_a_valid_reply_calls_only_declared_tools_with_object_arguments(calls, ok
 
 
 def test_missing_demonstrations_name_the_command_that_writes_them(tmp_path: Path):
-    with pytest.raises(FileNotFoundError, match="environments.traces.demos"):
+    with pytest.raises(FileNotFoundError, match="environments.demos"):
         harness_requests(tmp_path, "pi", "eval", 5)
 
 
@@ -93,7 +93,7 @@ def test_the_table_shows_counts_shares_and_refused_prompts():
 
 
 def test_a_prompt_past_the_models_length_is_told_apart_from_other_errors():
-    from actors.sft.validity import _too_long
+    from actors.validity import _too_long
 
     assert _too_long("This model's maximum context length is 8192 tokens. However, you requested 9000")
     assert _too_long("The decoder prompt (length 9000) is longer than the maximum model length of 8192.")

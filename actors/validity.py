@@ -6,7 +6,7 @@ forcing: the earlier turns are the demonstration's own), with the harness's decl
 parses the reply with its tool-call parser, exactly as a harness receives it. A prompt longer than the
 model's context is counted apart (``too_long``), never as a failure of the model.
 
-    python -m actors.sft.validity --preset smollm2-135m --adapter sft=artifacts/sft/smollm2 \
+    python -m actors.validity --preset smollm2-135m --adapter sft=artifacts/sft/smollm2 \
         --demos artifacts/demos --turns 30
 
 serves the preset once with every adapter, measures the base and each adapter per harness, and prints a
@@ -81,14 +81,14 @@ def turn_requests(conversations: Iterable[Any], limit: int) -> list[dict[str, An
 
 
 def harness_requests(demos: Path, harness: str, split: str, limit: int) -> list[dict[str, Any]]:
-    """Requests from ``<demos>/<harness>-<split>.jsonl`` (``environments.traces.demos`` writes them)."""
+    """Requests from ``<demos>/<harness>-<split>.jsonl`` (``environments.demos`` writes them)."""
     from environments.traces import read_text
 
     path = demos / f"{harness}-{split}.jsonl"
     if not path.exists():
         raise FileNotFoundError(
             f"{path}: no demonstrations; write them with "
-            f"python -m environments.traces.demos --out {demos} --split {split}"
+            f"python -m environments.demos --out {demos} --split {split}"
         )
     conversations, _ = read_text(path.read_text(), source=path.name, format="chat")
     return turn_requests(conversations, limit)
@@ -158,7 +158,7 @@ def _harness_order(name: str) -> int:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--preset", default="smollm2-135m", help="model preset (jobs/configs/models)")
+    parser.add_argument("--preset", default="smollm2-135m", help="model preset (actors/model_presets)")
     parser.add_argument("--adapter", action="append", default=[], help="NAME=PATH of a LoRA adapter")
     parser.add_argument("--demos", default="artifacts/demos", help="folder of <harness>-<split>.jsonl")
     parser.add_argument("--split", default="eval")

@@ -19,16 +19,16 @@ from typing import Any
 
 import pytest
 
+from environments import demos as demos_module
+from environments.core.runner import SubprocessRunner
+from environments.core.types import CommandOracle, Kind, Reference, Split, Task
+from environments.demos import WORKSPACE, build_demos, demo_for, write_demos
 from environments.harness_prompts import HARNESSES, harness_request, harness_tools
 from environments.tasks.layout import write_files
 from environments.tasks.oracle import Verdict, verify
-from environments.tasks.runner import SubprocessRunner
-from environments.tasks.types import CommandOracle, Kind, Reference, Split, Task
-from environments.traces import demos as demos_module
-from environments.traces.demos import WORKSPACE, build_demos, demo_for, write_demos
 from environments.traces.types import Conversation, Skipped
 
-REPO = Path(__file__).resolve().parents[3]
+REPO = Path(__file__).resolve().parents[2]
 
 
 @cache
@@ -56,7 +56,7 @@ def test_the_same_tasks_give_byte_identical_files_in_another_process(tmp_path: P
     cli = [
         sys.executable,
         "-m",
-        "environments.traces.demos",
+        "environments.demos",
         "--out",
         str(tmp_path / "cli"),
         "--harness",

@@ -30,6 +30,7 @@ from actors.grpo.samples import TrainingRow, rollout_rows, turns_from_record
 from actors.trajectories import save_rollout_trajectory
 from environments.harnesses import LaunchResult, LaunchSpec, UnixToTcp, launch_in_sandbox
 from environments.harnesses.registry import harness_spec
+from environments.harnesses.route import rollout_path
 from environments.integrity import AuditResult, Flag, audit_effects, protected_paths, take_snapshot
 from environments.reward import RewardInputs, compute_reward
 from environments.sandboxes import Forward, SandboxLimits
@@ -156,7 +157,7 @@ class GuardHTTP:
             raise RuntimeError(
                 f"guard refused rollout {rollout_id}: HTTP {response.status_code} {response.text}"
             )
-        return f"{self.base_path}/s/{rollout_id}/v1"
+        return rollout_path(rollout_id, self.base_path)
 
     def atif(self, rollout_id: str) -> dict:
         response = self._client.get(f"/rollouts/{rollout_id}/atif")

@@ -43,7 +43,7 @@ from typing import Any
 
 from actors.config_loader import ConfigError
 from actors.eval_report import Checkpoint, SessionResult
-from environments.harnesses.registry import harness_problem
+from environments.harnesses.registry import harness_names, harness_problem
 from jobs.cli import job_main
 from jobs.sections import EvalTaskSection, GuardSection, RolloutSection, ServingSection, TaskSection
 
@@ -85,8 +85,9 @@ class EvalConfig:
     train_dir: str = "artifacts/train"
     """Where the train job wrote ``<harness>/checkpoint-<step>/``: its ``out_dir``, or its ``storage`` URI
     (``s3://bucket/runs/x``; the checkpoints are copied into ``<out_dir>/checkpoints`` first)."""
-    harnesses: tuple[str, ...] = ("pi", "opencode", "hermes")
-    """Harnesses whose checkpoints are evaluated, each through its own real harness."""
+    harnesses: tuple[str, ...] = field(default_factory=harness_names)
+    """Harnesses whose checkpoints are evaluated, each through its own real harness (every registered one
+    by default)."""
     checkpoints: int = 8
     """The last N checkpoints per harness (0: all of them)."""
     include_base: bool = True

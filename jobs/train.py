@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from actors.storage import is_uri
-from environments.harnesses.registry import harness_problem
+from environments.harnesses.registry import harness_names, harness_problem
 from environments.tasks.sources import TaskMix, load_sources
 from jobs.cli import job_main
 from jobs.sections import (
@@ -48,8 +48,9 @@ DEFAULT_CONFIG = Path(__file__).resolve().parent / "configs" / "train-smoke.yaml
 
 @dataclass(frozen=True, slots=True)
 class TrainJobConfig:
-    harnesses: tuple[str, ...] = ("pi", "opencode", "hermes")
-    """One trainer (and one adapter) per harness, from the registry (``environments/harnesses``)."""
+    harnesses: tuple[str, ...] = field(default_factory=harness_names)
+    """One trainer (and one adapter) per harness, from the registry (``environments/harnesses``); every
+    registered one by default."""
     out_dir: str = "artifacts/train"
     """Where ``train.json`` and ``<harness>/checkpoint-<step>/`` are written."""
     storage: str = ""

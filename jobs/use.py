@@ -134,7 +134,7 @@ def main(argv: list[str] | None = None) -> None:
         print(f"[use] pushed: {push(Path(args.adapter), args.push)}")  # a PushError: one line, the fix
         return
     if not args.harness:
-        parser.error("--harness is required (pi, opencode or hermes)")
+        parser.error(f"--harness is required ({', '.join(harness_names())})")
     if args.undo:
         try:
             for line in undo(manifest_path(args.harness)):

@@ -15,10 +15,12 @@ The three harnesses name the same actions differently (their captured requests:
 | code | - | - | `execute_code{code}` |
 
 `normalize(name, arguments)` maps a call onto `NormalCall`, whose fields say what the call
-reads, writes, deletes, runs and fetches. It covers the tools these harnesses declare; any
-other name becomes `ToolKind.OTHER` with its URL-like arguments kept, so rules can still
-judge it. Arguments that are not a JSON object give `understood=False`: rules treat that as
-unknown (the declared-tools rule blocks it first).
+reads, writes, deletes, runs and fetches. A tool's role (which arguments to read) is the one the
+harness registry declares (`environments.harnesses.registry.tool_roles()`: each registered
+harness's `TOOL_ROLES`, and names other agents use); any other name becomes `ToolKind.OTHER`
+with its URL-like arguments kept, so rules can still judge it. Arguments that are not a JSON
+object give `understood=False`: rules treat that as unknown (the declared-tools rule blocks it
+first).
 """
 
 from __future__ import annotations
@@ -27,6 +29,9 @@ import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
+
+from environments.harnesses.registry import tool_roles
+from environments.harnesses.tools import ToolRole
 
 from . import rx
 
@@ -44,34 +49,6 @@ class ToolKind(StrEnum):
     OTHER = "other"
 
 
-SHELL_TOOLS = frozenset({"bash", "terminal", "shell", "exec_command"})
-READ_TOOLS = frozenset({"read", "read_file"})
-WRITE_TOOLS = frozenset({"write", "write_file"})
-EDIT_TOOLS = frozenset({"edit", "patch", "apply_patch", "multiedit"})
-SEARCH_TOOLS = frozenset({"glob", "grep", "search_files", "find", "ls", "list"})
-FETCH_TOOLS = frozenset({"webfetch", "web_fetch", "web_extract", "browser_navigate"})
-WEB_SEARCH_TOOLS = frozenset({"websearch", "web_search"})
-CODE_TOOLS = frozenset({"execute_code"})
-# Orchestration tools: their arguments name no file, command or host.
-INERT_TOOLS = frozenset(
-    {
-        "todo",
-        "todowrite",
-        "todoread",
-        "memory",
-        "clarify",
-        "task",
-        "delegate_task",
-        "skill",
-        "skills_list",
-        "skill_view",
-        "skill_manage",
-        "vision_analyze",
-    }
-)
-
-DELEGATES = frozenset({"task", "delegate_task"})
-"""Tools that hand work to a sub-agent in words (``NormalCall.orders``)."""
 PATH_KEYS = ("path", "filePath", "file_path", "filename")
 WORKDIR_KEYS = ("workdir", "cwd", "working_directory", "dir", "directory")
 SESSION_STORE = "~/.hermes/sessions"
@@ -223,47 +200,48 @@ def normalize(name: str, arguments: object) -> NormalCall:
         return NormalCall(name, ToolKind.OTHER, understood=False)
     args: Mapping[str, object] = arguments
     key = name.lower()
-    if key in SHELL_TOOLS:
+    role = tool_roles().get(key)
+    if role is ToolRole.SHELL:
         command = _str(args, "command", "cmd")
         workdir = _str(args, *WORKDIR_KEYS)
         if command is not None and workdir:  # runs in that folder: read it as `cd DIR && …`
             command = f"cd {shlex.quote(workdir)} && {command}"
         return NormalCall(name, ToolKind.SHELL, command is not None, command=command)
-    if key == "process":  # hermes: `write`/`submit` send text to a running shell's stdin
+    if role is ToolRole.SHELL_INPUT:  # hermes: `write`/`submit` send text to a running shell's stdin
         data = _str(args, "data", "input")
         if args.get("action") in ("write", "submit") and data:
             return NormalCall(name, ToolKind.SHELL, command=data)
         return NormalCall(name, ToolKind.INERT)
-    if key == "session_search":  # hermes: searches the transcripts of other sessions
+    if role is ToolRole.SESSION_SEARCH:  # the transcripts of other sessions
         query = _str(args, "query") or ""
         return NormalCall(name, ToolKind.SEARCH, search=((query, SESSION_STORE),))
-    if key in CODE_TOOLS:
+    if role is ToolRole.CODE:
         code = _str(args, "code")
         return NormalCall(name, ToolKind.CODE, code is not None, code=code)
-    if key in READ_TOOLS:
+    if role is ToolRole.READ:
         path = _str(args, *PATH_KEYS)
         return NormalCall(name, ToolKind.READ, path is not None, reads=(path,) if path else ())
-    if key in WRITE_TOOLS:
+    if role is ToolRole.WRITE:
         path, content = _str(args, *PATH_KEYS), _str(args, "content", "text")
         ok = path is not None and content is not None
         return NormalCall(name, ToolKind.WRITE, ok, writes=((path, content),) if ok else ())  # type: ignore[arg-type]
-    if key in EDIT_TOOLS:
+    if role is ToolRole.EDIT:
         return _edit_call(key, args)
-    if key in SEARCH_TOOLS:
+    if role is ToolRole.SEARCH:
         return _search_call(name, args)
-    if key in FETCH_TOOLS:  # every URL in any argument, not only the known keys
+    if role is ToolRole.FETCH:  # every URL in any argument, not only the known keys
         urls = tuple(
             dict.fromkeys(_urls(args) + tuple(m[0] for v in _leaves(args) for m in URL_VALUE.finditer(v)))
         )
         return NormalCall(name, ToolKind.FETCH, bool(urls), urls=urls)
-    if key in WEB_SEARCH_TOOLS:
+    if role is ToolRole.WEB_SEARCH:
         query = _str(args, "query", "q")
         return NormalCall(name, ToolKind.WEB_SEARCH, query is not None, queries=(query,) if query else ())
-    if key in DELEGATES:  # a sub-agent's orders: what it is sent to look for is this call's lookup
+    if role is ToolRole.DELEGATE:  # a sub-agent's orders: what it is sent to look for is this call's lookup
         return NormalCall(
             name, ToolKind.INERT, urls=_urls(args), orders=_str(args, "prompt", "goal", "task") or ""
         )
-    if key in INERT_TOOLS:
+    if role is ToolRole.INERT:
         return NormalCall(name, ToolKind.INERT, urls=_urls(args))
     # Unrecognized: keep every URL found in any string argument, so hosts can still be judged.
     found = [m[0] for v in _leaves(args) for m in URL_VALUE.finditer(v)]

@@ -48,6 +48,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from environments.harnesses.route import ROLLOUT_ID, rollout_path, rollout_route
+
 from .book import Book, LocalBook, RolloutBook, RolloutView
 from .engine import GuardConfig, GuardSession
 from .mode import GuardMode
@@ -468,18 +470,18 @@ def routes(proxy: GuardProxy) -> list[Route]:
         return handler
 
     async def chat(request: Request) -> Response:
-        return await proxy.chat(request.path_params["rollout_id"], await request.body())
+        return await proxy.chat(request.path_params[ROLLOUT_ID], await request.body())
 
     async def chat_by_key(request: Request) -> Response:
         if not proxy.config.auto_open:
-            return _error(404, "route_not_found", "use /s/<rollout_id>/v1/chat/completions")
+            return _error(404, "route_not_found", f"use {rollout_path('<rollout_id>')}/chat/completions")
         return await proxy.chat(_key_session(request), await request.body())
 
     async def models(request: Request) -> Response:
         return await proxy.models()
 
     async def rollout_models(request: Request) -> Response:
-        return await proxy.rollout_models(request.path_params["rollout_id"])
+        return await proxy.rollout_models(request.path_params[ROLLOUT_ID])
 
     async def health(request: Request) -> Response:
         return JSONResponse(
@@ -492,8 +494,8 @@ def routes(proxy: GuardProxy) -> list[Route]:
         Route("/rollouts/{rollout_id}", on_record(proxy.record), methods=["GET"]),
         Route("/rollouts/{rollout_id}", on_record(proxy.close), methods=["DELETE"]),
         Route("/rollouts/{rollout_id}/atif", on_record(proxy.record, atif=True), methods=["GET"]),
-        Route("/s/{rollout_id}/v1/chat/completions", chat, methods=["POST"]),
-        Route("/s/{rollout_id}/v1/models", rollout_models, methods=["GET"]),
+        Route(rollout_route("/chat/completions"), chat, methods=["POST"]),
+        Route(rollout_route("/models"), rollout_models, methods=["GET"]),
         Route("/v1/chat/completions", chat_by_key, methods=["POST"]),
         Route("/v1/models", models, methods=["GET"]),
         Route("/api/v1/models", models, methods=["GET"]),

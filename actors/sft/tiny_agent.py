@@ -30,11 +30,12 @@ import inspect
 import json
 import tempfile
 import time
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from environments.errors import cli_main
+from environments.harnesses.registry import harness_names
 
 if TYPE_CHECKING:
     from environments.traces import Conversation
@@ -56,7 +57,8 @@ class TinyAgentRecipe:
     """Demonstrations per harness (train split)."""
     max_first_call_chars: int = 40
     """Longest arguments string of the first call for a demonstration to join the family."""
-    harnesses: tuple[str, ...] = ("pi", "opencode", "hermes")
+    harnesses: tuple[str, ...] = field(default_factory=harness_names)
+    """The harnesses whose demonstrations it learns (every registered one by default)."""
     extra_tasks: int = 0
     """``row-count`` only: this many more generated train tasks of the family (``row_count_demo_tasks``)
     to draw demonstrations from, beyond the 48 its RL trains on."""

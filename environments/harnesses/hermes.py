@@ -31,8 +31,30 @@ from environments.harnesses.base import (
     read_yaml_mapping,
 )
 from environments.harnesses.steps import Edit, Read, Shell, Write, numbered, unnumbered
+from environments.harnesses.tools import StepTools, ToolRole
 
 MIN_CONTEXT = 64000
+STEP_TOOLS = StepTools(shell="terminal", read="read_file", write="write_file", edit="patch")
+TOOL_ROLES = {
+    **STEP_TOOLS.roles(),
+    "process": ToolRole.SHELL_INPUT,
+    "execute_code": ToolRole.CODE,
+    "search_files": ToolRole.SEARCH,
+    "session_search": ToolRole.SESSION_SEARCH,
+    "web_extract": ToolRole.FETCH,
+    "browser_navigate": ToolRole.FETCH,
+    "web_search": ToolRole.WEB_SEARCH,
+    "delegate_task": ToolRole.DELEGATE,
+    "todo": ToolRole.INERT,
+    "memory": ToolRole.INERT,
+    "clarify": ToolRole.INERT,
+    "skills_list": ToolRole.INERT,
+    "skill_view": ToolRole.INERT,
+    "skill_manage": ToolRole.INERT,
+    "vision_analyze": ToolRole.INERT,
+}
+"""The hermes tools the guard reads by role (``TOOLSETS`` turns on the terminal and file ones); any
+other (its browser clicks, messaging, home automation) the guard judges as an unknown tool."""
 TOOLSETS = ("terminal", "file")
 
 
@@ -138,7 +160,7 @@ def render_step(step: Any) -> list[tuple[str, dict[str, Any], str]]:
 
     if isinstance(step, Shell):
         result = {"output": step.output.rstrip(), "exit_code": step.exit_code, "error": None}
-        return [("terminal", {"command": step.command}, json.dumps(result, ensure_ascii=False))]
+        return [(STEP_TOOLS.shell, {"command": step.command}, json.dumps(result, ensure_ascii=False))]
     if isinstance(step, Read):
         lines = numbered(step.text, "|")
         result = {
@@ -149,14 +171,14 @@ def render_step(step: Any) -> list[tuple[str, dict[str, Any], str]]:
             "is_binary": False,
             "is_image": False,
         }
-        return [("read_file", {"path": step.path}, json.dumps(result, ensure_ascii=False))]
+        return [(STEP_TOOLS.read, {"path": step.path}, json.dumps(result, ensure_ascii=False))]
     lint = {"status": "ok", "output": ""} if step.path.endswith(".py") else None
     if isinstance(step, Write):
         wrote: dict[str, Any] = {"bytes_written": len(step.content.encode()), "dirs_created": False}
         if lint:
             wrote["lint"] = lint
         args = {"path": step.path, "content": step.content}
-        return [("write_file", args, json.dumps(wrote, ensure_ascii=False))]
+        return [(STEP_TOOLS.write, args, json.dumps(wrote, ensure_ascii=False))]
     calls = []
     text = step.before
     for old, new in step.edits:
@@ -173,7 +195,7 @@ def render_step(step: Any) -> list[tuple[str, dict[str, Any], str]]:
         if lint:
             patched["lint"] = lint
         args = {"mode": "replace", "path": step.path, "old_string": old, "new_string": new}
-        calls.append(("patch", args, json.dumps(patched, ensure_ascii=False)))
+        calls.append((STEP_TOOLS.edit, args, json.dumps(patched, ensure_ascii=False)))
         text = after
     return calls
 
@@ -182,17 +204,17 @@ def parse_call(name: str, a: dict[str, Any], result: Any = None) -> Any:
     """A tool call of a recorded session back to a demonstration step (None: not a file or shell call);
     ``result``, the call's tool result, gives a read's file text (JSON whose ``content``
     holds ``N|line`` lines; "" when it is not that)."""
-    if name == "terminal":
+    if name == STEP_TOOLS.shell:
         return Shell(str(a.get("command", "")), "")
-    if name == "read_file":
+    if name == STEP_TOOLS.read:
         try:
             content = str(json.loads(result).get("content", ""))
         except (TypeError, ValueError, AttributeError):
             content = ""
         return Read(a.get("path", ""), unnumbered(content.splitlines(), "|"))
-    if name == "write_file":
+    if name == STEP_TOOLS.write:
         return Write(a.get("path", ""), str(a.get("content", "")))
-    if name == "patch" and a.get("mode", "replace") == "replace":
+    if name == STEP_TOOLS.edit and a.get("mode", "replace") == "replace":
         return Edit(
             a.get("path", ""), ((str(a.get("old_string", "")), str(a.get("new_string", ""))),), "", ""
         )

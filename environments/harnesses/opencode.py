@@ -37,8 +37,25 @@ from environments.harnesses.base import (
     read_json_object,
 )
 from environments.harnesses.steps import WORKSPACE, Edit, Read, Shell, Write, numbered, unnumbered
+from environments.harnesses.tools import StepTools, ToolRole
 
 PROVIDER = "guard"
+STEP_TOOLS = StepTools(shell="bash", read="read", write="write", edit="edit")
+TOOL_ROLES = {
+    **STEP_TOOLS.roles(),
+    "apply_patch": ToolRole.EDIT,
+    "multiedit": ToolRole.EDIT,
+    "glob": ToolRole.SEARCH,
+    "grep": ToolRole.SEARCH,
+    "list": ToolRole.SEARCH,
+    "webfetch": ToolRole.FETCH,
+    "websearch": ToolRole.WEB_SEARCH,
+    "task": ToolRole.DELEGATE,
+    "todowrite": ToolRole.INERT,
+    "todoread": ToolRole.INERT,
+    "skill": ToolRole.INERT,
+}
+"""The tools opencode may offer (its versions' built-in ones); ``DENIED_TOOLS`` turns some off."""
 DENIED_TOOLS = ("webfetch", "task", "skill", "todowrite")
 DISABLE_FLAGS = ("MODELS_FETCH", "AUTOUPDATE", "LSP_DOWNLOAD", "SHARE", "DEFAULT_PLUGINS")
 # opencode installs `@opencode-ai/plugin` into its config folder with a bundled npm client, fetching
@@ -161,18 +178,22 @@ def user_message(instruction: str) -> dict[str, Any]:
 def render_step(step: Any) -> list[tuple[str, dict[str, Any], str]]:
     """A demonstration step as opencode's tool calls and their results (absolute paths, numbered reads)."""
     if isinstance(step, Shell):
-        return [("bash", {"command": step.command}, step.output)]
+        return [(STEP_TOOLS.shell, {"command": step.command}, step.output)]
     full = f"{WORKSPACE}/{step.path}"
     if isinstance(step, Read):
         lines = numbered(step.text, ": ")
         body = "\n".join(lines)
         end = f"(End of file - total {len(lines)} lines)"
         out = f"<path>{full}</path>\n<type>file</type>\n<content>\n{body}\n\n{end}\n</content>"
-        return [("read", {"filePath": full}, out)]
+        return [(STEP_TOOLS.read, {"filePath": full}, out)]
     if isinstance(step, Write):
-        return [("write", {"content": step.content, "filePath": full}, "Wrote file successfully.")]
+        return [(STEP_TOOLS.write, {"content": step.content, "filePath": full}, "Wrote file successfully.")]
     return [
-        ("edit", {"filePath": full, "oldString": old, "newString": new}, "Edit applied successfully.")
+        (
+            STEP_TOOLS.edit,
+            {"filePath": full, "oldString": old, "newString": new},
+            "Edit applied successfully.",
+        )
         for old, new in step.edits
     ]
 
@@ -181,16 +202,16 @@ def parse_call(name: str, a: dict[str, Any], result: Any = None) -> Any:
     """A tool call of a recorded session back to a demonstration step (None: not a file or shell call);
     ``result``, the call's tool result, gives a read's file text (numbered lines inside
     ``<content>``; "" when it is not that)."""
-    if name == "bash":
+    if name == STEP_TOOLS.shell:
         return Shell(str(a.get("command", "")), "")
-    if name == "read":
+    if name == STEP_TOOLS.read:
         text = result if isinstance(result, str) else ""
         match = re.search(r"<content>\n(.*?)\n\n\(End of file", text, re.DOTALL)
         lines = match.group(1).splitlines() if match else []
         return Read(a.get("filePath", ""), unnumbered(lines, ": "))
-    if name == "write":
+    if name == STEP_TOOLS.write:
         return Write(a.get("filePath", ""), str(a.get("content", "")))
-    if name == "edit":
+    if name == STEP_TOOLS.edit:
         return Edit(
             a.get("filePath", ""), ((str(a.get("oldString", "")), str(a.get("newString", ""))),), "", ""
         )

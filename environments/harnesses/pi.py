@@ -28,9 +28,13 @@ from environments.harnesses.base import (
     read_json_object,
 )
 from environments.harnesses.steps import Edit, Read, Shell, Write
+from environments.harnesses.tools import StepTools, ToolRole
 
 PROVIDER = "guard"
-TOOLS = ("read", "bash", "edit", "write")
+STEP_TOOLS = StepTools(shell="bash", read="read", write="write", edit="edit")
+TOOL_ROLES = {**STEP_TOOLS.roles(), "grep": ToolRole.SEARCH, "find": ToolRole.SEARCH, "ls": ToolRole.SEARCH}
+"""Every tool pi has (its built-in seven); ``TOOLS`` turns on the four a task needs."""
+TOOLS = (STEP_TOOLS.read, STEP_TOOLS.shell, STEP_TOOLS.edit, STEP_TOOLS.write)
 
 
 def models_json(spec: LaunchSpec) -> dict[str, object]:
@@ -165,14 +169,14 @@ def render_step(step: Any) -> list[tuple[str, dict[str, Any], str]]:
         out = step.output or "(no output)"
         if step.exit_code:
             out = f"{step.output}\n\nCommand exited with code {step.exit_code}"
-        return [("bash", {"command": step.command}, out)]
+        return [(STEP_TOOLS.shell, {"command": step.command}, out)]
     if isinstance(step, Read):
-        return [("read", {"path": step.path}, step.text)]
+        return [(STEP_TOOLS.read, {"path": step.path}, step.text)]
     if isinstance(step, Write):
         n = len(step.content)
         return [
             (
-                "write",
+                STEP_TOOLS.write,
                 {"path": step.path, "content": step.content},
                 f"Successfully wrote {n} bytes to {step.path}",
             )
@@ -180,7 +184,7 @@ def render_step(step: Any) -> list[tuple[str, dict[str, Any], str]]:
     edits = [{"oldText": old, "newText": new} for old, new in step.edits]
     return [
         (
-            "edit",
+            STEP_TOOLS.edit,
             {"path": step.path, "edits": edits},
             f"Successfully replaced {len(edits)} block(s) in {step.path}.",
         )
@@ -190,13 +194,13 @@ def render_step(step: Any) -> list[tuple[str, dict[str, Any], str]]:
 def parse_call(name: str, a: dict[str, Any], result: Any = None) -> Any:
     """A tool call of a recorded session back to a demonstration step (None: not a file or shell call);
     ``result``, the call's tool result, gives a read's file text (pi returns it as it is)."""
-    if name == "bash":
+    if name == STEP_TOOLS.shell:
         return Shell(str(a.get("command", "")), "")
-    if name == "read":
+    if name == STEP_TOOLS.read:
         return Read(a.get("path", ""), result if isinstance(result, str) else "")
-    if name == "write":
+    if name == STEP_TOOLS.write:
         return Write(a.get("path", ""), str(a.get("content", "")))
-    if name == "edit":
+    if name == STEP_TOOLS.edit:
         edits = tuple((str(e.get("oldText", "")), str(e.get("newText", ""))) for e in a.get("edits", []))
         return Edit(a.get("path", ""), edits, "", "")
     return None

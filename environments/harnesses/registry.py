@@ -2,25 +2,26 @@
 
 A harness is one module (``environments/harnesses/<name>.py``) holding its launcher (config writer and
 headless run), its person's-config writer (``jobs.use``), its demonstration renderer and message shape
-(``environments.demos``), the reader of its tool calls (``environments.tasks.sessions``); its tool
-vocabulary, which the guard and the demonstrations use, is the
-captured request in ``environments/harness_prompts/<name>.json``; its session logs are read by the
-``environments.traces.read`` formats it names. Configs, rollouts, demonstrations and ``jobs.use`` look a
-harness up here, so adding one is: write its module, capture its request, and register it, either in
-``BUILTIN`` below or from another package through the ``harness_adapters.harnesses`` entry point (a
-``HarnessSpec``); docs/harnesses.md has the steps.
+(``environments.demos``), the reader of its tool calls (``environments.tasks.sessions``) and the role of
+each tool name it may offer (``TOOL_ROLES``, which the guard's normalizer reads through ``tool_roles()``);
+the tools it declares are the captured request in ``environments/harness_prompts/<name>.json``; its
+session logs are read by the ``environments.traces.read`` formats it names. Configs, rollouts,
+demonstrations, the guard and ``jobs.use`` look a harness up here, so adding one is: write its module,
+capture its request, and register it, either in ``BUILTIN`` below or from another package through the
+``harness_adapters.harnesses`` entry point (a ``HarnessSpec``); docs/harnesses.md has the steps.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 from environments.harnesses import hermes, opencode, pi
 from environments.harnesses.base import HarnessLauncher, LaunchSpec
+from environments.harnesses.tools import OTHER_AGENTS, ToolRole
 
 ENTRY_POINTS = "harness_adapters.harnesses"
 
@@ -49,6 +50,9 @@ class HarnessSpec:
     """The ``content`` of an assistant message that only calls tools (pi sends none: None)."""
     names_tool_results: bool = False
     """Whether a tool result message carries the tool's ``name`` (hermes)."""
+    tool_roles: Mapping[str, ToolRole] = field(default_factory=dict)
+    """Every tool the harness may offer, by name, and its role (``environments.harnesses.tools``): the
+    guard reads a call's arguments by its role (``tool_roles()``)."""
 
 
 BUILTIN = (
@@ -61,6 +65,7 @@ BUILTIN = (
         pi.parse_call,
         ("pi-session", "pi-events"),
         calling_content=None,
+        tool_roles=pi.TOOL_ROLES,
     ),
     HarnessSpec(
         "opencode",
@@ -70,6 +75,7 @@ BUILTIN = (
         opencode.user_message,
         opencode.parse_call,
         ("opencode-export", "opencode-events"),
+        tool_roles=opencode.TOOL_ROLES,
     ),
     HarnessSpec(
         "hermes",
@@ -80,6 +86,7 @@ BUILTIN = (
         hermes.parse_call,
         ("hermes-export",),
         names_tool_results=True,
+        tool_roles=hermes.TOOL_ROLES,
     ),
 )
 
@@ -95,6 +102,7 @@ def registry() -> dict[str, HarnessSpec]:
         if not isinstance(spec, HarnessSpec):
             raise TypeError(f"entry point {point.name} ({ENTRY_POINTS}) must be a HarnessSpec, got {spec!r}")
         found[spec.name] = spec
+    merged_roles(found.values())  # two harnesses giving one name two roles: fail here, not in the guard
     return found
 
 
@@ -116,3 +124,30 @@ def harness_problem(names: tuple[str, ...] | list[str]) -> str | None:
     if not names or unknown:
         return f"harnesses={list(names)}: choose from {', '.join(harness_names())}"
     return None
+
+
+def merged_roles(specs: Iterable[HarnessSpec]) -> dict[str, ToolRole]:
+    """The role of each tool name (lower-cased) that ``specs`` or ``OTHER_AGENTS`` declare; an error
+    names a tool given two roles."""
+    merged = {name.lower(): role for name, role in OTHER_AGENTS.items()}
+    for spec in specs:
+        for name, role in spec.tool_roles.items():
+            if merged.setdefault(name.lower(), role) is not role:
+                raise ValueError(
+                    f"harness {spec.name!r}: tool {name!r} is {role.value} here and "
+                    f"{merged[name.lower()].value} in another harness; give it one role"
+                )
+    return merged
+
+
+_roles_of: list[Any] = [None, {}]
+"""(the ``registry()`` dict, its ``merged_roles``): recomputed when the registry is rebuilt."""
+
+
+def tool_roles() -> Mapping[str, ToolRole]:
+    """The role of every tool name (lower-cased) a registered harness declares, and of ``OTHER_AGENTS``:
+    the guard's normalizer (``serve.normalize``) reads each call by it."""
+    specs = registry()
+    if _roles_of[0] is not specs:
+        _roles_of[:] = [specs, merged_roles(specs.values())]
+    return _roles_of[1]

@@ -44,6 +44,7 @@ from environments.harnesses.base import (
     ProcessOutcome,
     install_root,
 )
+from environments.harnesses.route import rollout_path
 from environments.sandboxes.relay import pump
 
 if TYPE_CHECKING:
@@ -221,7 +222,7 @@ def check_prefix(prefix: str) -> str:
     segments = prefix.split("/")
     plain = all(_SEGMENT.fullmatch(s) and s not in (".", "..") for s in segments[1:])
     if segments[0] or len(segments) < 2 or not plain:
-        raise ValueError(f"allowed_prefix={prefix!r}: must be a path like /s/<rollout_id>/v1")
+        raise ValueError(f"allowed_prefix={prefix!r}: must be a path like {rollout_path('<rollout_id>')}")
     return prefix
 
 

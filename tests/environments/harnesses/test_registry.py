@@ -11,6 +11,7 @@ from environments.harness_prompts import harness_tools
 from environments.harnesses import registry
 from environments.harnesses.registry import HarnessSpec, harness_names, harness_problem, harness_spec
 from environments.harnesses.steps import Edit, Read, Shell, Write
+from environments.harnesses.tools import ToolRole
 
 STEPS = (
     Shell("ls", "a.py\n"),
@@ -89,3 +90,13 @@ def test_a_harness_registered_by_another_package_is_known_to_the_configs(monkeyp
         registry.registry.cache_clear()
     with pytest.raises(ValueError, match="choose from pi, opencode, hermes"):
         TrainJobConfig(harnesses=("toy",))
+
+
+@pytest.mark.parametrize("name", ["pi", "opencode", "hermes"])
+def test_each_harness_gives_every_tool_it_declares_a_role_and_renders_steps_by_role(name: str):
+    spec = harness_spec(name)
+    declared = {tool["function"]["name"] for tool in harness_tools(spec.name)}
+    assert declared <= set(spec.tool_roles), declared - set(spec.tool_roles)
+    roles = {Shell: ToolRole.SHELL, Read: ToolRole.READ, Write: ToolRole.WRITE, Edit: ToolRole.EDIT}
+    for step in STEPS:
+        assert {spec.tool_roles[call] for call, _, _ in spec.render_step(step)} == {roles[type(step)]}

@@ -209,8 +209,9 @@ class TreeLimit(TreePeak):
     """A process tree's memory and process limits, held from outside where no cgroup can hold them (a
     non-root launcher without a delegated cgroup): every ``every_s`` the tree is sampled, and when its
     resident memory passes ``memory_mb`` or it holds more than ``max_processes`` processes, its process
-    group is killed and ``exceeded`` says which. Sampling misses what grows faster than a sample; the
-    per-process rlimits set beside it (``fallback_rlimits``) bound that."""
+    group is killed and ``exceeded`` says which. Sampling misses what grows faster than a sample: for
+    processes, ``fallback_rlimits`` (set beside it) stops a fork burst at the kernel; a memory burst
+    shorter than a sample passes."""
 
     def __init__(self, pid: int, memory_mb: int, max_processes: int, every_s: float = 0.05) -> None:
         super().__init__(pid)

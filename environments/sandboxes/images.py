@@ -144,29 +144,26 @@ class TaskImages:
         """The build context with each ``FROM`` image the engine lacks replaced by its local stand-in
         (built once from the Debian base); ``TaskImageError`` names those that have none."""
         dockerfile = context["Dockerfile"].decode("utf-8", "replace")
+        base = self.lookup(bases.DEBIAN_BASE)
         replaced, missing = {}, []
         for ref in bases.from_images(dockerfile):
             if self.exists(ref):
                 continue
-            kind = bases.stand_in_kind(ref) if self.exists(bases.DEBIAN_BASE) else None
-            stand_in = bases.stand_in_tag(kind, self._image_id(bases.DEBIAN_BASE)) if kind else ""
-            if kind and not self.exists(stand_in):
+            kind = bases.stand_in_kind(ref) if base is not None else None
+            if kind is None:
+                missing.append(ref)
+                continue
+            stand_in = bases.stand_in_tag(kind, str(getattr(base, "id", base)))
+            if not self.exists(stand_in):  # a failed build raises: the tag exists after it
                 self.log(f"{ref} is not in the engine: building its stand-in {stand_in}")
                 self._build(context_tar({"Dockerfile": bases.stand_in_dockerfile(kind).encode()}), stand_in)
-            if kind and self.exists(stand_in):
-                replaced[ref] = stand_in
-            else:
-                missing.append(ref)
+            replaced[ref] = stand_in
         if missing:
             raise TaskImageError(f"{who}: {bases.missing_message(missing)}")
         if not replaced:
             return context
         self.log(f"{who}: FROM {', '.join(f'{a} -> {b}' for a, b in replaced.items())} (no registry here)")
         return {**context, "Dockerfile": bases.with_images(dockerfile, replaced).encode()}
-
-    def _image_id(self, tag: str) -> str:
-        image = self.api.images.get(tag)
-        return str(getattr(image, "id", image))
 
     def _build(self, context: bytes, tag: str) -> None:
         self.api.images.build(
@@ -180,10 +177,13 @@ class TaskImages:
         )
 
     def exists(self, tag: str) -> bool:
+        return self.lookup(tag) is not None
+
+    def lookup(self, tag: str) -> Any | None:
+        """The engine's image ``tag``, or None when the engine has none by that name."""
         try:
-            self.api.images.get(tag)
+            return self.api.images.get(tag)
         except Exception as exc:  # docker.errors.ImageNotFound; anything else is the engine's problem
             if "not found" in str(exc).lower() or "404" in str(exc) or type(exc).__name__ == "ImageNotFound":
-                return False
+                return None
             raise SandboxError(f"could not look up image {tag}: {exc}") from exc
-        return True

@@ -6,8 +6,9 @@ tuples, unknown keys are errors that name their path and list the known ones. Ov
 (``serving.max_loras=6``) and are parsed as YAML scalars. Scalars and lists of scalars are type-checked at
 load by pydantic (``TypeAdapter``, lax: ``1e-5`` read by YAML as text is a float, ``ten`` is not an int,
 ``harnesses=pi`` is not a list; true/false is never a number), each error one line naming the key, the
-value and the fix. Ranges and cross-field rules live in each dataclass's ``__post_init__``; a failure there
-is reported with the file it came from.
+value and the fix. A file may build on others: ``extends: base.yaml`` (or a list) merges it over them,
+mapping by mapping, a value or list replacing the base's. Ranges and cross-field rules live in each
+dataclass's ``__post_init__``; a failure there is reported with the file it came from.
 """
 
 from __future__ import annotations
@@ -162,19 +163,59 @@ def _apply_override(data: dict[str, Any], override: str) -> None:
     node[parts[-1]] = yaml.safe_load(raw)
 
 
+EXTENDS = "extends"
+"""The key by which a config file names the file(s) it builds on, relative to its own folder."""
+
+
+def _merged(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
+    """``top`` over ``base``: mappings merge key by key, anything else (a value, a list) replaces."""
+    out = dict(base)
+    for key, value in top.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = _merged(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def read_config_file(path: str | Path, chain: tuple[Path, ...] = ()) -> dict[str, Any]:
+    """The mapping in ``path`` (YAML), over the files it ``extends`` (one path or a list, relative to its
+    folder; later ones win, and the file itself over all of them)."""
+    path = Path(path)
+    where = " <- ".join(str(p) for p in (*chain, path))
+    if path.resolve() in {p.resolve() for p in chain}:
+        raise ConfigError(f"config files extend each other in a loop: {where}; remove one extends")
+    try:
+        loaded = yaml.safe_load(path.read_text())
+    except OSError as exc:
+        raise ConfigError(f"config file {where}: {exc.strerror}: pass an existing YAML file") from exc
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"config file {path} is not valid YAML: {exc}") from exc
+    data = loaded or {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"config file {path}: expected a mapping of keys, got {type(data).__name__}")
+    bases = data.pop(EXTENDS, None)
+    if bases is None:
+        return data
+    if isinstance(bases, str):
+        bases = [bases]
+    if not isinstance(bases, list) or not bases or not all(isinstance(b, str) and b for b in bases):
+        raise ConfigError(
+            f"config file {path}: {EXTENDS}={bases!r}: give a file (or a list of files) relative to "
+            f"{path.parent}, e.g. {EXTENDS}: train-smoke.yaml"
+        )
+    merged: dict[str, Any] = {}
+    for base in bases:
+        merged = _merged(merged, read_config_file(path.parent / base, (*chain, path)))
+    return _merged(merged, data)
+
+
 def load_config(
     cls: type[T], path: str | Path | None = None, overrides: list[str] | tuple[str, ...] = ()
 ) -> T:
-    """Read ``path`` (YAML) into ``cls`` after applying dotted ``overrides``."""
-    data: dict[str, Any] = {}
-    if path is not None:
-        try:
-            loaded = yaml.safe_load(Path(path).read_text())
-        except OSError as exc:
-            raise ConfigError(f"config file {path}: {exc.strerror}: pass an existing YAML file") from exc
-        except yaml.YAMLError as exc:
-            raise ConfigError(f"config file {path} is not valid YAML: {exc}") from exc
-        data = loaded or {}
+    """Read ``path`` (YAML, with the files it ``extends``) into ``cls`` after applying dotted
+    ``overrides``."""
+    data = read_config_file(path) if path is not None else {}
     for override in overrides:
         _apply_override(data, override)
     try:

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from actors.grpo.samples import TrainingRow, rollout_rows, turns_from_record
+from actors.rollout_settings import RolloutSettings
 from actors.trajectories import save_rollout_trajectory
 from environments.harnesses import LaunchResult, LaunchSpec, UnixToTcp, launch_in_sandbox
 from environments.harnesses.registry import harness_spec
@@ -454,22 +455,16 @@ def score_rollout(
     )
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(frozen=True, slots=True)
 class RolloutSetup:
     """Where a trainer's rollouts run: the guard, the sandbox backend, the session hosts (the tasks travel
-    apart: every rollout actor gets a copy of this, and needs none of them). Keyword-only: five fields
-    come from a job's ``rollouts`` section, and their order is easy to mix up."""
+    apart: every rollout actor gets a copy of this, and needs none of them)."""
 
     guard_url: str
-    sandbox: str = "local"
-    """``local`` (bubblewrap) or ``docker``."""
+    rollouts: RolloutSettings = RolloutSettings()
+    """Sandbox, sessions in flight, output tokens, actors or threads, their CPUs: a job's ``rollouts``
+    section, whole."""
     work_root: str = ""
-    max_tokens: int = 4096
-    """Completion tokens per model call."""
-    rollout_actors: bool = True
-    """Sessions in Ray rollout actors (one per session slot); False: threads in the trainer's process."""
-    rollout_cpus: float = 1.0
-    """CPUs each rollout actor reserves (its harness, sandbox and verifier)."""
     trajectory_dir: str = ""
     """Where each rollout's ATIF trajectory is saved as ``<rollout_id>.json`` ("": not saved)."""
 
@@ -484,13 +479,17 @@ def make_rollout_session(setup: RolloutSetup, harness: str, root: str) -> Rollou
     from environments.sandboxes import backend_named
     from environments.sandboxes.protocol import DEFAULT_PREFIX
 
-    prefix = f"hx{harness[:2]}" if setup.sandbox == "local" else DEFAULT_PREFIX
+    prefix = f"hx{harness[:2]}" if setup.rollouts.sandbox == "local" else DEFAULT_PREFIX
     backend: SandboxBackend = backend_named(
-        setup.sandbox, folder / "boxes", prefix=prefix, extra_ro_binds=harness_binds()
+        setup.rollouts.sandbox, folder / "boxes", prefix=prefix, extra_ro_binds=harness_binds()
     )
     trajectories: Path | str | None = None
     if setup.trajectory_dir:  # a storage URI stays a string: written there from whichever node
         trajectories = setup.trajectory_dir if "://" in setup.trajectory_dir else Path(setup.trajectory_dir)
     return RolloutSession(
-        backend, GuardHTTP(setup.guard_url), folder, max_tokens=setup.max_tokens, trajectories=trajectories
+        backend,
+        GuardHTTP(setup.guard_url),
+        folder,
+        max_tokens=setup.rollouts.max_tokens,
+        trajectories=trajectories,
     )

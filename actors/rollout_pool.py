@@ -24,11 +24,11 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
-from actors.grpo.advantages import row_advantage, row_weighting_problem
+from actors.grpo.advantages import row_advantage
 from actors.grpo.backoff import Backoff
 from actors.grpo.groups import Attempt, CompletedGroup, GroupCollector, ScoredRollout
-from actors.grpo.staleness import StalenessPolicy
 from actors.metrics import RunMetrics
+from actors.pool_settings import PoolSettings
 from actors.rollout import RolloutOutcome, RolloutRequest, RolloutSetup
 
 if TYPE_CHECKING:
@@ -139,8 +139,8 @@ def session_runner(
     from actors.rollout import make_rollout_session
 
     make_session = functools.partial(make_rollout_session, setup, harness, root)
-    if setup.rollout_actors:
-        return RaySessions(make_session, slots, {"CPU": setup.rollout_cpus}, placement_group=placement_group)
+    if setup.rollouts.actors:
+        return RaySessions(make_session, slots, {"CPU": setup.rollouts.cpus}, placement_group=placement_group)
     return ThreadSessions(make_session().run, slots)
 
 
@@ -168,17 +168,10 @@ _ACTOR_DEATH = _actor_death_errors()
 @dataclass(frozen=True, slots=True)
 class PoolConfig:
     harness: str
-    group_size: int = 8
+    groups: PoolSettings = PoolSettings()
+    """Group size, staleness window, queue bound and row weighting: a job's ``pool`` section, whole."""
     max_sessions: int = 48
     max_attempts: int = 3
-    max_staleness: int = 4
-    max_queued_rows: int = 0
-    """Start no group while this many scored rows wait for the trainer (0: no bound). Where sessions and
-    the trainer share a few cores, rows made faster than they are trained only go stale and take the
-    trainer's CPU; a bound of a step or two keeps what is trained fresh."""
-    row_weighting: str = "tokens"
-    """How the loss weighs a step's rows: ``tokens`` (each trained token the same) or ``rows`` (each row,
-    a model turn, the same: ``actors.grpo.advantages.row_advantage``)."""
     backoff: Backoff = Backoff()
     """After failures in a row, retries and new groups wait (doubling), so failures cannot storm."""
     synchronous: bool = False
@@ -187,14 +180,10 @@ class PoolConfig:
     and queued for training only when all of it is scored."""
 
     def __post_init__(self) -> None:
-        if self.group_size < 1 or self.max_sessions < self.group_size:
+        if self.max_sessions < self.groups.group_size:
             raise ValueError(
-                f"pool: max_sessions ({self.max_sessions}) must be >= group_size ({self.group_size}) >= 1"
+                f"pool: max_sessions ({self.max_sessions}) must be >= group_size ({self.groups.group_size})"
             )
-        if self.max_queued_rows < 0:
-            raise ValueError(f"pool: max_queued_rows={self.max_queued_rows}: must be >= 0 (0: no bound)")
-        if problem := row_weighting_problem(self.row_weighting):
-            raise ValueError(f"pool: {problem}")
 
 
 def adapter_name(harness: str, version: int) -> str:
@@ -207,7 +196,7 @@ class RolloutPool:
         self.cfg = cfg
         self.tasks = tasks
         self.sessions = sessions
-        self.collector = GroupCollector(StalenessPolicy(cfg.max_staleness), cfg.max_attempts)
+        self.collector = GroupCollector(cfg.groups.staleness(), cfg.max_attempts)
         self.rollout_buffer: queue.Queue = queue.Queue()
         self.metrics_queue: queue.Queue = queue.Queue()
         self._version = 0
@@ -325,8 +314,11 @@ class RolloutPool:
             if self._requests or self._retries or self._batch or self._batch_version == self.version:
                 return
             self._batch_version = self.version
-        while len(self._requests) + len(self._retries) + self.cfg.group_size <= self.cfg.max_sessions:
-            if self.cfg.max_queued_rows and self.rollout_buffer.qsize() >= self.cfg.max_queued_rows:
+        while len(self._requests) + len(self._retries) + self.cfg.groups.group_size <= self.cfg.max_sessions:
+            if (
+                self.cfg.groups.max_queued_rows
+                and self.rollout_buffer.qsize() >= self.cfg.groups.max_queued_rows
+            ):
                 return
             version = self.version
             if not self.collector.policy.may_admit(self.collector.inflight_start_versions(), version):
@@ -335,8 +327,8 @@ class RolloutPool:
             if task is None:
                 return
             group_id = f"{self.cfg.harness}-g{next(self._group_ids)}"
-            self.collector.open(group_id, task.id, version, self.cfg.group_size)
-            for i in range(self.cfg.group_size):
+            self.collector.open(group_id, task.id, version, self.cfg.groups.group_size)
+            for i in range(self.cfg.groups.group_size):
                 request = RolloutRequest(
                     f"{group_id}-r{i}",
                     group_id,
@@ -440,7 +432,7 @@ class RolloutPool:
                         completion_mask=np.asarray(row.completion_mask, dtype=np.int64),
                         old_log_probs=np.asarray(row.old_logprobs, dtype=np.float32),
                         advantage=row_advantage(
-                            float(advantage), int(sum(row.completion_mask)), self.cfg.row_weighting
+                            float(advantage), int(sum(row.completion_mask)), self.cfg.groups.row_weighting
                         ),
                         model_version=group.start_version,
                         group_id=group_number,

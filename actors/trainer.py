@@ -25,9 +25,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from actors.grpo.collapse import CollapsePolicy, CollapseWatch
+from actors.grpo.collapse import CollapseWatch
+from actors.pool_settings import PoolSettings
 from actors.progress import StepProgress, step_progress
-from actors.trainer_settings import setting_problems
+from actors.trainer_settings import TrainerSettings
 
 if TYPE_CHECKING:
     from actors.ranks import Rendezvous
@@ -187,66 +188,28 @@ class TrainerConfig:
     server_url: str
     """The serving actor's OpenAI URL (``.../v1``); TRL probes it at start."""
     output_dir: str
-    lora_rank: int = 32
-    lora_alpha: int = 64
-    learning_rate: float = 1e-5
-    max_steps: int = 200
-    token_budget: int = 65536
-    """Tokens per packed micro-batch; 0: ``micro_batch_samples`` samples per micro-batch."""
-    micro_batch_samples: int = 1
-    """With ``token_budget: 0``, samples per micro-batch (a step is ``micro_batches`` x this). They are packed
-    as a prefix tree: a prefix they share (the harness's system prompt, a session's earlier turns) is
-    forwarded once."""
-    micro_batches: int = 4
-    """Micro-batches per optimizer step (TRL's gradient accumulation), each packed under ``token_budget``."""
-    max_staleness: int = 4
+    settings: TrainerSettings = TrainerSettings()
+    """The LoRA, the optimizer, the batches, the ranks and the collapse watch: a job's ``trainer``
+    section, whole (``init_adapter``'s ``{harness}`` is filled in with this trainer's)."""
+    groups: PoolSettings = PoolSettings()
+    """The groups this trainer trains on (a job's ``pool`` section): ``group_size`` is TRL's
+    ``num_generations`` (every rank must agree; rank 0's pool uses the same), ``max_staleness`` its
+    off-policy window."""
     dtype: str = "bfloat16"
-    save_steps: int = 0
-    """Checkpoint every N steps (0: only at the end)."""
     trackio_project: str = ""
     """One Trackio project per run, one run per harness ("" logs nowhere but the Ray dashboard)."""
-    seed: int = 0
     revision: str = "main"
     """The Hub id's commit (pinned by the job, the same the server loads)."""
     cache_dir: str | None = None
     offline: bool = False
-    gradient_checkpointing: str = "auto"
-    """``on``, ``off`` or ``auto``: on for GPU training at token budgets of 16K and more, where activations
-    dominate memory (``checkpointing_wanted``); off on CPU, where the tiny model needs no saving."""
-    attention: str = "sdpa"
-    """Variable-length attention of packed batches on GPU: ``sdpa`` (PyTorch, nothing from a hub) or
-    ``kernels`` (TRL's hub-fetched flash-attn kernel; ``actors.trl_cpu``)."""
     storage: str = ""
     """Where each checkpoint is copied as ``<harness>/checkpoint-<step>`` (a folder or a URI such as
     ``s3://bucket/run``; "": it stays in ``output_dir`` on this trainer's node only)."""
-    ranks: int = 1
-    """Data-parallel processes (``actors.ranks``): one GPU each; rank 0 holds the pool and publishes."""
-    fsdp: str = ""
-    """With several ranks: "" keeps a whole model on each (DDP); ``full_shard auto_wrap`` (Transformers'
-    ``fsdp`` words) shards parameters, gradients and optimizer state over them, for models one GPU
-    cannot hold."""
-    group_size: int = 8
-    """Rollouts per task: TRL's ``num_generations`` (every rank must agree; rank 0's pool uses it)."""
-    init_adapter: str = ""
-    """A LoRA adapter folder to start from (``jobs.sft``'s output, or any ``save_pretrained`` adapter of
-    this base model): its rank, alpha and target modules replace ``lora_rank``/``lora_alpha``, and its
-    weights are the first version published ("": a fresh adapter, whose B matrices are zero)."""
-    collapse: CollapsePolicy = CollapsePolicy()
-    """Noticing a collapse and what to do (``actors.grpo.collapse``); with several ranks it only watches."""
 
-    def __post_init__(self) -> None:
-        from actors.ranks import rank_problems
-
-        problems = setting_problems(self.attention, self.gradient_checkpointing)
-        problems += rank_problems(self.ranks, 0.0, self.fsdp)
-        if problems:
-            raise ValueError("trainer: " + "; ".join(problems))
-        counts = (self.lora_rank, self.max_steps, self.micro_batches, self.micro_batch_samples)
-        if min(counts) < 1 or self.token_budget < 0:
-            raise ValueError(
-                "trainer: lora_rank, max_steps, micro_batches and micro_batch_samples must be >= 1, "
-                f"token_budget >= 0 (got {counts}, {self.token_budget})"
-            )
+    @property
+    def init_adapter(self) -> str:
+        """The adapter this trainer starts from ("": a fresh one)."""
+        return self.settings.adapter_for(self.harness)
 
 
 def grpo_arguments(cfg: TrainerConfig, cuda: bool) -> dict[str, Any]:
@@ -256,36 +219,41 @@ def grpo_arguments(cfg: TrainerConfig, cuda: bool) -> dict[str, Any]:
         output_dir=cfg.output_dir,
         vllm_server_base_url=cfg.server_url.removesuffix("/").removesuffix("/v1"),
         vllm_server_timeout=60,
-        max_steps=cfg.max_steps,
-        learning_rate=cfg.learning_rate,
-        per_device_train_batch_size=cfg.micro_batch_samples,
-        gradient_accumulation_steps=cfg.micro_batches,
-        token_budget=cfg.token_budget,
-        max_staleness=cfg.max_staleness,
-        num_generations=cfg.group_size,
+        max_steps=cfg.settings.max_steps,
+        learning_rate=cfg.settings.learning_rate,
+        per_device_train_batch_size=cfg.settings.micro_batch_samples,
+        gradient_accumulation_steps=cfg.settings.micro_batches,
+        token_budget=cfg.settings.token_budget,
+        max_staleness=cfg.groups.max_staleness,
+        num_generations=cfg.groups.group_size,
         bf16=not cpu and cfg.dtype == "bfloat16",
         dtype="float32" if cpu else cfg.dtype,
         use_cpu=cpu,  # else Accelerate ignores a CPU process group of several ranks (gloo)
-        gradient_checkpointing=checkpointing_wanted(cfg.gradient_checkpointing, not cpu, cfg.token_budget),
+        gradient_checkpointing=checkpointing_wanted(
+            cfg.settings.gradient_checkpointing, not cpu, cfg.settings.token_budget
+        ),
         logging_steps=1,
         report_to=["trackio"] if cfg.trackio_project else [],
         project=cfg.trackio_project or "huggingface",
         run_name=cfg.harness,
         trackio_static_space_id=False,  # local SQLite only: never create a Space
         save_strategy="steps",
-        save_steps=cfg.save_steps or cfg.max_steps,  # 0: one checkpoint, at the last step
-        seed=cfg.seed,
-        fsdp=cfg.fsdp,  # Transformers' FSDP2 by default; GPU only (Accelerate runs CPU ranks as DDP)
+        save_steps=cfg.settings.save_steps or cfg.settings.max_steps,  # 0: one checkpoint, at the last step
+        seed=cfg.settings.seed,
+        fsdp=cfg.settings.fsdp,  # Transformers' FSDP2 by default; GPU only (Accelerate runs CPU ranks as DDP)
     )
 
 
 class HarnessTrainer:
     """TRL's trainer for one harness, in one process: rank 0 (the only one, or the first of
-    ``cfg.ranks``) holds the rollout pool; a later rank has ``pool=None`` and gets its rows from rank 0."""
+    ``cfg.settings.ranks``) holds the rollout pool; a later rank has ``pool=None`` and gets its rows from
+    rank 0."""
 
     def __init__(self, cfg: TrainerConfig, server: AdapterServer, pool: RolloutPool | None) -> None:
-        if pool is not None and pool.cfg.group_size != cfg.group_size:
-            raise ValueError(f"the pool's group_size {pool.cfg.group_size} != the trainer's {cfg.group_size}")
+        if pool is not None and pool.cfg.groups.group_size != cfg.groups.group_size:
+            raise ValueError(
+                f"the pool's group_size {pool.cfg.groups.group_size} != the trainer's {cfg.groups.group_size}"
+            )
         self.cfg = cfg
         self.server = server
         self.pool = pool
@@ -295,7 +263,7 @@ class HarnessTrainer:
         """Seconds publishes waited for slow groups (the off-policy window's gate)."""
         self.tasks_drawn: list[dict[str, int]] = []
         """At each step's end: the groups started so far per task source (cumulative)."""
-        self.watch = CollapseWatch(cfg.collapse)
+        self.watch = CollapseWatch(cfg.settings.collapse)
         self.snapshots: dict[int, dict[str, Any]] = {}
         """Adapter weights (on the CPU) of the versions kept to roll back to, by version."""
         self.collapses: list[dict[str, Any]] = []
@@ -310,7 +278,7 @@ class HarnessTrainer:
         os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
         from actors.trl_cpu import use_packed_attention
 
-        use_packed_attention(self.cfg.attention)
+        use_packed_attention(self.cfg.settings.attention)
         import datasets
         import torch
         from peft import LoraConfig
@@ -326,7 +294,10 @@ class HarnessTrainer:
             peft = warm_start_config(init_adapter)
         else:
             peft = LoraConfig(
-                r=cfg.lora_rank, lora_alpha=cfg.lora_alpha, target_modules="all-linear", task_type="CAUSAL_LM"
+                r=cfg.settings.lora_rank,
+                lora_alpha=cfg.settings.lora_alpha,
+                target_modules="all-linear",
+                task_type="CAUSAL_LM",
             )
         # TRL requires a dataset even when the rollout worker brings its own prompts; ours ignores it.
         placeholder = datasets.Dataset.from_dict({"prompt": [f"{cfg.harness} rollouts come from the pool"]})
@@ -334,7 +305,9 @@ class HarnessTrainer:
 
         from actors.serving.weights import local_weights
 
-        set_seed(cfg.seed)  # before the model is built: TRL seeds only later, after the LoRA's weights exist
+        set_seed(
+            cfg.settings.seed
+        )  # before the model is built: TRL seeds only later, after the LoRA's weights exist
         trainer = AsyncGRPOTrainer(
             model=str(local_weights(cfg)),  # a Hub id: this node's cache, at the pinned commit
             args=args,
@@ -348,7 +321,7 @@ class HarnessTrainer:
         if not trainer._lora_sync:
             raise RuntimeError(
                 "the serving actor does not take runtime LoRA updates: start it with enable_lora and "
-                f"max_loras >= {cfg.max_staleness + 2} per trainer"
+                f"max_loras >= {cfg.groups.max_staleness + 2} per trainer"
             )
         if trainer.accelerator.is_main_process:  # only rank 0 publishes
             trainer.vllm_client = self.publisher  # the adapter-sync seam (module docstring)
@@ -416,7 +389,7 @@ class HarnessTrainer:
         logged when training ends is no step and is skipped."""
         if self.on_progress is None or step == self._reported_step:
             return
-        progress = step_progress(self.cfg.harness, step, self.cfg.max_steps, logs)
+        progress = step_progress(self.cfg.harness, step, self.cfg.settings.max_steps, logs)
         if progress is not None:
             self._reported_step = step
             self.on_progress(progress)
@@ -432,7 +405,7 @@ class HarnessTrainer:
             self.snapshots[version] = {
                 k: v.detach().to("cpu", copy=True) for k, v in get_peft_model_state_dict(model).items()
             }
-        for old in sorted(self.snapshots)[1 : -self.cfg.collapse.snapshots]:
+        for old in sorted(self.snapshots)[1 : -self.cfg.settings.collapse.snapshots]:
             del self.snapshots[old]
 
     def check_collapse(self, step: int) -> Any:
@@ -445,7 +418,9 @@ class HarnessTrainer:
             self.watch.rollout(version, passed, blocked)
         kls = [float(v) for v in trainer._metrics["train"].get("kl", []) if isinstance(v, (int, float))]
         event = self.watch.step(step, sum(kls) / len(kls) if kls else None, trainer.model_version)
-        action = "watch" if event is not None and self.cfg.ranks > 1 else getattr(event, "action", None)
+        action = (
+            "watch" if event is not None and self.cfg.settings.ranks > 1 else getattr(event, "action", None)
+        )
         if event is None or action == "watch":
             if event is not None:
                 log.warning(
@@ -464,7 +439,7 @@ class HarnessTrainer:
             "restored_version": restored,
         }
         if action == "rollback":
-            record["learning_rate"] = self._smaller_step(self.cfg.collapse.lr_factor)
+            record["learning_rate"] = self._smaller_step(self.cfg.settings.collapse.lr_factor)
             record["rows_withdrawn"] = pool.retract(restored + 1, trainer.model_version)
             self.watch.rolled_back(restored, trainer.model_version)
             self.snapshot(trainer.model_version + 1)  # the restored weights, published next
@@ -515,7 +490,7 @@ class HarnessTrainer:
         training |= {
             "step": step,
             "adapter version": self.trainer.model_version,
-            "group size": self.cfg.group_size,
+            "group size": self.cfg.groups.group_size,
         }
         write_card(folder, self.cfg.model, self.cfg.harness, training)
 
@@ -526,9 +501,10 @@ class HarnessTrainer:
         folder, or a storage URI copied here first: ``resume_folder``), with optimizer, scheduler and step
         from TRL and the adapter version from ``rollout_state.json``. With ``rendezvous``, this process is
         ``rank`` of ``rendezvous.world`` (set before TRL starts)."""
-        if (rendezvous is None) != (self.cfg.ranks == 1) or (rank == 0) != (self.pool is not None):
+        if (rendezvous is None) != (self.cfg.settings.ranks == 1) or (rank == 0) != (self.pool is not None):
             raise ValueError(
-                f"rank {rank} of a {self.cfg.ranks}-rank trainer needs a rendezvous exactly when ranks > 1, "
+                f"rank {rank} of a {self.cfg.settings.ranks}-rank trainer needs a rendezvous exactly when "
+                "ranks > 1, "
                 "and the rollout pool exactly on rank 0"
             )
         resume_from = resume_folder(resume_from, self.cfg.output_dir, rank)
@@ -557,7 +533,7 @@ class HarnessTrainer:
         counters = self.pool.collector.counters
         return {
             "harness": self.cfg.harness,
-            "ranks": self.cfg.ranks,
+            "ranks": self.cfg.settings.ranks,
             "steps": int(result.global_step),
             "train_s": round(time.monotonic() - start, 1),
             "version": self.trainer.model_version,
@@ -593,7 +569,7 @@ class TrainerActor:
     """The Ray actor of one harness's trainer: builds its rollout pool and its ``HarnessTrainer``, then
     trains. ``tasks`` is the training stream the driver read and mixed (``jobs.train.driver_tasks``): a
     ``Task`` holds its files as bytes, so no task source's path is read here, on a node that need not have
-    it. Sessions run as Ray rollout actors (``setup.rollout_actors``: one per session slot, in the
+    it. Sessions run as Ray rollout actors (``setup.rollouts.actors``: one per session slot, in the
     bundles of ``rollout_group`` when given) or as threads in this actor's process. With
     ``progress_board`` (an ``actors.progress.ProgressBoard`` actor), each step's progress is posted there
     for the job's console."""
@@ -634,7 +610,7 @@ class TrainerActor:
         from actors.ranks import Rendezvous, free_port
 
         address = _node_ip()
-        return Rendezvous(address, free_port(address), self.trainer.cfg.ranks)
+        return Rendezvous(address, free_port(address), self.trainer.cfg.settings.ranks)
 
     def train(self, resume_from: str | None = None, rendezvous: Rendezvous | None = None) -> dict[str, Any]:
         try:

@@ -57,6 +57,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from actors.grpo import GroupCollector, ScoredRollout, StalenessPolicy  # noqa: E402
+from actors.pool_settings import PoolSettings
+from actors.trainer_settings import TrainerSettings
 
 SLOTS, GROUP = 48, 8
 BUDGET, MICRO_BATCHES = 65536, 4
@@ -262,24 +264,30 @@ def real_run(synchronous: bool, server, guard_url: str, model: str, args, work: 
         server.retire(name, True)
     tasks = itertools.cycle(shipped_tasks()[:16])
     session = LongTailSession(guard_url, args.real_median_s, args.sigma, args.spans)
-    cfg = PoolConfig("pi", REAL_GROUP, REAL_SESSIONS, max_staleness=4, synchronous=synchronous)
+    cfg = PoolConfig(
+        "pi",
+        PoolSettings(group_size=REAL_GROUP, max_staleness=4),
+        max_sessions=REAL_SESSIONS,
+        synchronous=synchronous,
+    )
     pool = RolloutPool(cfg, tasks, ThreadSessions(session.run, REAL_SESSIONS))
     tcfg = TrainerConfig(
         harness="pi",
         model=model,
         server_url=server.url(),
         output_dir=str(work / ("sync" if synchronous else "async")),
-        lora_rank=8,
-        lora_alpha=16,
-        max_steps=args.real_steps,
-        # A step is STEP_SAMPLES samples, one turn each (token_budget 0: one sample per micro-batch). One
-        # fewer than a batch: accelerate's data-loader dispatcher holds one micro-batch back until the next
-        # arrives, so a step of a whole batch would wait forever in the synchronous schedule.
-        token_budget=0,
-        micro_batches=STEP_SAMPLES,
-        max_staleness=4,
         dtype="float32",
-        group_size=REAL_GROUP,
+        settings=TrainerSettings(
+            lora_rank=8,
+            lora_alpha=16,
+            max_steps=args.real_steps,
+            # A step is STEP_SAMPLES samples, one turn each (token_budget 0: one sample per micro-batch).
+            # One fewer than a batch: accelerate's data-loader dispatcher holds one micro-batch back until
+            # the next arrives, so a step of a whole batch would wait forever in the synchronous schedule.
+            token_budget=0,
+            micro_batches=STEP_SAMPLES,
+        ),
+        groups=PoolSettings(max_staleness=4, group_size=REAL_GROUP),
     )
     trainer = HarnessTrainer(tcfg, server, pool)
     trainer.build()

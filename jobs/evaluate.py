@@ -43,9 +43,11 @@ from typing import Any
 
 from actors.config_loader import ConfigError
 from actors.eval_report import Checkpoint, SessionResult
+from actors.rollout_settings import RolloutSettings
 from environments.harnesses.registry import harness_names, harness_problem
 from jobs.cli import job_main
-from jobs.sections import EvalTaskSection, GuardSection, RolloutSection, ServingSection, TaskSection
+from jobs.sections import EvalTaskSection, ServingSection, TaskSection
+from serve.settings import GuardSettings
 
 DEFAULT_CONFIG = Path(__file__).resolve().parent / "configs" / "evaluate-smoke.yaml"
 BASE = "base"
@@ -109,12 +111,12 @@ class EvalConfig:
     choose a checkpoint: the card keeps the held-out figures)."""
     serving: ServingSection = field(default_factory=ServingSection)
     """The served model (the one the checkpoints were trained on): preset, overrides, placement."""
-    guard: GuardSection = field(default_factory=GuardSection)
+    guard: GuardSettings = field(default_factory=GuardSettings)
     """The guard in front of the server: its mode for every session (``monitor`` counts would-be blocks
     in the report), port, proxy and replicas."""
     tasks: EvalTaskSection = field(default_factory=EvalTaskSection)
     """The held-out tasks: of a shipped set or of the train job's sources, and impossible variants."""
-    rollouts: RolloutSection = field(default_factory=RolloutSection)
+    rollouts: RolloutSettings = field(default_factory=RolloutSettings)
     """How sessions run: sandbox, sessions in flight per harness, output tokens, temperature (0: greedy,
     each checkpoint's most likely behaviour, the same on every run of the same weights)."""
     merged: MergedSection = field(default_factory=MergedSection)
@@ -269,11 +271,8 @@ def run_sessions(
 
     setup = RolloutSetup(
         guard_url=guard_url,
-        sandbox=cfg.rollouts.sandbox,
+        rollouts=cfg.rollouts,
         work_root=str(folder),
-        max_tokens=cfg.rollouts.max_tokens,
-        rollout_actors=cfg.rollouts.actors,
-        rollout_cpus=cfg.rollouts.cpus,
         # with a storage location, written there from whichever node ran the session
         trajectory_dir=(
             f"{cfg.storage.rstrip('/')}/trajectories/{harness}"

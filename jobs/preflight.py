@@ -19,7 +19,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -218,7 +218,11 @@ def run(cfg: PreflightConfig) -> dict:
             address = node.get("NodeManagerAddress", node["NodeID"][:8])
             checks.append(Check(address, "node", False, f"its checks did not finish: {type(exc).__name__}"))
     try:
-        url = guard_app("http://127.0.0.1:9/v1", train.guard.port, "enforce", train.guard.proxy, GUARD_SHARD)
+        url = guard_app(
+            "http://127.0.0.1:9/v1",
+            replace(train.guard, mode="enforce", min_replicas=1, max_replicas=1),
+            GUARD_SHARD,
+        )
         reach = ray.remote(guard_reached)
         answers = ray.get([reach.options(**pinned(n)).remote(url) for n in nodes], timeout=cfg.timeout_s)
         for node, (ok, detail) in zip(nodes, answers, strict=True):

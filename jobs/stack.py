@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from serve.settings import GuardSettings
+
 
 @dataclass(frozen=True, slots=True)
 class Stack:
@@ -43,20 +45,13 @@ class Stack:
 
 
 def guard_app(
-    upstream_url: str,
-    port: int,
-    guard: str = "enforce",
-    proxy: str = "every_node",
-    shard: str = "guard",
-    replicas: tuple[int, int] = (1, 1),
-    temperature: float | None = None,
+    upstream_url: str, guard: GuardSettings, shard: str = "guard", temperature: float | None = None
 ) -> str:
     """(Re)deploy one guard shard, the Serve application ``guard-<shard>`` at route ``/<shard>``, in front of
-    ``upstream_url``; its base URL. ``guard`` is the mode (``enforce``, ``monitor`` or ``off``:
-    ``serve.mode.GuardMode``); ``proxy`` where the HTTP proxy listens (see the module docstring);
-    ``replicas`` the minimum and maximum (equal: fixed; above one, they share the ledger actor
-    ``guard-ledger-<shard>``, kept across redeploys of the shard); ``temperature`` the sampling temperature
-    of every turn it forwards (None: the server's default)."""
+    ``upstream_url``; its base URL. ``guard`` gives the mode, the port, where the HTTP proxy listens (see
+    the module docstring) and the replicas (a fixed number; or a range, whose replicas share the ledger
+    actor ``guard-ledger-<shard>``, kept across redeploys of the shard); ``temperature`` is the sampling
+    temperature of every turn it forwards (None: the server's default)."""
     import ray
     from ray import serve
     from ray.serve.config import ProxyLocation
@@ -65,21 +60,21 @@ def guard_app(
     from serve.app import autoscaling, build_app, start_ledger
     from serve.proxy import ProxyConfig
 
-    proxy = resolve_proxy(proxy, sum(1 for node in ray.nodes() if node["Alive"]))
+    proxy, port = resolve_proxy(guard.proxy, sum(1 for node in ray.nodes() if node["Alive"])), guard.port
     if proxy == "head_only":  # the driver runs on the head node (``ray job submit`` puts it there)
         host = node_address("node")
         serve.start(proxy_location=ProxyLocation.HeadOnly, http_options={"host": host, "port": port})
     else:
         host = "127.0.0.1"
         serve.start(proxy_location=ProxyLocation.EveryNode, http_options={"host": host, "port": port})
-    config = ProxyConfig(upstream_url, guard=guard, temperature=temperature)
+    config = ProxyConfig(upstream_url, guard=guard.mode, temperature=temperature)
     ledger = None
-    if replicas[1] > 1:
+    if guard.max_replicas > 1:
         try:
             ledger = ray.get_actor(ledger_name(shard))
         except ValueError:
             ledger = start_ledger(config, ledger_name(shard))
-    options = autoscaling(*replicas)
+    options = autoscaling(*guard.replicas)
     serve.run(
         build_app(config, ledger, ray_actor_options={"num_cpus": 0}, **options),
         name=f"guard-{shard}",
@@ -129,14 +124,11 @@ def replica_nodes(shards: Sequence[str]) -> dict[str, list[str]]:
 def serving_stack(
     serving_cfg: Any,
     work_dir: Path,
-    guard_port: int,
+    guard: GuardSettings,
     extra_bundles: Sequence[dict[str, float]] = (),
     say: Any = print,
-    guard: str = "enforce",
     strategy: str = "PACK",
-    proxy: str = "every_node",
     shards: Sequence[str] = ("guard",),
-    replicas: tuple[int, int] = (1, 1),
     temperature: float | None = None,
 ) -> Iterator[Stack]:
     """Serving and the guard; one guard shard per entry of ``shards`` (a trainer's rollouts stay in one
@@ -164,10 +156,8 @@ def serving_stack(
         url, node = ray.get([server.url.remote(), server.node.remote()])
         ready_s = time.monotonic() - vllm_started
         say(f"vLLM ready: {serving_cfg.model} at {url} in {ready_s:.0f} s (node {node})")
-        say(f"starting the guard (Ray Serve, {guard}) on port {guard_port}")
-        urls = {
-            shard: guard_app(url, guard_port, guard, proxy, shard, replicas, temperature) for shard in shards
-        }
+        say(f"starting the guard (Ray Serve, {guard.mode}) on port {guard.port}")
+        urls = {shard: guard_app(url, guard, shard, temperature) for shard in shards}
         guard_nodes = replica_nodes(shards)
         say(f"guard shards at {', '.join(urls.values())} (replicas on {guard_nodes})")
         yield Stack(server, url, urls, group, device, node, guard_nodes, serving_cfg.model)
@@ -202,14 +192,11 @@ def job_stack(
     return serving_stack(
         model_for_nodes(serving_cfg, alive_nodes(), cfg.storage, say),
         work_dir,
-        cfg.guard.port,
+        cfg.guard,
         bundles,
         say,
-        cfg.guard.mode,
         strategy=cfg.serving.placement,
-        proxy=cfg.guard.proxy,
         shards=cfg.harnesses,
-        replicas=cfg.guard.replicas,
         temperature=cfg.rollouts.temperature,
     )
 
@@ -269,8 +256,5 @@ def redeploy_guards(cfg: Any, upstream_url: str, shards: Sequence[str]) -> None:
     """The guard ``shards`` again, in front of ``upstream_url``, with ``cfg``'s guard section and
     temperature: a job on a stack another job started (``jobs.smoke``: the evaluation after the training),
     or the merged comparison's switch to a merged server and back."""
-    guard = cfg.guard
     for shard in shards:
-        guard_app(
-            upstream_url, guard.port, guard.mode, guard.proxy, shard, guard.replicas, cfg.rollouts.temperature
-        )
+        guard_app(upstream_url, cfg.guard, shard, cfg.rollouts.temperature)

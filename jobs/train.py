@@ -29,19 +29,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from actors.pool_settings import PoolSettings
+from actors.rollout_settings import RolloutSettings
 from actors.storage import is_uri
+from actors.trainer_settings import TrainerSettings
 from environments.harnesses.registry import harness_names, harness_problem
 from environments.tasks.sources import TaskMix, load_sources
 from jobs.cli import job_main
-from jobs.sections import (
-    GuardSection,
-    PoolSection,
-    RolloutSection,
-    ServingSection,
-    TrainerSection,
-    TrainTaskSection,
-    fields_of,
-)
+from jobs.sections import ServingSection, TrainTaskSection
+from serve.settings import GuardSettings
 
 DEFAULT_CONFIG = Path(__file__).resolve().parent / "configs" / "train-smoke.yaml"
 
@@ -60,15 +56,15 @@ class TrainJobConfig:
     """One Trackio project for the run (a run per harness); "" logs to the Ray dashboard only."""
     serving: ServingSection = field(default_factory=ServingSection)
     """The served model: its preset, serving overrides and the placement of the server and trainers."""
-    guard: GuardSection = field(default_factory=GuardSection)
+    guard: GuardSettings = field(default_factory=GuardSettings)
     """The guard in front of the server: its mode, port, proxy and replicas."""
     tasks: TrainTaskSection = field(default_factory=TrainTaskSection)
     """What the trainers train on: a shipped set, or sources mixed by weight."""
-    rollouts: RolloutSection = field(default_factory=RolloutSection)
+    rollouts: RolloutSettings = field(default_factory=RolloutSettings)
     """How each trainer's sessions run: sandbox, sessions in flight, output tokens, temperature."""
-    pool: PoolSection = field(default_factory=PoolSection)
+    pool: PoolSettings = field(default_factory=PoolSettings)
     """Each trainer's GRPO groups: size, staleness, queue bound, row weighting."""
-    trainer: TrainerSection = field(default_factory=TrainerSection)
+    trainer: TrainerSettings = field(default_factory=TrainerSettings)
     """Each trainer's LoRA, optimizer, micro-batches and resources."""
 
     def __post_init__(self) -> None:
@@ -86,7 +82,7 @@ class TrainJobConfig:
             )
         local_start = self.trainer.init_adapter and not is_uri(self.trainer.init_adapter)
         for harness in self.harnesses if local_start else ():  # a URI is read on the trainer's node
-            folder = Path(self.trainer.init_adapter.replace("{harness}", harness))
+            folder = Path(self.trainer.adapter_for(harness))
             if not (folder / "adapter_config.json").is_file():
                 problems.append(
                     f"trainer.init_adapter={str(folder)!r}: no adapter_config.json there; give jobs.sft's "
@@ -170,28 +166,23 @@ def run(cfg: TrainJobConfig, stack: Any = None) -> dict:
                 tcfg = TrainerConfig(
                     harness=harness,
                     model=stack.model,  # on a cluster, the model folder's copy in storage
+                    server_url=stack.url,
+                    output_dir=str(out / harness),
+                    settings=cfg.trainer,
+                    groups=cfg.pool,
                     revision=serving_cfg.revision,
                     cache_dir=serving_cfg.cache_dir,
                     offline=serving_cfg.offline,
                     dtype=serving_cfg.dtype,
                     storage=cfg.storage,
-                    server_url=stack.url,
-                    output_dir=str(out / harness),
                     trackio_project=cfg.trackio_project,
-                    group_size=cfg.pool.group_size,
-                    max_staleness=cfg.pool.max_staleness,
-                    **fields_of(cfg.trainer, "init_adapter", *TrainerSection.JOB_ONLY),
-                    init_adapter=cfg.trainer.init_adapter.replace("{harness}", harness),
                 )
-                pool = PoolConfig(harness, max_sessions=cfg.rollouts.max_sessions, **fields_of(cfg.pool))
+                pool = PoolConfig(harness, cfg.pool, max_sessions=cfg.rollouts.max_sessions)
                 rollouts = cfg.rollouts
                 setup = RolloutSetup(
                     guard_url=stack.guard_url(harness),
-                    sandbox=rollouts.sandbox,
+                    rollouts=rollouts,
                     work_root=str(out / harness),
-                    max_tokens=rollouts.max_tokens,
-                    rollout_actors=rollouts.actors,
-                    rollout_cpus=rollouts.cpus,
                     trajectory_dir=f"{cfg.storage.rstrip('/')}/{harness}/trajectories" if cfg.storage else "",
                 )
                 sessions_group = None

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from .proxy import GuardProxy, ProxyConfig, default_client
+from .settings import replicas_problem
 
 if TYPE_CHECKING:
     from ray.serve import Application
@@ -73,13 +74,6 @@ class GuardDeployment:
         import ray
 
         return ray.util.get_node_ip_address()
-
-
-def replicas_problem(min_replicas: int, max_replicas: int) -> str | None:
-    """What is wrong with a guard's minimum and maximum replicas, or None."""
-    if not 1 <= min_replicas <= max_replicas:
-        return f"min_replicas={min_replicas}, max_replicas={max_replicas}: need 1 <= minimum <= maximum"
-    return None
 
 
 def autoscaling(min_replicas: int, max_replicas: int, target_ongoing: int = 32) -> dict[str, Any]:

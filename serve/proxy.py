@@ -48,6 +48,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from actors.rollout_settings import temperature_problem
 from environments.harnesses.route import ROLLOUT_ID, rollout_path, rollout_route
 
 from .book import Book, LocalBook, RolloutBook, RolloutView
@@ -62,7 +63,6 @@ from .turn import (
     conversation_key,
     guard_completion,
     parse_request,
-    temperature_problem,
     upstream_body,
     wants_usage,
 )

@@ -76,15 +76,6 @@ def parse_request(raw: bytes) -> dict[str, object]:
     return body
 
 
-def temperature_problem(temperature: object) -> str | None:
-    """What is wrong with a job's sampling temperature (None: the server's default), naming the fix."""
-    if temperature is None:
-        return None
-    if isinstance(temperature, bool) or not isinstance(temperature, int | float) or not 0 <= temperature <= 2:
-        return f"temperature={temperature!r}: a number from 0 (greedy) to 2, or null for the server's default"
-    return None
-
-
 REQUEST_FIELDS = frozenset(
     {
         "messages",

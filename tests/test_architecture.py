@@ -35,6 +35,8 @@ PURE_MODULES = (
     "actors/progress.py",
     "actors/sft/config.py",
     "actors/trainer_settings.py",
+    "actors/pool_settings.py",
+    "actors/rollout_settings.py",
     "environments/tiny_model/recipe.py",
     "environments/tiny_model/corpus.py",
 )

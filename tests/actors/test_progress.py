@@ -9,6 +9,7 @@ import pytest
 
 from actors.progress import ProgressBoard, StepProgress, progress_line, step_progress
 from actors.trainer import HarnessTrainer, TrainerConfig
+from actors.trainer_settings import TrainerSettings
 
 # A step's record as TRL logs it: the pool's rollout figures (means, and counters summed over the step)
 # merged with TRL's own.
@@ -73,7 +74,13 @@ class _NoServer:
 
 
 def test_the_trainer_reports_each_step_once_and_skips_the_end_of_training_record():
-    cfg = TrainerConfig(harness="pi", model="m", server_url="http://x/v1", output_dir="out", max_steps=2)
+    cfg = TrainerConfig(
+        harness="pi",
+        model="m",
+        server_url="http://x/v1",
+        output_dir="out",
+        settings=TrainerSettings(max_steps=2),
+    )
     trainer = HarnessTrainer(cfg, _NoServer(), pool=None)
     trainer.report(1, STEP_LOGS)  # no sink yet: nothing to do
     seen: list[StepProgress] = []

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from actors.pool_settings import PoolSettings
 from actors.rollout import GuardHTTP, RolloutRequest, RolloutSession, SessionEnd, judge_session
 from environments.core.types import AnswerOracle, Kind
 from environments.harnesses import LaunchResult
@@ -152,7 +153,9 @@ def test_a_harness_killed_mid_turn_is_retried_and_training_goes_on(guard, sessio
         return outcomes[-1]
 
     pool = RolloutPool(
-        PoolConfig("pi", group_size=1, max_sessions=1), itertools.repeat(task), ThreadSessions(run, 1)
+        PoolConfig("pi", PoolSettings(group_size=1), max_sessions=1),
+        itertools.repeat(task),
+        ThreadSessions(run, 1),
     )
     killed = threading.Event()
     pool.start()
@@ -456,7 +459,7 @@ def test_a_tool_call_that_kills_its_own_harness_scores_zero_without_a_retry(guar
         return outcomes[-1]
 
     pool = RolloutPool(  # one task: no second group is in flight when the test ends
-        PoolConfig("pi", group_size=1, max_sessions=1), iter([task]), ThreadSessions(run, 1)
+        PoolConfig("pi", PoolSettings(group_size=1), max_sessions=1), iter([task]), ThreadSessions(run, 1)
     )
     pool.start()
     try:

@@ -14,6 +14,7 @@ from dataclasses import replace
 import pytest
 
 from actors.grpo import TrainingRow
+from actors.pool_settings import PoolSettings
 from actors.rollout import RolloutOutcome, RolloutRequest
 from actors.rollout_pool import PoolConfig, RolloutPool, adapter_name
 from environments.core.types import AnswerOracle, Kind, Reference, Source, Task
@@ -103,7 +104,7 @@ def run_pool(cfg: PoolConfig, sessions, count: int) -> tuple[RolloutPool, list]:
 
 def test_groups_are_queued_whole_with_group_advantages():
     sessions = ScriptedSessions(lambda r, a: scored(r, float(r.rollout_id.endswith(("r0", "r1")))))
-    pool, samples = run_pool(PoolConfig("pi", group_size=4, max_sessions=8), sessions, 8)
+    pool, samples = run_pool(PoolConfig("pi", PoolSettings(group_size=4), max_sessions=8), sessions, 8)
     assert len(samples) == 8
     by_group: dict[int, list] = {}
     for sample in samples:
@@ -125,7 +126,9 @@ def test_tampered_rollouts_train_with_reward_zero_and_are_counted():
             return replace(outcome, tampered=True, tamper_flags=flags)
         return scored(request, 1.0)
 
-    pool, samples = run_pool(PoolConfig("pi", group_size=2, max_sessions=4), ScriptedSessions(script), 4)
+    pool, samples = run_pool(
+        PoolConfig("pi", PoolSettings(group_size=2), max_sessions=4), ScriptedSessions(script), 4
+    )
     c = pool.collector.counters  # sessions still running may finish after the drain: count what finished
     assert 2 <= c.tampered <= c.finished
     tampered = [s for s in samples if s.metrics["reward"] == 0.0]
@@ -144,7 +147,7 @@ def test_a_session_error_trains_with_reward_zero_is_counted_and_never_retried():
         return scored(request, 1.0)
 
     sessions = ScriptedSessions(script)
-    pool, samples = run_pool(PoolConfig("pi", group_size=2, max_sessions=4), sessions, 4)
+    pool, samples = run_pool(PoolConfig("pi", PoolSettings(group_size=2), max_sessions=4), sessions, 4)
     c = pool.collector.counters
     assert c.retried == 0 and 2 <= c.session_errors <= c.finished
     assert all(n == 1 for n in sessions.attempts.values())
@@ -160,7 +163,9 @@ def test_a_failed_session_is_retried_and_the_counters_add_up():
             raise RuntimeError("rollout actor died")
         return scored(request, 1.0)
 
-    pool, samples = run_pool(PoolConfig("hermes", group_size=4, max_sessions=4), ScriptedSessions(script), 4)
+    pool, samples = run_pool(
+        PoolConfig("hermes", PoolSettings(group_size=4), max_sessions=4), ScriptedSessions(script), 4
+    )
     assert len(samples) == 4
     c = pool.collector.counters
     assert c.retried >= 2 and c.dropped == 0
@@ -174,7 +179,9 @@ def test_a_rollout_that_keeps_failing_drops_its_whole_group():
         return scored(request, float(attempt))
 
     pool, samples = run_pool(
-        PoolConfig("pi", group_size=2, max_sessions=2, max_attempts=2), ScriptedSessions(script), 2
+        PoolConfig("pi", PoolSettings(group_size=2), max_sessions=2, max_attempts=2),
+        ScriptedSessions(script),
+        2,
     )
     assert {s.group_id for s in samples} == {1}, "no sample of the dropped group g0 reaches the trainer"
     assert pool.collector.counters.groups_dropped == 1 and pool.collector.counters.dropped == 1
@@ -189,7 +196,9 @@ def test_at_the_edge_of_the_window_no_group_starts_and_the_publish_is_held():
         return scored(request, 0.0)
 
     sessions = ScriptedSessions(script)
-    with running(PoolConfig("pi", group_size=1, max_sessions=4, max_staleness=2), sessions) as pool:
+    with running(
+        PoolConfig("pi", PoolSettings(group_size=1, max_staleness=2), max_sessions=4), sessions
+    ) as pool:
         try:
             time.sleep(0.3)
             pool.update_model_version(2)  # g0 started at 0: one more publish would make it stale
@@ -210,7 +219,9 @@ def test_at_the_edge_of_the_window_no_group_starts_and_the_publish_is_held():
 
 def test_no_group_starts_while_the_queued_rows_reach_the_bound():
     sessions = ScriptedSessions(lambda request, attempt: scored(request, 1.0))
-    with running(PoolConfig("pi", group_size=2, max_sessions=4, max_queued_rows=3), sessions) as pool:
+    with running(
+        PoolConfig("pi", PoolSettings(group_size=2, max_queued_rows=3), max_sessions=4), sessions
+    ) as pool:
         time.sleep(1.0)  # nobody trains: the buffer fills up to the bound and admission stops
         queued, started = pool.rollout_buffer.qsize(), len(sessions.requests)
         assert 3 <= queued <= 3 + 4  # at most the groups in flight when the bound was reached
@@ -223,7 +234,7 @@ def test_no_group_starts_while_the_queued_rows_reach_the_bound():
 
 def test_bad_pool_config_is_refused():
     with pytest.raises(ValueError, match="max_sessions"):
-        PoolConfig("pi", group_size=8, max_sessions=4)
+        PoolConfig("pi", PoolSettings(group_size=8), max_sessions=4)
 
 
 class SlowSession:
@@ -240,7 +251,7 @@ def test_a_rollout_actor_killed_mid_session_is_replaced_and_its_rollout_retried(
     from actors.rollout_pool import RaySessions
 
     sessions = RaySessions(SlowSession, actors=2, resources={"CPU": 0})
-    with running(PoolConfig("opencode", group_size=2, max_sessions=2), sessions) as pool:
+    with running(PoolConfig("opencode", PoolSettings(group_size=2), max_sessions=2), sessions) as pool:
         deadline = time.monotonic() + 30
         while not sessions.busy_actors() and time.monotonic() < deadline:
             time.sleep(0.05)
@@ -255,7 +266,7 @@ def test_a_rollout_actor_killed_mid_session_is_replaced_and_its_rollout_retried(
 def test_the_synchronous_baseline_runs_one_whole_batch_per_version():
     """Sessions of a batch never overlap the next batch; its groups reach the trainer together; the next
     batch starts only once the trainer published a new version."""
-    cfg = PoolConfig("pi", group_size=2, max_sessions=4, synchronous=True)
+    cfg = PoolConfig("pi", PoolSettings(group_size=2), max_sessions=4, synchronous=True)
 
     def script(request, attempt):
         if request.rollout_id == "pi-g0-r1":
@@ -280,7 +291,9 @@ def test_sessions_that_keep_failing_do_not_storm():
     """Every session fails at once (a broken sandbox, a node out of memory): the pool backs off instead
     of starting and dropping groups as fast as they fail, and its counters still add up."""
     sessions = ScriptedSessions(lambda r, a: RolloutOutcome(r.rollout_id, r.group_id, failure="oom-killed"))
-    with running(PoolConfig("pi", group_size=2, max_sessions=2, max_attempts=2), sessions) as pool:
+    with running(
+        PoolConfig("pi", PoolSettings(group_size=2), max_sessions=2, max_attempts=2), sessions
+    ) as pool:
         time.sleep(3.0)
     assert 2 <= len(sessions.requests) <= 12, f"{len(sessions.requests)} attempts in 3 s"
     pool.check_health(60)  # a dropped group's members waiting to retry are not started (no crash)
@@ -295,16 +308,17 @@ def test_the_session_runner_is_what_the_setup_names(ray_cluster, tmp_path):
 
     from actors.rollout import RolloutSetup
     from actors.rollout_pool import RaySessions, ThreadSessions, session_runner
+    from actors.rollout_settings import RolloutSettings
 
     if shutil.which("bwrap") is None:
         pytest.skip("bubblewrap is not installed")
     threads = session_runner(
-        RolloutSetup(guard_url="http://127.0.0.1:9", rollout_actors=False), "pi", str(tmp_path), 2
+        RolloutSetup("http://127.0.0.1:9", RolloutSettings(actors=False)), "pi", str(tmp_path), 2
     )
     assert isinstance(threads, ThreadSessions)
     threads.shutdown()
     actors = session_runner(
-        RolloutSetup(guard_url="http://127.0.0.1:9", rollout_cpus=0.01), "pi", str(tmp_path), 2
+        RolloutSetup("http://127.0.0.1:9", RolloutSettings(cpus=0.01)), "pi", str(tmp_path), 2
     )
     try:
         assert isinstance(actors, RaySessions) and len(actors.actors()) == 2
@@ -320,7 +334,9 @@ def test_each_scored_rollout_reports_its_version_pass_and_block_to_the_collapse_
             return replace(outcome, verdict="pass")
         return replace(outcome, blocked=request.rollout_id.endswith("r1"))
 
-    pool, _ = run_pool(PoolConfig("pi", group_size=2, max_sessions=2), ScriptedSessions(script), 4)
+    pool, _ = run_pool(
+        PoolConfig("pi", PoolSettings(group_size=2), max_sessions=2), ScriptedSessions(script), 4
+    )
     health = pool.drain_health()
     assert len(health) >= 4 and not pool.drain_health()
     assert {h[0] for h in health} == {0}
@@ -334,7 +350,7 @@ def test_each_scored_rollout_reports_its_version_pass_and_block_to_the_collapse_
 
 def test_groups_of_equal_rewards_are_counted_and_a_rollback_withdraws_its_versions_rows():
     sessions = ScriptedSessions(lambda r, a: scored(r, 0.0), delay_s=0.05)
-    with running(PoolConfig("pi", group_size=2, max_sessions=2), sessions) as pool:
+    with running(PoolConfig("pi", PoolSettings(group_size=2), max_sessions=2), sessions) as pool:
         assert len(drain(pool, 0)) == 0
         deadline = time.monotonic() + 60
         while pool.rollout_buffer.qsize() < 4 and time.monotonic() < deadline:
@@ -353,7 +369,7 @@ def test_groups_of_equal_rewards_are_counted_and_a_rollback_withdraws_its_versio
 
 def test_a_group_still_running_from_a_retracted_version_is_not_trained():
     sessions = ScriptedSessions(lambda r, a: scored(r, float(r.rollout_id.endswith("r0"))), delay_s=0.5)
-    with running(PoolConfig("pi", group_size=2, max_sessions=2), sessions) as pool:
+    with running(PoolConfig("pi", PoolSettings(group_size=2), max_sessions=2), sessions) as pool:
         deadline = time.monotonic() + 30
         while not sessions.requests and time.monotonic() < deadline:
             time.sleep(0.01)

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from actors.pool_settings import PoolSettings
+from actors.trainer_settings import TrainerSettings
 from tests.environments.harnesses.conftest import guard_process, harnesses_missing
 
 pytestmark = [pytest.mark.vllm, pytest.mark.harness, pytest.mark.slow]
@@ -40,7 +42,7 @@ def test_one_trainer_runs_two_steps_on_real_rollouts_and_resumes(serving, tiny_m
         backend = LocalBackend(tmp_path / "boxes", prefix="hxtr", extra_ro_binds=harness_binds())
         session = RolloutSession(backend, GuardHTTP(guard_url), tmp_path, max_tokens=48)
         pool = RolloutPool(
-            PoolConfig("pi", group_size=2, max_sessions=2, max_staleness=4),
+            PoolConfig("pi", PoolSettings(group_size=2, max_staleness=4), max_sessions=2),
             itertools.cycle(tasks),
             ThreadSessions(session.run, workers=2),
         )
@@ -49,14 +51,10 @@ def test_one_trainer_runs_two_steps_on_real_rollouts_and_resumes(serving, tiny_m
             model=str(tiny_model),
             server_url=url,
             output_dir=str(tmp_path / "trainer"),
-            lora_rank=8,
-            lora_alpha=16,
-            max_steps=2,
-            token_budget=4096,
-            micro_batches=1,
-            max_staleness=4,
-            save_steps=2,
-            group_size=2,
+            settings=TrainerSettings(
+                lora_rank=8, lora_alpha=16, max_steps=2, token_budget=4096, micro_batches=1, save_steps=2
+            ),
+            groups=PoolSettings(max_staleness=4, group_size=2),
         )
         trainer = HarnessTrainer(cfg, RayServing(serving), pool)
         try:

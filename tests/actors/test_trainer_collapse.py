@@ -11,12 +11,15 @@ from types import SimpleNamespace
 
 import pytest
 
+from actors.pool_settings import PoolSettings
+from actors.trainer_settings import TrainerSettings
+
 
 class FakePool:
     """The two pool calls the trainer makes on a collapse (the pool's own are tested with it)."""
 
     def __init__(self) -> None:
-        self.cfg = SimpleNamespace(group_size=4)
+        self.cfg = SimpleNamespace(groups=PoolSettings(group_size=4))
         self.health: list[tuple[int, bool, bool]] = []
         self.retracted: list[tuple[int, int]] = []
 
@@ -48,8 +51,8 @@ def make_trainer(tiny_model: Path, tmp_path: Path, **collapse):
         model=str(tiny_model),
         server_url="http://127.0.0.1:1/v1",
         output_dir=str(tmp_path),
-        group_size=4,
-        collapse=CollapsePolicy(**collapse),
+        settings=TrainerSettings(collapse=CollapsePolicy(**collapse)),
+        groups=PoolSettings(group_size=4),
     )
     pool = FakePool()
     owner = HarnessTrainer(cfg, server=None, pool=pool)  # type: ignore[arg-type]

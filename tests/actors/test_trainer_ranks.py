@@ -11,6 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from actors.pool_settings import PoolSettings
+from actors.trainer_settings import TrainerSettings
+
 pytestmark = [pytest.mark.vllm, pytest.mark.slow]
 
 HARNESS = "hermes"
@@ -50,7 +53,7 @@ class Rank:
 
         pool = None
         if rank == 0:  # tasks mixed from two sources, 3:1
-            pool_cfg = PoolConfig(cfg.harness, cfg.group_size, max_sessions=2, max_staleness=4)
+            pool_cfg = PoolConfig(cfg.harness, cfg.groups, max_sessions=2)
             sources = [
                 TaskSource("shipped", "shipped", weight=3, task_kinds=("analysis",), name="analysis"),
                 TaskSource("shipped", "shipped", weight=1, task_kinds=("repair",), name="repair"),
@@ -94,15 +97,16 @@ def test_two_ranks_train_in_step_with_one_pool_and_one_publisher(serving, tiny_m
         model=str(tiny_model),
         server_url=ray.get(serving.url.remote()),
         output_dir=str(tmp_path / "trainer"),
-        lora_rank=8,
-        lora_alpha=16,
-        learning_rate=1e-3,
-        max_steps=2,
-        token_budget=4096,
-        micro_batches=1,
-        max_staleness=4,
-        group_size=2,
-        ranks=2,
+        settings=TrainerSettings(
+            lora_rank=8,
+            lora_alpha=16,
+            learning_rate=1e-3,
+            max_steps=2,
+            token_budget=4096,
+            micro_batches=1,
+            ranks=2,
+        ),
+        groups=PoolSettings(max_staleness=4, group_size=2),
     )
     ranks = [make_actor(Rank, cfg, serving, rank, resources={"CPU": 0}) for rank in range(2)]
     try:

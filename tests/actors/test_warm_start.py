@@ -10,6 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from actors.pool_settings import PoolSettings
+from actors.trainer_settings import TrainerSettings
+
 pytestmark = pytest.mark.slow
 
 
@@ -81,17 +84,18 @@ def test_a_grpo_trainer_publishes_the_sft_adapter_first_and_trains_on_from_it(
         model=str(tiny_model),
         server_url=ray.get(serving.url.remote()),
         output_dir=str(tmp_path / "trainer"),
-        lora_rank=32,  # replaced by the adapter's own rank
-        learning_rate=1e-3,
-        max_steps=1,
-        token_budget=4096,
-        micro_batches=1,
-        max_staleness=4,
-        group_size=2,
-        init_adapter=str(sft_adapter),
+        settings=TrainerSettings(
+            lora_rank=32,  # replaced by the adapter's own rank
+            learning_rate=1e-3,
+            max_steps=1,
+            token_budget=4096,
+            micro_batches=1,
+            init_adapter=str(sft_adapter),
+        ),
+        groups=PoolSettings(max_staleness=4, group_size=2),
     )
     pool = RolloutPool(
-        PoolConfig("opencode", 2, max_sessions=2, max_staleness=4),
+        PoolConfig("opencode", PoolSettings(group_size=2, max_staleness=4), max_sessions=2),
         itertools.cycle(shipped_tasks()[:4]),
         ScriptedRollouts(),
     )

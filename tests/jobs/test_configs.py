@@ -126,8 +126,13 @@ def test_the_guard_mode_is_a_config_key_enforce_by_default_validated_at_load(tmp
         from jobs.train import DEFAULT_CONFIG as TRAIN_DEFAULT
 
         job_main(TrainJobConfig, TRAIN_DEFAULT, print, "train", ["guard.mode=on"])
-    for path in CONFIGS.glob("*.yaml"):  # every shipped train and evaluate config states its mode
+    for path in CONFIGS.glob(
+        "*.yaml"
+    ):  # every shipped train and evaluate config enforces, itself or its base
         if path.name.startswith(("train-", "evaluate")):
+            cls = TrainJobConfig if path.name.startswith("train-") else EvalConfig
+            assert load_config(cls, path).guard.mode == GuardMode.ENFORCE, path.name
+        if path.name.startswith(("train-", "evaluate")) and "extends:" not in path.read_text():
             assert "\nguard:\n  port: 8000\n  mode: enforce" in path.read_text(), path.name
 
 
@@ -163,7 +168,7 @@ def test_the_ablation_preset_loads_and_leaves_the_train_guard_to_its_arms(tmp_pa
         ("rollouts.sandbox=5", r"rollouts.sandbox=5: Input should be a valid string"),
         ("trainer.lora_rank=0", r"trainer: lora_rank=0: must be >= 1"),
         ("trainer.learning_rate=0", r"trainer: learning_rate=0.0: must be > 0"),
-        ("pool.max_staleness=-1", r"pool: max_staleness=-1: must be >= 0"),
+        ("pool.max_staleness=-1", r"pool: max_staleness=-1: must be an integer >= 0"),
         ("harnesses=[pi, 3]", r"harnesses\[1\]=\['pi', 3\]: Input should be a valid string"),
         ("max_steps=3", r"unknown key\(s\) max_steps; write trainer.max_steps"),
         ("guard.port=0", r"guard: port=0: a TCP port"),
@@ -187,33 +192,29 @@ def test_yaml_text_that_is_a_number_is_a_number():
 
 
 def _config_classes():
+    from actors.pool_settings import PoolSettings
+    from actors.rollout_settings import RolloutSettings
     from actors.serving.config import ServingConfig
     from actors.sft.config import LoraSection, SFTConfig, SweepSection
+    from actors.trainer_settings import TrainerSettings
     from environments.tasks.sources import TaskSource
     from jobs.ablation import AblationConfig
     from jobs.evaluate import CapabilitySection, EvalConfig, MergedSection
     from jobs.learning_check import LearningCheckConfig
-    from jobs.sections import (
-        EvalTaskSection,
-        GuardSection,
-        PoolSection,
-        RolloutSection,
-        ServingSection,
-        TrainerSection,
-        TrainTaskSection,
-    )
+    from jobs.sections import EvalTaskSection, ServingSection, TrainTaskSection
     from jobs.train import TrainJobConfig
+    from serve.settings import GuardSettings
 
     return (
         TrainJobConfig,
         EvalConfig,
         ServingSection,
-        GuardSection,
+        GuardSettings,
         TrainTaskSection,
         EvalTaskSection,
-        RolloutSection,
-        PoolSection,
-        TrainerSection,
+        RolloutSettings,
+        PoolSettings,
+        TrainerSettings,
         MergedSection,
         CapabilitySection,
         SmokeConfig,

@@ -12,6 +12,7 @@ import pytest
 from actors.config_loader import ConfigError, load_config
 from actors.eval_report import Checkpoint
 from actors.rollout import RolloutOutcome
+from actors.rollout_settings import RolloutSettings
 from actors.serving.adapters import adapter_problem
 from jobs.evaluate import (
     CapabilitySection,
@@ -20,7 +21,7 @@ from jobs.evaluate import (
     discover_checkpoints,
     eval_tasks,
 )
-from jobs.sections import EvalTaskSection, RolloutSection
+from jobs.sections import EvalTaskSection
 
 CONFIGS = sorted((Path(__file__).resolve().parents[2] / "jobs" / "configs").glob("evaluate*.yaml"))
 
@@ -213,7 +214,7 @@ def test_capability_rows_score_each_served_checkpoint_once_through_the_server(tm
     server = ScriptedServer(lambda prompt, model: (honest if model == "base" else broken)(prompt))
     server_models = server.models
     live = [Checkpoint("pi", "base", 0), Checkpoint("opencode", "base", 0), Checkpoint("pi", "pi-v1", 1, "x")]
-    cfg = EvalConfig(capability=CapabilitySection(problems=4), rollouts=RolloutSection(sandbox="local"))
+    cfg = EvalConfig(capability=CapabilitySection(problems=4), rollouts=RolloutSettings(sandbox="local"))
     lines: list[str] = []
     try:
         rows = capability_rows(cfg, server.url, live, tmp_path, lines.append)

@@ -5,13 +5,14 @@ from __future__ import annotations
 import pytest
 
 from actors.config_loader import ConfigError, load_config
-from jobs.sections import GuardSection, ServingSection
+from jobs.sections import ServingSection
 from jobs.train import TrainJobConfig
+from serve.settings import GuardSettings
 
 
 def test_known_strategies_and_proxies_pass():
     assert ServingSection(placement="STRICT_SPREAD").placement == "STRICT_SPREAD"
-    assert GuardSection(proxy="head_only", min_replicas=2, max_replicas=4).replicas == (2, 4)
+    assert GuardSettings(proxy="head_only", min_replicas=2, max_replicas=4).replicas == (2, 4)
 
 
 @pytest.mark.parametrize(

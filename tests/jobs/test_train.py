@@ -8,7 +8,8 @@ import pytest
 
 from actors.config_loader import ConfigError, load_config
 from actors.models import preset_names
-from jobs.sections import TrainerSection, TrainTaskSection
+from actors.trainer_settings import TrainerSettings
+from jobs.sections import TrainTaskSection
 from jobs.train import TrainJobConfig
 
 CONFIGS = sorted((Path(__file__).resolve().parents[2] / "jobs" / "configs").glob("train-*.yaml"))
@@ -68,12 +69,12 @@ def test_resume_picks_the_newest_checkpoint(tmp_path: Path):
 def test_each_trainer_rank_gets_its_own_bundle_after_the_servers():
     from jobs.train import rank_bundle, trainer_bundles
 
-    cfg = TrainJobConfig(harnesses=("pi", "hermes"), trainer=TrainerSection(ranks=2, gpus=1.0, cpus=4.0))
+    cfg = TrainJobConfig(harnesses=("pi", "hermes"), trainer=TrainerSettings(ranks=2, gpus=1.0, cpus=4.0))
     assert trainer_bundles(cfg) == [{"CPU": 4.0, "GPU": 1.0}] * 4
     indices = [rank_bundle(cfg, t, r) for t in range(2) for r in range(2)]
     assert indices == [1, 2, 3, 4]  # bundle 0 is the server's
     with pytest.raises(ValueError, match="cannot share a GPU"):
-        TrainerSection(ranks=2, gpus=0.5)
+        TrainerSettings(ranks=2, gpus=0.5)
 
 
 def test_a_tasks_section_becomes_weighted_sources_and_a_bad_one_names_the_fix(tmp_path: Path):
@@ -99,18 +100,28 @@ def test_a_tasks_section_becomes_weighted_sources_and_a_bad_one_names_the_fix(tm
         load_config(TrainJobConfig, config)
 
 
-def test_the_trainer_and_pool_sections_name_their_runtime_configs_fields():
-    """The job passes these sections on by field name: a renamed field must fail here, not in a run."""
+def test_the_runtime_configs_hold_the_job_sections_whole_and_repeat_none_of_their_fields():
+    """Declared once: the trainer, pool and rollout configs take the job's sections as they are, so a field
+    is never written (with a default and a check) in two places."""
     import dataclasses
 
+    from actors.rollout import RolloutSetup
     from actors.rollout_pool import PoolConfig
     from actors.trainer import TrainerConfig
-    from jobs.sections import PoolSection, fields_of
 
-    names = lambda cls: {f.name for f in dataclasses.fields(cls)}  # noqa: E731
-    assert set(fields_of(TrainerSection(), *TrainerSection.JOB_ONLY)) <= names(TrainerConfig)
-    assert set(fields_of(PoolSection())) <= names(PoolConfig)
-    assert set(TrainerSection.JOB_ONLY) <= names(TrainerSection)
+    def fields(cls: type) -> dict[str, object]:
+        return {f.name: f.type for f in dataclasses.fields(cls)}
+
+    for runtime in (TrainerConfig, PoolConfig, RolloutSetup):
+        held = [f for f in dataclasses.fields(runtime) if f.name in ("settings", "groups", "rollouts")]
+        assert held, f"{runtime.__name__} holds no job section"
+        for section in held:
+            section_cls = type(section.default)
+            shared = set(fields(runtime)) & set(fields(section_cls))
+            assert shared == set(), f"{runtime.__name__} repeats {section_cls.__name__}'s {shared}"
+    sections = {f.name: f.type for f in dataclasses.fields(TrainJobConfig)}
+    assert sections["trainer"] == "TrainerSettings" and sections["pool"] == "PoolSettings"
+    assert sections["rollouts"] == "RolloutSettings" and sections["guard"] == "GuardSettings"
 
 
 def test_token_exactness_is_the_first_logged_steps_importance_ratio():
@@ -170,7 +181,7 @@ def test_resume_with_storage_reads_the_newest_complete_checkpoint_there_not_the_
     _checkpoint(bucket / "pi" / "checkpoint-3", *COMPLETE)
     _checkpoint(bucket / "pi" / "checkpoint-4", "rollout_state.json")  # an upload cut short
     _checkpoint(out / "pi" / "checkpoint-9", *COMPLETE)  # this node's disk: not where a trainer resumes
-    resume = TrainerSection(resume=True)
+    resume = TrainerSettings(resume=True)
     in_bucket = TrainJobConfig(harnesses=("pi",), storage=f"file://{bucket}", trainer=resume)
     assert resume_location(in_bucket, "pi", out) == f"file://{bucket}/pi/checkpoint-3"
     mounted = TrainJobConfig(harnesses=("pi",), storage=str(bucket), trainer=resume)  # every node mounts it

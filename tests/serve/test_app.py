@@ -97,11 +97,15 @@ def test_guard_shards_keep_their_rollouts_apart_under_their_own_routes(ray_clust
 
     from actors.rollout import GuardHTTP
     from jobs.stack import guard_app, replica_nodes
+    from serve.settings import GuardSettings
 
     with ThreadServer(fake_upstream_app()) as upstream:
         port = free_port()
         try:
-            urls = {shard: guard_app(f"{upstream}/v1", port, shard=shard) for shard in ("pi", "hermes")}
+            urls = {
+                shard: guard_app(f"{upstream}/v1", GuardSettings(port=port, proxy="every_node"), shard)
+                for shard in ("pi", "hermes")
+            }
             assert urls["pi"] == f"http://127.0.0.1:{port}/pi"
             _wait_healthy(urls["pi"], timeout_s=120)
             pi, hermes = GuardHTTP(urls["pi"]), GuardHTTP(urls["hermes"])
@@ -131,11 +135,16 @@ def test_an_autoscaled_shard_serves_one_rollout_from_several_replicas_through_it
     from actors.rollout import GuardHTTP
     from jobs.stack import guard_app, ledger_name, replica_nodes
     from serve.app import REPLICA_HEADER
+    from serve.settings import GuardSettings
 
     with ThreadServer(fake_upstream_app()) as upstream:
         port = free_port()
         try:
-            url = guard_app(f"{upstream}/v1", port, shard="pi", replicas=(2, 3))
+            url = guard_app(
+                f"{upstream}/v1",
+                GuardSettings(port=port, proxy="every_node", min_replicas=2, max_replicas=3),
+                "pi",
+            )
             _wait_healthy(url, timeout_s=120)
             guard = GuardHTTP(url)
             path = guard.open("r1", "pi", "pi-v1", ())

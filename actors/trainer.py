@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from actors.grpo.collapse import CollapseWatch
 from actors.pool_settings import PoolSettings
 from actors.progress import StepProgress, step_progress
+from actors.serving.config import ServingConfig
 from actors.trainer_settings import TrainerSettings
 
 if TYPE_CHECKING:
@@ -182,8 +183,9 @@ def gpu_problem(assigned_gpus: Sequence[Any], cuda: bool) -> str | None:
 @dataclass(frozen=True, slots=True)
 class TrainerConfig:
     harness: str
-    model: str
-    """The base model the serving actor holds: a folder, a Hub id fetched on this trainer's node, or (a local
+    serving: ServingConfig
+    """The base model as the serving actor holds it (its ``model``, ``revision``, ``cache_dir``, ``offline``
+    and ``dtype``): a folder, a Hub id fetched on this trainer's node at the pinned commit, or (a local
     folder on a cluster) its copy in storage, copied to this node (``jobs.stack.model_for_nodes``)."""
     server_url: str
     """The serving actor's OpenAI URL (``.../v1``); TRL probes it at start."""
@@ -195,13 +197,8 @@ class TrainerConfig:
     """The groups this trainer trains on (a job's ``pool`` section): ``group_size`` is TRL's
     ``num_generations`` (every rank must agree; rank 0's pool uses the same), ``max_staleness`` its
     off-policy window."""
-    dtype: str = "bfloat16"
     trackio_project: str = ""
     """One Trackio project per run, one run per harness ("" logs nowhere but the Ray dashboard)."""
-    revision: str = "main"
-    """The Hub id's commit (pinned by the job, the same the server loads)."""
-    cache_dir: str | None = None
-    offline: bool = False
     storage: str = ""
     """Where each checkpoint is copied as ``<harness>/checkpoint-<step>`` (a folder or a URI such as
     ``s3://bucket/run``; "": it stays in ``output_dir`` on this trainer's node only)."""
@@ -226,8 +223,8 @@ def grpo_arguments(cfg: TrainerConfig, cuda: bool) -> dict[str, Any]:
         token_budget=cfg.settings.token_budget,
         max_staleness=cfg.groups.max_staleness,
         num_generations=cfg.groups.group_size,
-        bf16=not cpu and cfg.dtype == "bfloat16",
-        dtype="float32" if cpu else cfg.dtype,
+        bf16=not cpu and cfg.serving.device_dtype("gpu") == "bfloat16",
+        dtype="float32" if cpu else cfg.serving.device_dtype("gpu"),
         use_cpu=cpu,  # else Accelerate ignores a CPU process group of several ranks (gloo)
         gradient_checkpointing=checkpointing_wanted(
             cfg.settings.gradient_checkpointing, not cpu, cfg.settings.token_budget
@@ -309,7 +306,7 @@ class HarnessTrainer:
             cfg.settings.seed
         )  # before the model is built: TRL seeds only later, after the LoRA's weights exist
         trainer = AsyncGRPOTrainer(
-            model=str(local_weights(cfg)),  # a Hub id: this node's cache, at the pinned commit
+            model=str(local_weights(cfg.serving)),  # a Hub id: this node's cache, at the pinned commit
             args=args,
             train_dataset=placeholder,
             peft_config=peft,
@@ -492,7 +489,7 @@ class HarnessTrainer:
             "adapter version": self.trainer.model_version,
             "group size": self.cfg.groups.group_size,
         }
-        write_card(folder, self.cfg.model, self.cfg.harness, training)
+        write_card(folder, self.cfg.serving.model, self.cfg.harness, training)
 
     def train(
         self, resume_from: str | None = None, rendezvous: Rendezvous | None = None, rank: int = 0

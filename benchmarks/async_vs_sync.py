@@ -257,6 +257,7 @@ class LongTailSession:
 
 def real_run(synchronous: bool, server, guard_url: str, model: str, args, work: Path) -> dict:
     from actors.rollout_pool import PoolConfig, RolloutPool, ThreadSessions
+    from actors.serving import ServingConfig
     from actors.trainer import HarnessTrainer, TrainerConfig
     from environments.tasks.shipped import shipped_tasks
 
@@ -273,10 +274,9 @@ def real_run(synchronous: bool, server, guard_url: str, model: str, args, work: 
     pool = RolloutPool(cfg, tasks, ThreadSessions(session.run, REAL_SESSIONS))
     tcfg = TrainerConfig(
         harness="pi",
-        model=model,
+        serving=ServingConfig(model=model, dtype="float32"),
         server_url=server.url(),
         output_dir=str(work / ("sync" if synchronous else "async")),
-        dtype="float32",
         settings=TrainerSettings(
             lora_rank=8,
             lora_alpha=16,

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -165,15 +165,12 @@ def run(cfg: TrainJobConfig, stack: Any = None) -> dict:
             for index, harness in enumerate(cfg.harnesses):
                 tcfg = TrainerConfig(
                     harness=harness,
-                    model=stack.model,  # on a cluster, the model folder's copy in storage
+                    # on a cluster, the model folder's copy in storage
+                    serving=replace(serving_cfg, model=stack.model),
                     server_url=stack.url,
                     output_dir=str(out / harness),
                     settings=cfg.trainer,
                     groups=cfg.pool,
-                    revision=serving_cfg.revision,
-                    cache_dir=serving_cfg.cache_dir,
-                    offline=serving_cfg.offline,
-                    dtype=serving_cfg.dtype,
                     storage=cfg.storage,
                     trackio_project=cfg.trackio_project,
                 )

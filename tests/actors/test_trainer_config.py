@@ -5,8 +5,11 @@ from __future__ import annotations
 import pytest
 
 from actors.pool_settings import PoolSettings
+from actors.serving.config import ServingConfig
 from actors.trainer import CHECKPOINTING_MIN_TOKENS, TrainerConfig, checkpointing_wanted
 from actors.trainer_settings import TrainerSettings
+
+MODEL = ServingConfig("m")
 
 
 @pytest.mark.parametrize(
@@ -28,7 +31,11 @@ def test_gradient_checkpointing_follows_the_setting_then_device_and_budget(setti
 def test_a_bad_checkpointing_setting_names_the_choices():
     with pytest.raises(ValueError, match="gradient_checkpointing='sometimes': must be on, off or auto"):
         TrainerConfig(
-            "pi", "m", "http://x/v1", "/tmp/o", settings=TrainerSettings(gradient_checkpointing="sometimes")
+            "pi",
+            MODEL,
+            "http://x/v1",
+            "/tmp/o",
+            settings=TrainerSettings(gradient_checkpointing="sometimes"),
         )
 
 
@@ -37,7 +44,7 @@ def test_gpu_arguments_carry_fsdp_and_precision_and_cpu_arguments_run_ranks_on_c
 
     cfg = TrainerConfig(
         "pi",
-        "m",
+        MODEL,
         "http://x:8000/v1/",
         "/tmp/o",
         settings=TrainerSettings(ranks=4, fsdp="full_shard auto_wrap"),
@@ -46,7 +53,8 @@ def test_gpu_arguments_carry_fsdp_and_precision_and_cpu_arguments_run_ranks_on_c
     assert gpu["fsdp"] == "full_shard auto_wrap" and gpu["bf16"] and not gpu["use_cpu"]
     assert gpu["vllm_server_base_url"] == "http://x:8000" and gpu["num_generations"] == 8
     cpu = grpo_arguments(
-        TrainerConfig("pi", "m", "http://x/v1", "/tmp/o", groups=PoolSettings(group_size=2)), cuda=False
+        TrainerConfig("pi", MODEL, "http://x/v1", "/tmp/o", groups=PoolSettings(group_size=2)),
+        cuda=False,
     )
     assert cpu["use_cpu"] and cpu["dtype"] == "float32" and not cpu["bf16"] and cpu["fsdp"] == ""
     assert cpu["num_generations"] == 2
@@ -59,7 +67,7 @@ def test_the_trainer_takes_its_pool_on_rank_zero_only_and_a_rendezvous_only_with
     from actors.trainer import HarnessTrainer
 
     pool = SimpleNamespace(cfg=SimpleNamespace(groups=PoolSettings(group_size=8)))
-    two = TrainerConfig("pi", "m", "http://x/v1", "/tmp/o", settings=TrainerSettings(ranks=2))
+    two = TrainerConfig("pi", MODEL, "http://x/v1", "/tmp/o", settings=TrainerSettings(ranks=2))
     with pytest.raises(ValueError, match="rollout pool exactly on rank 0"):
         HarnessTrainer(two, server=None, pool=None).train(None, Rendezvous("h", 1, 2), rank=0)
     with pytest.raises(ValueError, match="rendezvous exactly when ranks > 1"):
@@ -75,21 +83,30 @@ def test_checkpoints_every_save_steps_or_once_at_the_last_step_and_packs_micro_b
 
     every = grpo_arguments(
         TrainerConfig(
-            "pi", "m", "http://x/v1", "/tmp/o", settings=TrainerSettings(max_steps=12, save_steps=4)
+            "pi",
+            MODEL,
+            "http://x/v1",
+            "/tmp/o",
+            settings=TrainerSettings(max_steps=12, save_steps=4),
         ),
         False,
     )
     assert (every["save_strategy"], every["save_steps"]) == ("steps", 4)
     last = grpo_arguments(
-        TrainerConfig("pi", "m", "http://x/v1", "/tmp/o", settings=TrainerSettings(max_steps=12)), cuda=False
+        TrainerConfig("pi", MODEL, "http://x/v1", "/tmp/o", settings=TrainerSettings(max_steps=12)),
+        cuda=False,
     )
     assert (last["save_strategy"], last["save_steps"]) == ("steps", 12)  # save_steps 0: the end only
     packed = TrainerConfig(
-        "pi", "m", "http://x/v1", "/tmp/o", settings=TrainerSettings(token_budget=0, micro_batch_samples=16)
+        "pi",
+        MODEL,
+        "http://x/v1",
+        "/tmp/o",
+        settings=TrainerSettings(token_budget=0, micro_batch_samples=16),
     )
     assert grpo_arguments(packed, cuda=False)["per_device_train_batch_size"] == 16
     with pytest.raises(ValueError, match="micro_batch_samples=0: must be >= 1"):
-        TrainerConfig("pi", "m", "http://x/v1", "/tmp/o", settings=TrainerSettings(micro_batch_samples=0))
+        TrainerConfig("pi", MODEL, "http://x/v1", "/tmp/o", settings=TrainerSettings(micro_batch_samples=0))
 
 
 def test_gpus_assigned_but_no_cuda_stop_training_with_the_fix():

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from actors.pool_settings import PoolSettings
+from actors.serving.config import ServingConfig
 from actors.trainer_settings import TrainerSettings
 
 pytestmark = [pytest.mark.vllm, pytest.mark.slow]
@@ -94,7 +95,7 @@ def test_two_ranks_train_in_step_with_one_pool_and_one_publisher(serving, tiny_m
         ray.get(serving.retire.remote(name, True))
     cfg = TrainerConfig(
         harness=HARNESS,
-        model=str(tiny_model),
+        serving=ServingConfig(model=str(tiny_model)),
         server_url=ray.get(serving.url.remote()),
         output_dir=str(tmp_path / "trainer"),
         settings=TrainerSettings(

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from actors.pool_settings import PoolSettings
+from actors.serving.config import ServingConfig
 from actors.trainer_settings import TrainerSettings
 
 pytestmark = pytest.mark.slow
@@ -81,7 +82,7 @@ def test_a_grpo_trainer_publishes_the_sft_adapter_first_and_trains_on_from_it(
         ray.get(serving.retire.remote(name, True))
     cfg = TrainerConfig(
         harness="opencode",
-        model=str(tiny_model),
+        serving=ServingConfig(model=str(tiny_model)),
         server_url=ray.get(serving.url.remote()),
         output_dir=str(tmp_path / "trainer"),
         settings=TrainerSettings(

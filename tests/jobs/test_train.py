@@ -101,9 +101,10 @@ def test_a_tasks_section_becomes_weighted_sources_and_a_bad_one_names_the_fix(tm
 
 
 def test_the_runtime_configs_hold_the_job_sections_whole_and_repeat_none_of_their_fields():
-    """Declared once: the trainer, pool and rollout configs take the job's sections as they are, so a field
-    is never written (with a default and a check) in two places."""
+    """Declared once: the trainer, pool and rollout configs take the job's sections (and the serving
+    config) as they are, so a field is never written (with a default and a check) in two places."""
     import dataclasses
+    import typing
 
     from actors.rollout import RolloutSetup
     from actors.rollout_pool import PoolConfig
@@ -113,10 +114,10 @@ def test_the_runtime_configs_hold_the_job_sections_whole_and_repeat_none_of_thei
         return {f.name: f.type for f in dataclasses.fields(cls)}
 
     for runtime in (TrainerConfig, PoolConfig, RolloutSetup):
-        held = [f for f in dataclasses.fields(runtime) if f.name in ("settings", "groups", "rollouts")]
+        hints = typing.get_type_hints(runtime)
+        held = [hints[name] for name in ("settings", "groups", "rollouts", "serving") if name in hints]
         assert held, f"{runtime.__name__} holds no job section"
-        for section in held:
-            section_cls = type(section.default)
+        for section_cls in held:
             shared = set(fields(runtime)) & set(fields(section_cls))
             assert shared == set(), f"{runtime.__name__} repeats {section_cls.__name__}'s {shared}"
     sections = {f.name: f.type for f in dataclasses.fields(TrainJobConfig)}

@@ -186,12 +186,11 @@ def guard_reached(url: str) -> tuple[bool, str]:
 
 def run(cfg: PreflightConfig) -> dict:
     import ray
-    from ray import serve
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
     from actors.cluster import connect_ray, job_cpus
     from jobs.smoke import locate
-    from jobs.stack import guard_app
+    from jobs.stack import guard_app, stop_serve
     from jobs.train import TrainJobConfig
 
     train = load_config(TrainJobConfig, locate(cfg.train_config))
@@ -228,7 +227,7 @@ def run(cfg: PreflightConfig) -> dict:
         for node, (ok, detail) in zip(nodes, answers, strict=True):
             checks.append(Check(node["NodeManagerAddress"], "guard", ok, detail))
     finally:
-        serve.shutdown()
+        stop_serve()
     for c in checks:
         print(c.line(), flush=True)
     failed = [c for c in checks if not c.ok]

@@ -103,21 +103,53 @@ def ledger_name(shard: str) -> str:
     return f"guard-ledger-{shard}"
 
 
-def replica_nodes(shards: Sequence[str]) -> dict[str, list[str]]:
-    """The node address of each shard's replicas: those that joined its ledger, else its one replica
-    (asked of the replica itself: no dashboard needed)."""
+def replica_nodes(urls: dict[str, str]) -> dict[str, list[str]]:
+    """The node address of each shard's replicas, by shard (``urls``: each shard's base URL): those that
+    joined its ledger, else its one replica's (the node header of its answer over HTTP)."""
+    import httpx
     import ray
-    from ray import serve
+
+    from serve.app import NODE_HEADER
 
     nodes = {}
-    for shard in shards:
+    for shard, url in urls.items():
         try:
             ledger = ray.get_actor(ledger_name(shard))
         except ValueError:
-            nodes[shard] = [serve.get_app_handle(f"guard-{shard}").node.remote().result()]
+            nodes[shard] = [httpx.get(f"{url}/health", timeout=30).headers[NODE_HEADER]]
         else:
             nodes[shard] = sorted(ray.get(ledger.members.remote()).values())
     return nodes
+
+
+def stop_serve(timeout_s: float = 30.0) -> None:
+    """Shut Ray Serve down (its applications, proxies and controller) without the raylet's "Task
+    ServeController.graceful_shutdown failed ... killed by ray.kill" lines: ``serve.shutdown`` waits on a
+    call the controller ends by killing itself, which Ray reports as a failed task. Here the controller is
+    told to shut down without a call left waiting, and its end is watched by name. Falls back to
+    ``serve.shutdown`` where Serve's client is not as expected (another Ray version)."""
+    import ray
+    from ray import serve
+
+    try:
+        from ray.serve._private.constants import SERVE_CONTROLLER_NAME, SERVE_NAMESPACE
+        from ray.serve.context import _get_global_client, _set_global_client
+
+        client = _get_global_client()
+        client.shutdown_cached_handles()
+        ray.get(client._controller.graceful_shutdown.remote(False), timeout=timeout_s)
+    except Exception:  # noqa: BLE001 - no Serve running, or a client of another shape
+        serve.shutdown()
+        return
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        try:
+            ray.get_actor(SERVE_CONTROLLER_NAME, namespace=SERVE_NAMESPACE)
+        except ValueError:
+            break
+        time.sleep(0.2)
+    client._shutdown = True
+    _set_global_client(None)
 
 
 @contextmanager
@@ -135,7 +167,6 @@ def serving_stack(
     shard's replica; shards spread over the nodes)."""
     import ray
     import torch
-    from ray import serve
     from ray.util.placement_group import placement_group, remove_placement_group
 
     from actors.placement import serving_bundle, start_serving
@@ -158,11 +189,11 @@ def serving_stack(
         say(f"vLLM ready: {serving_cfg.model} at {url} in {ready_s:.0f} s (node {node})")
         say(f"starting the guard (Ray Serve, {guard.mode}) on port {guard.port}")
         urls = {shard: guard_app(url, guard, shard, temperature) for shard in shards}
-        guard_nodes = replica_nodes(shards)
+        guard_nodes = replica_nodes(urls)
         say(f"guard shards at {', '.join(urls.values())} (replicas on {guard_nodes})")
         yield Stack(server, url, urls, group, device, node, guard_nodes, serving_cfg.model)
     finally:
-        serve.shutdown()
+        stop_serve()
         for shard in shards:
             try:
                 ray.kill(ray.get_actor(ledger_name(shard)))

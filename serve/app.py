@@ -21,14 +21,17 @@ if TYPE_CHECKING:
     from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 REPLICA_HEADER = "x-guard-replica"
+NODE_HEADER = "x-guard-node"
 
 
 class _NameReplica:
-    """ASGI middleware: each HTTP response carries the replica that served it."""
+    """ASGI middleware: each HTTP response carries the replica that served it and its node's address (what
+    a job reports of where its guard ran, asked over HTTP: a Serve handle in the driver would leave a
+    long poll open on the controller, which Ray reports as a failed task when Serve shuts down)."""
 
-    def __init__(self, app: ASGIApp, replica: str) -> None:
+    def __init__(self, app: ASGIApp, replica: str, node: str) -> None:
         self.app = app
-        self.header = (REPLICA_HEADER.encode(), replica.encode())
+        self.headers = [(REPLICA_HEADER.encode(), replica.encode()), (NODE_HEADER.encode(), node.encode())]
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -37,7 +40,7 @@ class _NameReplica:
 
         async def named(message: Message) -> None:
             if message["type"] == "http.response.start":
-                message["headers"] = [*message.get("headers", []), self.header]
+                message["headers"] = [*message.get("headers", []), *self.headers]
             await send(message)
 
         await self.app(scope, receive, named)
@@ -57,7 +60,7 @@ class GuardDeployment:
 
     def __serve_build_asgi_app__(self) -> Starlette:
         app = self.proxy.app()
-        app.add_middleware(_NameReplica, replica=self.replica())
+        app.add_middleware(_NameReplica, replica=self.replica(), node=self.node())
         return app
 
     @staticmethod

@@ -115,7 +115,7 @@ def test_guard_shards_keep_their_rollouts_apart_under_their_own_routes(ray_clust
                 f"http://127.0.0.1:{port}{path}/chat/completions", json=chat_request(), timeout=60
             )
             other = httpx.get(f"{urls['hermes']}/rollouts/r1/atif", timeout=30)
-            nodes = replica_nodes(["pi", "hermes"])
+            nodes = replica_nodes(urls)
             record = pi.close("r1")
         finally:
             serve.shutdown()
@@ -159,7 +159,7 @@ def test_an_autoscaled_shard_serves_one_rollout_from_several_replicas_through_it
                 served.append(response.headers[REPLICA_HEADER])
             record = guard.close("r1")
             status = serve.status().applications["guard-pi"].deployments["guard"]
-            nodes = replica_nodes(["pi"])
+            nodes = replica_nodes({"pi": url})
         finally:
             serve.shutdown()
             ray.kill(ray.get_actor(ledger_name("pi")))
@@ -167,3 +167,28 @@ def test_an_autoscaled_shard_serves_one_rollout_from_several_replicas_through_it
     assert status.replica_states.get("RUNNING", 0) >= 2 and len(nodes["pi"]) >= 2, nodes
     assert [t["index"] for t in record["turns"]] == list(range(12))
     assert len(record["blocks"]) == 12 and record["blocked"]  # every turn checked, whichever replica
+
+
+@pytest.mark.slow
+def test_a_stopped_guard_leaves_no_controller_and_no_failed_task_lines_and_starts_again(ray_cluster, capfd):
+    """The jobs' end: Serve stops without the raylet's "ServeController.graceful_shutdown failed ...
+    killed by ray.kill" lines (the driver asks the replica's node over HTTP, holding no handle), its
+    controller is gone, and a guard deploys again on the same Ray session (the smoke run's next stage)."""
+    import ray
+    from ray.serve._private.constants import SERVE_CONTROLLER_NAME, SERVE_NAMESPACE
+
+    from jobs.stack import guard_app, replica_nodes, stop_serve
+    from serve.settings import GuardSettings
+
+    settings = GuardSettings(port=free_port(), proxy="every_node")
+    for _ in range(2):
+        url = guard_app("http://127.0.0.1:9/v1", settings, "pi")
+        _wait_healthy(url, timeout_s=120)
+        assert replica_nodes({"pi": url})["pi"] == [ray.util.get_node_ip_address()]
+        stop_serve()
+        with pytest.raises(ValueError):
+            ray.get_actor(SERVE_CONTROLLER_NAME, namespace=SERVE_NAMESPACE)
+    time.sleep(3)  # the raylet's lines reach the driver's stderr through the log monitor
+    out, err = capfd.readouterr()
+    failed = [line for line in (out + err).splitlines() if "ServeController." in line and "failed" in line]
+    assert failed == []

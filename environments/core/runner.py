@@ -191,14 +191,18 @@ class TreePeak:
         self._measure()
 
     def _measure(self) -> tuple[int, int]:
-        """Sample once; return the tree's process count and its resident memory now (KiB)."""
-        total = 0
+        """Sample once; return the tree's task count (threads, as a cgroup's ``pids.max`` counts them) and
+        its resident memory now (KiB), with what its private tmpfs mounts hold (``tmpfs_kb``)."""
+        total = tasks = 0
         pids = _tree(self.pid)
         for pid in pids:
-            total += max(_status_kb(pid, "VmRSS:"), 0)
-            self.peak_kb = max(self.peak_kb, _status_kb(pid, "VmHWM:"))
+            status = _status(pid)
+            total += max(status.get("VmRSS:", 0), 0)
+            tasks += max(status.get("Threads:", 1), 1)
+            self.peak_kb = max(self.peak_kb, status.get("VmHWM:", 0))
+        total += tmpfs_kb(pids)
         self.peak_kb = max(self.peak_kb, total)
-        return len(pids), total
+        return tasks, total
 
     @property
     def mb(self) -> float:
@@ -206,12 +210,15 @@ class TreePeak:
 
 
 class TreeLimit(TreePeak):
-    """A process tree's memory and process limits, held from outside where no cgroup can hold them (a
-    non-root launcher without a delegated cgroup): every ``every_s`` the tree is sampled, and when its
-    resident memory passes ``memory_mb`` or it holds more than ``max_processes`` processes, its process
-    group is killed and ``exceeded`` says which. Sampling misses what grows faster than a sample: for
-    processes, ``fallback_rlimits`` (set beside it) stops a fork burst at the kernel; a memory burst
-    shorter than a sample passes."""
+    """A process tree's memory and task limits, held from outside where no cgroup can hold them (a
+    launcher without a writable or delegated cgroup): every ``every_s`` the tree is sampled, and when its
+    resident memory plus what its private tmpfs mounts hold passes ``memory_mb``, or it runs more than
+    ``max_processes`` tasks (processes and their threads, as ``pids.max`` counts), its process group is
+    killed and ``exceeded`` says which. Sampling misses what grows faster than a sample: a burst shorter
+    than one passes (``fallback_rlimits`` stops a fork burst at the kernel, but not for a root launcher,
+    whom ``RLIMIT_NPROC`` does not bind). Memory that is neither resident in a process nor in those mounts
+    (a ``memfd`` never mapped, System V shared memory detached, socket buffers) is not seen: only a memory
+    cgroup bounds it."""
 
     def __init__(self, pid: int, memory_mb: int, max_processes: int, every_s: float = 0.05) -> None:
         super().__init__(pid)
@@ -228,7 +235,7 @@ class TreeLimit(TreePeak):
         if rss_kb > self.memory_mb * 1024:
             self.exceeded = f"memory {rss_kb // 1024} MiB over the limit of {self.memory_mb} MiB"
         elif count > self.max_processes:
-            self.exceeded = f"{count} processes over the limit of {self.max_processes}"
+            self.exceeded = f"{count} tasks (processes and threads) over the limit of {self.max_processes}"
         if self.exceeded:
             try:
                 os.killpg(self.pid, signal.SIGKILL)
@@ -267,20 +274,55 @@ def _tree(root: int) -> list[int]:
         pid = todo.pop()
         pids.append(pid)
         try:
-            for task in os.listdir(f"/proc/{pid}/task"):
-                with open(f"/proc/{pid}/task/{task}/children") as handle:
-                    todo.extend(int(child) for child in handle.read().split())
+            tasks = os.listdir(f"/proc/{pid}/task")
         except OSError:
             continue
+        for task in tasks:  # a thread that ends mid-walk loses only its own children for this sample
+            try:
+                with open(f"/proc/{pid}/task/{task}/children") as handle:
+                    todo.extend(int(child) for child in handle.read().split())
+            except OSError:
+                continue
     return pids
 
 
-def _status_kb(pid: int, key: str) -> int:
+_STATUS_KEYS = ("VmRSS:", "VmHWM:", "Threads:")
+
+
+def _status(pid: int) -> dict[str, int]:
+    """``VmRSS`` and ``VmHWM`` (KiB) and ``Threads`` of ``pid``, those it has (none once it is gone)."""
+    found: dict[str, int] = {}
     try:
         with open(f"/proc/{pid}/status") as handle:
             for line in handle:
-                if line.startswith(key):
-                    return int(line.split()[1])
+                if line.startswith(_STATUS_KEYS):
+                    found[line.split()[0]] = int(line.split()[1])
     except (OSError, ValueError, IndexError):
         pass
+    return found
+
+
+PRIVATE_TMPFS = ("tmp", "dev/shm")
+"""The tmpfs mounts a sandbox holds privately (``environments.sandboxes.local``): their pages are memory
+that belongs to no process, so ``TreeLimit`` counts what they hold."""
+
+
+def tmpfs_kb(pids: list[int]) -> int:
+    """What the private tmpfs mounts of the first process in ``pids`` that lives in a sandbox's mount
+    namespace hold (KiB), read through its ``/proc/<pid>/root``; 0 when none does. A sandbox's namespace is
+    told by its mounts (its root and these mounts are each a tmpfs): a process still setting it up sees
+    the host's, which must not count."""
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/mountinfo") as handle:
+                fstypes = {line.split()[4]: line.split(" - ")[1].split()[0] for line in handle}
+            if any(fstypes.get(f"/{mount}") != "tmpfs" for mount in ("", *PRIVATE_TMPFS)):
+                continue
+            used = 0
+            for mount in PRIVATE_TMPFS:
+                stats = os.statvfs(f"/proc/{pid}/root/{mount}")
+                used += (stats.f_blocks - stats.f_bfree) * stats.f_frsize
+            return used // 1024
+        except (OSError, IndexError):
+            continue
     return 0

@@ -25,20 +25,22 @@ machine. This backend stops:
   after use, and a backend sweeps a crashed launcher's leftovers when it starts (``--die-with-parent``
   already kills the tree when the launcher dies).
 
-It does not stop: kernel exploits (the kernel is shared; no seccomp filter is loaded), reading what
-``/usr`` and the interpreter prefixes hold (public software, but anything a careless admin put there is
-visible), timing and cache side channels, disk filling of the workspace beyond ``RLIMIT_FSIZE`` per file,
-or a consumer on the host that follows symlinks the agent left in its output (``collect`` copies links as
-links; code reading collected files must not follow them). Without usable cgroups (writable v1
-controllers or a delegated v2 group, see ``cgroups.py``; a non-root launcher in a container has neither)
-the limits are held from outside: the tree's resident memory and process count are sampled from
-``/proc`` and the tree killed past either (``TreeLimit``; a burst shorter than a sample passes), and
-``RLIMIT_NPROC`` bounds this user's threads. No memory rlimit: Bun reserves tens of GB of address space it
-never touches, so an ``RLIMIT_AS`` or ``RLIMIT_DATA`` cap kills opencode at start. There is no CPU
-bandwidth limit. ``LocalBackend.notes`` says so and why.
+It does not stop: kernel exploits (the kernel is shared; no seccomp filter is loaded), reading what ``/usr``
+and the interpreter prefixes hold (public software, but anything a careless admin put there is visible),
+timing and cache side channels, disk filling of the workspace beyond ``RLIMIT_FSIZE`` per file, or a consumer
+on the host that follows symlinks the agent left in its output (``collect`` copies links as links; code
+reading collected files must not follow them). Without usable cgroups (writable v1 controllers or a delegated
+v2 group, see ``cgroups.py``; a non-root launcher in a container has neither) the limits are held from
+outside: the tree's resident memory plus what its sized ``/tmp`` and ``/dev/shm`` hold, and its tasks
+(processes and threads), are sampled from ``/proc`` and the tree killed past either (``TreeLimit``; a burst
+shorter than a sample passes), and ``RLIMIT_NPROC`` bounds this user's threads (a root launcher is exempt).
+Memory held outside processes and those mounts (an unmapped ``memfd``, detached System V shared memory, socket
+buffers) is bounded only by a memory cgroup. No memory rlimit: Bun reserves tens of GB of address space it
+never touches, so an ``RLIMIT_AS`` or ``RLIMIT_DATA`` cap kills opencode at start. There is no CPU bandwidth
+limit. ``LocalBackend.notes`` says so and why.
 
-The project itself must stay outside the bound interpreter (an editable install is fine: its finder points
-at the repository, which is not bound): its task generators compute the answers.
+The project itself must stay outside the bound interpreter (an editable install is fine: its finder points at
+the repository, which is not bound): its task generators compute the answers.
 """
 
 from __future__ import annotations
@@ -78,6 +80,7 @@ SANDBOX_UID = 1000
 _MIB = 1024 * 1024
 _TAIL_BYTES = 4000
 _BWRAP_HELPERS = 2  # bwrap and its pid-1 init count against pids.max too
+_SHM_MB = 64  # /dev/shm inside: POSIX shared memory and semaphores, not a second /tmp
 _ETC_FILES = (
     "ld.so.cache",
     "ld.so.conf",
@@ -288,9 +291,11 @@ class LocalBackend:
         if not self.use_cgroups:
             why = cgroups.explain() if use_cgroups else "cgroups were turned off"
             self.notes.append(
-                f"no usable cgroups ({why}): the sandbox's memory and process count are held by "
-                "sampling its tree (a burst shorter than a sample can pass), this user's threads by "
-                "RLIMIT_NPROC, and there is no CPU bandwidth limit"
+                f"no usable cgroups ({why}): the sandbox's memory (resident plus its sized /tmp and "
+                "/dev/shm) and tasks are held by sampling its tree (a burst shorter than a sample can "
+                "pass), this user's threads by RLIMIT_NPROC (not for root); memory outside processes "
+                "and those mounts (memfd, System V shared memory, socket buffers) is not bounded, and "
+                "there is no CPU bandwidth limit"
             )
         help_text = subprocess.run([self.bwrap, "--help"], capture_output=True, text=True).stdout
         self.disable_userns = "--disable-userns" in help_text  # bubblewrap >= 0.8
@@ -322,7 +327,9 @@ class LocalBackend:
             mounts = PlacedMounts(folder / "workspace", placement.mounts, folder / "mounts")
             if self.cgroups:
                 cgroup = self.cgroups.create(name, limits, extra_processes=_BWRAP_HELPERS)
-            argv = self._bwrap_argv(folder / "workspace", forwards, read_only, placement.workdir, mounts)
+            argv = self._bwrap_argv(
+                folder / "workspace", forwards, read_only, placement.workdir, mounts, limits.memory_mb
+            )
         except BaseException:
             if cgroup:
                 cgroup.remove()
@@ -337,6 +344,7 @@ class LocalBackend:
         read_only: tuple[str, ...] = (),
         workdir: str = WORKSPACE,
         mounts: PlacedMounts | None = None,
+        memory_mb: int = 2048,
     ) -> list[str]:
         argv = [self.bwrap, "--unshare-all", "--unshare-user", "--uid", str(SANDBOX_UID)]
         if self.disable_userns:
@@ -353,7 +361,11 @@ class LocalBackend:
             if (Path("/etc") / name).exists():
                 argv += ["--ro-bind", f"/etc/{name}", f"/etc/{name}"]
         # The private /tmp first: binds that live under /tmp (a venv in a checkout there) go on top of it.
-        argv += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+        # Its tmpfs and /dev/shm's are sized (a tmpfs's default is half the host's memory, and its pages
+        # belong to no process: without a memory cgroup nothing else would bound them), and /dev, whose
+        # own tmpfs would take files as well, is read-only.
+        argv += ["--proc", "/proc", "--dev", "/dev", "--size", str(memory_mb * _MIB), "--tmpfs", "/tmp"]
+        argv += ["--size", str(_SHM_MB * _MIB), "--tmpfs", "/dev/shm", "--remount-ro", "/dev"]
         for folder in (*interpreter_dirs(), *self.extra_ro_binds):
             argv += ["--ro-bind", str(folder), str(folder)]
         for forward in forwards:

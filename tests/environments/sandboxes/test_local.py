@@ -257,8 +257,36 @@ def test_without_cgroups_the_tree_is_held_to_its_memory_and_process_limits_and_s
     assert memory.exit_code != 0 and memory.wall_s < 15, memory
     assert "[sandbox] killed: memory" in memory.output_tail and memory.peak_rss_mb > 256
     assert forks.exit_code != 0 and forks.wall_s < 15, forks
-    assert "processes over the limit of 18" in forks.output_tail
+    assert "tasks (processes and threads) over the limit of 18" in forks.output_tail
     assert not list((tmp_path / "plain").iterdir())
+
+
+def test_without_cgroups_threads_and_files_in_the_private_tmpfs_count_against_the_limits(
+    tmp_path, prefix, workspace
+):
+    """What a red team used to pass the sampled limits: threads (one process, 40 threads, over a limit of 16
+    tasks) and memory held as files in /tmp (pages that belong to no process) are counted; /dev/shm is
+    small and /dev takes no files."""
+    backend = LocalBackend(tmp_path / "plain", prefix=prefix, use_cgroups=False)
+    box = backend.create(workspace, SMALL)
+    threads = (
+        'python -c "import threading, time; [threading.Thread(target=time.sleep, args=(20,)).start() '
+        'for _ in range(40)]; time.sleep(20)"'
+    )
+    files = "for i in 1 2 3; do head -c 100M /dev/zero > /tmp/f$i; done; sleep 20"
+    try:
+        threaded = box.run(threads, timeout_s=30)
+        filled = box.run(files, timeout_s=30)
+        shm = box.run(
+            "head -c 100M /dev/zero > /dev/shm/big; echo rc=$?; touch /dev/x; echo rc=$?", timeout_s=30
+        )
+    finally:
+        box.destroy()
+    assert threaded.exit_code != 0 and threaded.wall_s < 15, threaded
+    assert "tasks (processes and threads) over the limit" in threaded.output_tail
+    assert filled.exit_code != 0 and filled.wall_s < 15, filled
+    assert "[sandbox] killed: memory" in filled.output_tail
+    assert shm.output_tail.count("rc=1") == 2, shm.output_tail  # /dev/shm full at 64 MiB; /dev read-only
 
 
 def test_a_missing_bwrap_is_an_error_that_says_how_to_install_it(tmp_path, monkeypatch):

@@ -7,6 +7,8 @@ copy of the Dockerfile, by a stand-in built locally from the project's Debian ba
 Python 3.11, so ``python:3.11*`` and ``debian:bookworm*`` have one), or named in the error with the fix
 (``docker pull`` or ``docker load``). The engine's own tags are never touched: a stand-in has its own name
 (``harness-adapters/stand-in:<kind>-<base id>``), so an engine that later pulls the real image uses it.
+A build with network also gets the host's CA bundle in each stage (``with_host_trust``): its ``RUN pip
+install`` trusts what the host trusts, a proxy's own certificate included.
 """
 
 from __future__ import annotations
@@ -93,3 +95,38 @@ def missing_message(refs: list[str]) -> str:
         "(python:3.11*, debian:bookworm*); on a machine that reaches a registry: docker pull "
         f"{refs[0]}; elsewhere: docker save it on one that does, then docker load -i <file> here"
     )
+
+
+HOST_CA = ".harness-adapters-host-ca.pem"
+"""The host's CA bundle, added to a task's build context when the build has network."""
+_HOST_CA_INSIDE = "/etc/ssl/certs/harness-adapters-host-ca.pem"
+_CA_VARIABLES = ("SSL_CERT_FILE", "PIP_CERT", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "NODE_EXTRA_CA_CERTS")
+
+
+def host_ca_bundle() -> bytes | None:
+    """The certificates this machine trusts for TLS (``SSL_CERT_FILE`` if set, else OpenSSL's default
+    bundle), or None when there is none to read. A machine that reaches package registries through a proxy
+    with its own certificate trusts it only here; a build that runs ``pip install`` needs the same."""
+    import os
+    import ssl
+
+    paths = ssl.get_default_verify_paths()
+    for path in (os.environ.get("SSL_CERT_FILE"), paths.cafile, paths.openssl_cafile):
+        if path and os.path.isfile(path):
+            with open(path, "rb") as handle:
+                return handle.read()
+    return None
+
+
+def with_host_trust(dockerfile: str) -> str:
+    """The Dockerfile with the host's CA bundle (``HOST_CA`` in the context) copied into every stage that
+    starts from an image, and the variables that pip, requests, curl, OpenSSL and Node read pointed at it,
+    so its ``RUN`` steps trust what the host trusts."""
+    lines = []
+    for line in dockerfile.splitlines(keepends=True):
+        lines.append(line if line.endswith("\n") else line + "\n")
+        found = _FROM.match(line.rstrip("\n"))
+        if found and found.group(2).lower() != "scratch":
+            lines.append(f"COPY {HOST_CA} {_HOST_CA_INSIDE}\n")
+            lines.append("ENV " + " ".join(f"{name}={_HOST_CA_INSIDE}" for name in _CA_VARIABLES) + "\n")
+    return "".join(lines)

@@ -6,7 +6,8 @@ always run with none):
 
 1. the task's build context as the task wrote it, tagged ``<TASK_REPO>:<digest>-task``; no image is
    pulled: a ``FROM`` image the engine lacks is replaced by a local stand-in where there is one
-   (``bases.py``: ``python:3.11*``, ``debian:bookworm*``), else the error names it and the fix;
+   (``bases.py``: ``python:3.11*``, ``debian:bookworm*``), else the error names it and the fix; with
+   network, each stage trusts the host's CA bundle (``bases.with_host_trust``);
 2. a sandbox layer over it (tagged by a hash of the digest and the layer): the work directory's files move
    to ``/workspace``, owned by the sandbox user, and the work directory becomes a link to it, so the
    task's absolute paths and our workspace are one folder; ``/run/forward`` is made for the guard's relay;
@@ -119,7 +120,8 @@ class TaskImages:
             start = time.monotonic()
             try:
                 if not self.exists(self.task_tag(image)):
-                    self._build(context_tar(self._with_stand_ins(image.context, who)), self.task_tag(image))
+                    context = self._with_host_trust(self._with_stand_ins(image.context, who))
+                    self._build(context_tar(context), self.task_tag(image))
                 layer = {"Dockerfile": layer_dockerfile(self.task_tag(image), workdir).encode()}
                 self._build(context_tar(layer), tag)
             except TaskImageError as exc:
@@ -164,6 +166,15 @@ class TaskImages:
             return context
         self.log(f"{who}: FROM {', '.join(f'{a} -> {b}' for a, b in replaced.items())} (no registry here)")
         return {**context, "Dockerfile": bases.with_images(dockerfile, replaced).encode()}
+
+    def _with_host_trust(self, context: dict[str, bytes]) -> dict[str, bytes]:
+        """With network, the context with the host's CA bundle and every stage trusting it; without, as is
+        (nothing is fetched)."""
+        bundle = bases.host_ca_bundle() if self.network != "none" else None
+        if bundle is None:
+            return context
+        dockerfile = bases.with_host_trust(context["Dockerfile"].decode("utf-8", "replace"))
+        return {**context, bases.HOST_CA: bundle, "Dockerfile": dockerfile.encode()}
 
     def _build(self, context: bytes, tag: str) -> None:
         self.api.images.build(

@@ -45,6 +45,7 @@ the repository, which is not bound): its task generators compute the answers.
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import resource
@@ -146,7 +147,8 @@ class LocalSandbox:
     def run(self, command: str, *, timeout_s: float, env: Mapping[str, str] | None = None) -> RunResult:
         if self._destroyed:
             raise SandboxError(f"sandbox {self.name} was destroyed; create a new one")
-        argv = list(self._bwrap_argv)
+        status_read, status_write = os.pipe()  # bwrap writes its init's pid here: see _wait_gone
+        argv = [self._bwrap_argv[0], "--json-status-fd", str(status_write), *self._bwrap_argv[1:]]
         for key, value in sandbox_env(env).items():
             argv += ["--setenv", key, value]
         argv += ["--", *command_argv(command, self.forwards, sys.executable)]
@@ -182,14 +184,19 @@ class LocalSandbox:
                     stderr=subprocess.STDOUT,
                     start_new_session=True,
                     preexec_fn=prepare_child,
+                    pass_fds=(status_write,),
                 )
             except (OSError, subprocess.SubprocessError) as exc:
+                os.close(status_read)
                 raise SandboxError(f"could not start bwrap for {self.name}: {exc}") from exc
+            finally:
+                os.close(status_write)
             watch = None if self.cgroup else TreeLimit(proc.pid, limits.memory_mb, allowance)
             status, _, timed_out = wait_until(proc.pid, start + timeout_s, on_poll=watch and watch.sample)
             wall = time.monotonic() - start
             proc.returncode = os.waitstatus_to_exitcode(status)
             self._kill_rest(proc.pid)
+            _wait_gone(_init_pid(status_read))
             out.seek(max(0, out.seek(0, os.SEEK_END) - _TAIL_BYTES))
             tail = out.read().decode("utf-8", "replace")
         if watch and watch.exceeded:
@@ -204,6 +211,7 @@ class LocalSandbox:
         )
 
     def _kill_rest(self, pgid: int) -> None:
+        """SIGKILL the process group (bwrap and the namespace's init; the kernel then kills the rest)."""
         try:
             os.killpg(pgid, signal.SIGKILL)
         except ProcessLookupError:
@@ -394,3 +402,40 @@ class LocalBackend:
                 _remove_tree(folder)
                 removed.add(folder.name)
         return len(removed)
+
+
+def _init_pid(status_fd: int) -> int | None:
+    """The host pid of the sandbox's init (its pid namespace's pid 1), from bwrap's ``--json-status-fd``
+    (read once bwrap has exited, so the pipe holds all it wrote); None if it never started one."""
+    chunks = []
+    try:
+        while chunk := os.read(status_fd, 65536):
+            chunks.append(chunk)
+    finally:
+        os.close(status_fd)
+    for line in b"".join(chunks).decode("utf-8", "replace").splitlines():
+        try:
+            pid = json.loads(line).get("child-pid")
+        except (ValueError, AttributeError):
+            continue
+        if isinstance(pid, int):
+            return pid
+    return None
+
+
+def _wait_gone(init_pid: int | None, timeout_s: float = 5.0) -> None:
+    """Wait until the sandbox's init is reaped: a dying pid namespace's init waits for every process in it
+    to exit first, so then nothing of the sandbox runs. Bwrap itself, reaped at once, can end before its
+    init has done so, and a ``run`` must not return while the sandbox's processes still run."""
+    deadline = time.monotonic() + timeout_s
+    while init_pid is not None and _running(init_pid) and time.monotonic() < deadline:
+        time.sleep(0.005)
+
+
+def _running(pid: int) -> bool:
+    """Whether ``pid`` exists and has not exited (a zombie has: its parent only has not reaped it yet)."""
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False

@@ -225,3 +225,27 @@ def test_task_images_build_with_the_hosts_network_and_sandboxes_run_without():
     backend = DockerBackend(api, prefix="hsbx")
     backend.task_images.ensure(IMAGE)
     assert {b["network_mode"] for b in api.images.builds} == {"host"}
+
+
+def test_a_build_with_network_trusts_the_hosts_certificates_in_every_stage(tmp_path: Path, monkeypatch):
+    """A machine that reaches PyPI through a proxy with its own certificate: the task's ``RUN pip install``
+    must trust what the host trusts. The host's bundle goes into the build's context and every stage that
+    starts from an image copies it and points pip, requests, curl, OpenSSL and Node at it; a build without
+    network gets nothing."""
+    bundle = tmp_path / "host-ca.pem"
+    bundle.write_bytes(b"-----BEGIN CERTIFICATE-----\nhost\n-----END CERTIFICATE-----\n")
+    monkeypatch.setenv("SSL_CERT_FILE", str(bundle))
+    dockerfile = "FROM debian:12 AS build\nRUN pip install x\nFROM scratch AS empty\nFROM build\nRUN true"
+    image = TaskImage({"Dockerfile": dockerfile.encode()}, "trust", task_id="t")
+    for network, trusted in (("host", True), ("none", False)):
+        api = FakeDocker()
+        TaskImages(api, network=network, log=lambda line: None).ensure(image)
+        files = files_of(api.images.builds[0])
+        built = files["Dockerfile"].decode()
+        assert (files.get(bases.HOST_CA) == bundle.read_bytes()) is trusted
+        copies = [line for line in built.splitlines() if line.startswith(f"COPY {bases.HOST_CA} ")]
+        assert len(copies) == (2 if trusted else 0), built  # the two stages from images, not scratch
+        if trusted:
+            lines = built.splitlines()
+            assert lines[1].startswith("COPY") and "PIP_CERT=" in lines[2] and "SSL_CERT_FILE=" in lines[2]
+            assert lines[3] == "RUN pip install x" and lines[4] == "FROM scratch AS empty"

@@ -261,6 +261,37 @@ def test_without_cgroups_the_tree_is_held_to_its_memory_and_process_limits_and_s
     assert not list((tmp_path / "plain").iterdir())
 
 
+def test_a_run_returns_only_when_every_process_of_the_sandbox_is_gone(tmp_path, prefix, workspace):
+    """Killed at its deadline or by a limit, a run returns after the sandbox's pid namespace has emptied,
+    not when bwrap alone is reaped (its init is still killing the rest then)."""
+
+    def left() -> list[str]:
+        found = []
+        for entry in Path("/proc").iterdir():
+            try:
+                if entry.name.isdigit() and b"37.25" in (entry / "cmdline").read_bytes():
+                    found.append(entry.name)
+            except OSError:
+                continue
+        return found
+
+    for use_cgroups in (False, True):
+        backend = LocalBackend(tmp_path / f"cg{use_cgroups}", prefix=prefix, use_cgroups=use_cgroups)
+        box = backend.create(workspace, SMALL)
+        try:
+            timed = box.run("for i in 1 2 3 4 5 6; do sleep 37.25 & done; sleep 37.25", timeout_s=1)
+            after_timeout = left()
+            killed = box.run(
+                "for i in 1 2 3 4 5 6; do sleep 37.25 & done; head -c 300M /dev/zero > /tmp/big; sleep 37.25",
+                timeout_s=30,
+            )
+            after_kill = left()
+        finally:
+            box.destroy()
+        assert timed.timed_out and after_timeout == [], (use_cgroups, after_timeout)
+        assert killed.exit_code != 0 and after_kill == [], (use_cgroups, killed, after_kill)
+
+
 def test_without_cgroups_threads_and_files_in_the_private_tmpfs_count_against_the_limits(
     tmp_path, prefix, workspace
 ):

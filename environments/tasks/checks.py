@@ -413,9 +413,13 @@ def run_checks(
             (CheckName.HACK_RESISTANT, partial(check_hack_resistant, task, attempt_runner)),
             *[(name, partial(fn, task, trial)) for name, fn in _RUN],
         ]
+        first_crash: dict[str, CheckName] = {}  # a task image that did not build crashes four checks alike
         for name, call in calls:
             try:
                 results.append(call())
             except Exception as exc:  # one broken check must not hide the others
-                results.append(CheckResult(name, False, f"check crashed: {type(exc).__name__}: {exc}"))
+                why = f"{type(exc).__name__}: {exc}"
+                said = f"the same as {first_crash[why].value}" if why in first_crash else why
+                first_crash.setdefault(why, name)
+                results.append(CheckResult(name, False, f"check crashed: {said}"))
     return sorted(results, key=lambda r: _ORDER.index(r.name))

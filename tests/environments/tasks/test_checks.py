@@ -136,6 +136,20 @@ def test_a_crashing_runner_gives_failed_results_not_an_exception():
     assert not any(r.passed for r in results if r.name.value in crashed)
 
 
+def test_checks_that_crash_alike_name_the_first_instead_of_repeating_its_message(monkeypatch):
+    """A task image that did not build crashes several checks with one long build log: it is said once."""
+    from environments.tasks import checks
+
+    def crash(*args, **kwargs):
+        raise RuntimeError("the image did not build; log: " + "x" * 500)
+
+    monkeypatch.setattr(checks, "check_well_formed", crash)
+    monkeypatch.setattr(checks, "check_no_leakage", crash)
+    reasons = {r.name.value: r.reason for r in run_checks(repo_task())}
+    assert reasons["well_formed"].startswith("check crashed: RuntimeError: the image did not build")
+    assert reasons["no_leakage"] == "check crashed: the same as well_formed"
+
+
 @pytest.mark.parametrize(
     "written",
     ["46.850", "4.685e1", "46.8512", "46.9", "(46.85)", "total=46.85;"],

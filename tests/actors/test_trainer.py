@@ -65,7 +65,9 @@ def test_one_trainer_runs_two_steps_on_real_rollouts_and_resumes(serving, tiny_m
         # resume from the checkpoint for one more step: the versions go on (v4), the step count too
         first_pool = pool
         pool = RolloutPool(pool.cfg, itertools.cycle(tasks), ThreadSessions(session.run, workers=2))
-        resumed = HarnessTrainer(replace(cfg, max_steps=3), RayServing(serving), pool)
+        resumed = HarnessTrainer(
+            replace(cfg, settings=replace(cfg.settings, max_steps=3)), RayServing(serving), pool
+        )
         try:
             again = resumed.train(resume_from=str(tmp_path / "trainer" / "checkpoint-2"))
         finally:

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -191,11 +191,23 @@ def load_sft_config(cfg: SmokeConfig) -> Any:
     return replace(sft_cfg, out_dir=str(Path(sft_cfg.out_dir).resolve()))
 
 
-def warm_start(sft_cfg: Any) -> dict:
+def in_child(fn: Callable[..., Any], *args: Any) -> Any:
+    """``fn(*args)`` in a fresh (spawned) process, its result returned and its exception raised here. The
+    memory it took goes back to the system when it ends: an SFT run in the driver left it at 10 GB (the
+    allocator keeps what a model and its optimizer freed), and the vLLM server and trainer started next on
+    the same 24 GB machine were killed for memory."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
+        return pool.submit(fn, *args).result()
+
+
+def warm_start(sft_cfg: Any, train: Callable[[Any], dict] | None = None) -> dict:
     """The SFT adapter in ``sft_cfg.out_dir``: kept when it is there (its figures read back), else trained
-    (``actors.sft.train.run_sft``); its losses, printed and returned."""
+    by ``train`` (default: ``actors.sft.train.run_sft`` in a child process, ``in_child``); its losses,
+    printed and returned."""
     from actors.models import resolve_model_path
-    from actors.sft.train import run_sft
 
     folder = Path(sft_cfg.out_dir)
     metrics = folder / "metrics.json"
@@ -208,7 +220,13 @@ def warm_start(sft_cfg: Any) -> dict:
             f"    SFT into {folder}: {sft_cfg.max_steps} steps on {len(sft_cfg.traces)} trace files",
             flush=True,
         )
-        figures = run_sft(replace(sft_cfg, model=resolve_model_path(sft_cfg.model)))
+        resolved = replace(sft_cfg, model=resolve_model_path(sft_cfg.model))
+        if train is None:
+            from actors.sft.train import run_sft
+
+            figures = in_child(run_sft, resolved)
+        else:
+            figures = train(resolved)
     kept = ("steps", "train_loss_first", "train_loss_last", "eval_loss_before", "eval_loss", "train_s")
     figures = {k: figures.get(k) for k in kept}
     print(

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from actors.config_loader import load_config
 from jobs.smoke import CONFIGS, SmokeConfig
 
@@ -42,7 +44,6 @@ def test_an_sft_adapter_to_train_gets_its_missing_demonstrations_first(tmp_path:
     from dataclasses import replace
 
     import actors.models
-    import actors.sft.train
     from jobs import smoke
 
     trace = tmp_path / "demos" / "pi-train.jsonl"
@@ -52,9 +53,20 @@ def test_an_sft_adapter_to_train_gets_its_missing_demonstrations_first(tmp_path:
         seen.append([Path(t).exists() for t in cfg.traces])
         return {"steps": 1}
 
-    monkeypatch.setattr(actors.sft.train, "run_sft", fake_sft)
     monkeypatch.setattr(actors.models, "resolve_model_path", lambda model: model)
     cfg = load_config(SmokeConfig, CONFIGS / "smoke-real.yaml")
     sft = replace(smoke.load_sft_config(cfg), out_dir=str(tmp_path / "sft"), traces=(str(trace),))
-    assert smoke.warm_start(sft)["steps"] == 1
+    assert smoke.warm_start(sft, train=fake_sft)["steps"] == 1
     assert seen == [[True]]
+
+
+def test_a_stage_run_in_a_child_process_returns_its_result_and_raises_its_error() -> None:
+    """The SFT stage trains in a child process (``in_child``), whose memory goes back when it ends."""
+    import os
+
+    from jobs.smoke import in_child
+
+    assert in_child(os.getpid) != os.getpid()
+    assert in_child(max, 3, 7) == 7
+    with pytest.raises(FileNotFoundError):
+        in_child(os.stat, "/nonexistent-path-for-a-test")

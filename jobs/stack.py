@@ -60,7 +60,8 @@ def guard_app(
     from serve.app import autoscaling, build_app, start_ledger
     from serve.proxy import ProxyConfig
 
-    proxy, port = resolve_proxy(guard.proxy, sum(1 for node in ray.nodes() if node["Alive"])), guard.port
+    proxy = resolve_proxy(guard.proxy, sum(1 for node in ray.nodes() if node["Alive"]))
+    port = guard.port
     if proxy == "head_only":  # the driver runs on the head node (``ray job submit`` puts it there)
         host = node_address("node")
         serve.start(proxy_location=ProxyLocation.HeadOnly, http_options={"host": host, "port": port})

@@ -183,6 +183,10 @@ class TreePeak:
     Sampling every poll misses processes that live shorter than a poll; each sample also reads every
     process's own high-water mark (``VmHWM``), so a process seen once counts with its peak."""
 
+    counts_tmpfs = False
+    """Whether the tree's private tmpfs mounts count as its memory (``tmpfs_kb``): only a sandbox has
+    them, so a plain subprocess's frequent samples skip reading every process's mount table."""
+
     def __init__(self, pid: int) -> None:
         self.pid = pid
         self.peak_kb = 0
@@ -192,7 +196,7 @@ class TreePeak:
 
     def _measure(self) -> tuple[int, int]:
         """Sample once; return the tree's task count (threads, as a cgroup's ``pids.max`` counts them) and
-        its resident memory now (KiB), with what its private tmpfs mounts hold (``tmpfs_kb``)."""
+        its resident memory now (KiB), with what its private tmpfs mounts hold if ``counts_tmpfs``."""
         total = tasks = 0
         pids = _tree(self.pid)
         for pid in pids:
@@ -200,7 +204,8 @@ class TreePeak:
             total += max(status.get("VmRSS:", 0), 0)
             tasks += max(status.get("Threads:", 1), 1)
             self.peak_kb = max(self.peak_kb, status.get("VmHWM:", 0))
-        total += tmpfs_kb(pids)
+        if self.counts_tmpfs:
+            total += tmpfs_kb(pids)
         self.peak_kb = max(self.peak_kb, total)
         return tasks, total
 
@@ -219,6 +224,8 @@ class TreeLimit(TreePeak):
     whom ``RLIMIT_NPROC`` does not bind). Memory that is neither resident in a process nor in those mounts
     (a ``memfd`` never mapped, System V shared memory detached, socket buffers) is not seen: only a memory
     cgroup bounds it."""
+
+    counts_tmpfs = True
 
     def __init__(self, pid: int, memory_mb: int, max_processes: int, every_s: float = 0.05) -> None:
         super().__init__(pid)

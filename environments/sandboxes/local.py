@@ -147,8 +147,7 @@ class LocalSandbox:
     def run(self, command: str, *, timeout_s: float, env: Mapping[str, str] | None = None) -> RunResult:
         if self._destroyed:
             raise SandboxError(f"sandbox {self.name} was destroyed; create a new one")
-        status_read, status_write = os.pipe()  # bwrap writes its init's pid here: see _wait_gone
-        argv = [self._bwrap_argv[0], "--json-status-fd", str(status_write), *self._bwrap_argv[1:]]
+        argv = list(self._bwrap_argv)
         for key, value in sandbox_env(env).items():
             argv += ["--setenv", key, value]
         argv += ["--", *command_argv(command, self.forwards, sys.executable)]
@@ -175,10 +174,11 @@ class LocalSandbox:
         if self.cgroup:
             self.cgroup.reset_peak()
         with tempfile.TemporaryFile() as out:
+            status_read, status_write = os.pipe()  # bwrap writes its init's pid here: see _wait_gone
             start = time.monotonic()
             try:
                 proc = subprocess.Popen(
-                    argv,
+                    [argv[0], "--json-status-fd", str(status_write), *argv[1:]],
                     stdin=subprocess.DEVNULL,
                     stdout=out,
                     stderr=subprocess.STDOUT,

@@ -63,6 +63,10 @@ def normalize_call(tool_call: Mapping[str, object]) -> NormalCall:
     return normalize(name, args)
 
 
+CHECK_TRIES = 2
+"""Runs of one check before a spent time budget makes it an unknown (`GuardSession.check`)."""
+
+
 @dataclass(frozen=True)
 class GuardConfig:
     allowlist: tuple[str, ...] = ()
@@ -169,16 +173,21 @@ class GuardSession:
         Bounded: arguments over `max_argument_chars`, or shell/program text over
         `max_shell_chars`, are an unknown without being parsed, and every pattern match runs
         under one deadline of `check_budget_s` (`serve.rx`); running out is an unknown too. An
-        unknown blocks when failing closed, so a hostile input costs one bounded check and is
-        never an allow."""
+        unknown blocks when failing closed, so a hostile input costs at most `CHECK_TRIES`
+        bounded checks and is never an allow. The budget is wall-clock time, so a pause that is
+        not the input's doing (a garbage collection of a large heap, a busy machine) can spend it
+        on an ordinary call; the check is pure, so it runs again with a fresh budget, and only
+        a call that runs out every time is an unknown."""
         raw = call_parts(tool_call)[2]
         if isinstance(raw, str) and len(raw) > self.config.max_argument_chars:
             return Unknown(RuleId.LIMITS, Reason.TOO_LARGE)
-        try:
-            with rx.budget(self.config.check_budget_s):
-                return self._check(tool_call)
-        except rx.BudgetExceeded:
-            return Unknown(RuleId.LIMITS, Reason.CHECK_BUDGET)
+        for _ in range(CHECK_TRIES):
+            try:
+                with rx.budget(self.config.check_budget_s):
+                    return self._check(tool_call)
+            except rx.BudgetExceeded:
+                continue
+        return Unknown(RuleId.LIMITS, Reason.CHECK_BUDGET)
 
     def _check(self, tool_call: Mapping[str, object]) -> Decision:
         found = self.declared.judge_raw(self.schemas, tool_call)

@@ -1,9 +1,9 @@
 """Model presets (``actors/model_presets/*.yaml``, one ServingConfig each) and resolving ``tiny``.
 
-A library the jobs and the validity measure share; the preset files are this module's data, beside it, and
-the job configs name them (``serving.preset``; the SFT config's ``model``). It builds on ``actors.sft``
-(a tiny agent's name resolves to the agent SFT builds), so nothing in ``actors.sft`` imports it: the SFT
-job resolves its model here before it trains.
+A library the jobs and the validity measure (``serve.validity``) share; the preset files are this module's
+data, beside it, and the job configs name them (``serving.preset``; the SFT config's ``model``). It builds
+on ``actors.sft`` (a tiny agent's name resolves to the agent SFT builds), so nothing in ``actors.sft``
+imports it: the SFT job resolves its model here before it trains.
 """
 
 from __future__ import annotations

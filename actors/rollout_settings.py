@@ -36,6 +36,11 @@ class RolloutSettings:
     """Sampling temperature of every session's turns, set by the guard (none of the harnesses sends one;
     0: greedy); null: the server's default (1.0 unless the model's generation config says otherwise). A
     trainer's log-probs stay those of the untempered policy."""
+    constrain_tool_calls: bool = False
+    """Decode every tool call under a grammar of the request's declared tools and their argument schemas
+    (vLLM structured outputs, set by the guard: ``serve.grammar``), so a call can only be one the
+    declared-tools rule accepts. For a model too small to write its harness's calls reliably; needs a
+    tool-call parser the guard writes grammars for (hermes)."""
 
     def __post_init__(self) -> None:
         problems = []

@@ -373,7 +373,7 @@ def merged_comparison(
                 node_id=ray.get_runtime_context().get_node_id(),
             )
             try:
-                redeploy_guards(cfg, ray.get(alone.url.remote()), (harness,))
+                redeploy_guards(cfg, ray.get(alone.url.remote()), (harness,), serving_cfg.tool_call_parser)
                 as_base = dataclasses.replace(c, name=BASE)
                 work = [(as_base, t) for t in tasks]
                 run_sessions(cfg, stack.guard_url(harness), harness, runner_dir, f"merged {c.name}", work)
@@ -381,7 +381,7 @@ def merged_comparison(
                 ray.get(alone.stop.remote())
                 ray.kill(alone)
     finally:
-        redeploy_guards(cfg, stack.url, (harness,))  # back to multi-LoRA
+        redeploy_guards(cfg, stack.url, (harness,), serving_cfg.tool_call_parser)  # back to multi-LoRA
     merged_s = time.monotonic() - start
     return {
         "merged_checkpoints": len(adapters),
@@ -400,7 +400,7 @@ def run(cfg: EvalConfig, stack: Any = None, server_start_s: float = 0.0) -> dict
     from actors.model_card import set_evaluation
     from actors.models import load_preset, resolve_model
     from actors.serving.remote import RayServing
-    from jobs.stack import job_stack, redeploy_guards
+    from jobs.stack import job_stack, redeploy_guards, tool_grammar
 
     started = time.monotonic()
     out = Path(cfg.out_dir).resolve()
@@ -425,6 +425,7 @@ def run(cfg: EvalConfig, stack: Any = None, server_start_s: float = 0.0) -> dict
     serving_cfg = resolve_model(load_preset(cfg.serving.preset, overrides))
     say(f"{len(checkpoints)} checkpoints ({len(adapters)} adapters) x {len(tasks)} tasks")
     say(f"model {serving_cfg.model}")
+    tool_grammar(cfg.rollouts, serving_cfg.tool_call_parser)  # refused before Ray starts
     connect_ray(local_cpus=job_cpus())
     if problem := merged_problem(cfg.merged.tasks, driver_node_cpus()):
         raise ValueError(problem)
@@ -435,7 +436,8 @@ def run(cfg: EvalConfig, stack: Any = None, server_start_s: float = 0.0) -> dict
             server_start_s = time.monotonic() - stack_started
         else:
             say(f"on the serving stack already running ({stack.url}), started in {server_start_s:.0f} s")
-            redeploy_guards(cfg, stack.url, cfg.harnesses)  # this job's guard mode and sampling temperature
+            # this job's guard mode and sampling
+            redeploy_guards(cfg, stack.url, cfg.harnesses, serving_cfg.tool_call_parser)
         serving = RayServing(stack.server)  # adapters travel as bytes: the server may be on another node
         live, load_failures = publish_all(serving.publish, checkpoints)
         variants = impossible_tasks(tasks, cfg.tasks.impossible)

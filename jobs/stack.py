@@ -45,13 +45,19 @@ class Stack:
 
 
 def guard_app(
-    upstream_url: str, guard: GuardSettings, shard: str = "guard", temperature: float | None = None
+    upstream_url: str,
+    guard: GuardSettings,
+    shard: str = "guard",
+    temperature: float | None = None,
+    tool_grammar: str | None = None,
 ) -> str:
     """(Re)deploy one guard shard, the Serve application ``guard-<shard>`` at route ``/<shard>``, in front of
     ``upstream_url``; its base URL. ``guard`` gives the mode, the port, where the HTTP proxy listens (see
     the module docstring) and the replicas (a fixed number; or a range, whose replicas share the ledger
     actor ``guard-ledger-<shard>``, kept across redeploys of the shard); ``temperature`` is the sampling
-    temperature of every turn it forwards (None: the server's default)."""
+    temperature of every turn it forwards (None: the server's default); ``tool_grammar`` the server's
+    tool-call parser when every turn's tool calls are constrained to the declared tools
+    (``serve.grammar``)."""
     import ray
     from ray import serve
     from ray.serve.config import ProxyLocation
@@ -68,7 +74,7 @@ def guard_app(
     else:
         host = "127.0.0.1"
         serve.start(proxy_location=ProxyLocation.EveryNode, http_options={"host": host, "port": port})
-    config = ProxyConfig(upstream_url, guard=guard.mode, temperature=temperature)
+    config = ProxyConfig(upstream_url, guard=guard.mode, temperature=temperature, tool_grammar=tool_grammar)
     ledger = None
     if guard.max_replicas > 1:
         try:
@@ -163,6 +169,7 @@ def serving_stack(
     strategy: str = "PACK",
     shards: Sequence[str] = ("guard",),
     temperature: float | None = None,
+    tool_grammar: str | None = None,
 ) -> Iterator[Stack]:
     """Serving and the guard; one guard shard per entry of ``shards`` (a trainer's rollouts stay in one
     shard's replica; shards spread over the nodes)."""
@@ -189,7 +196,7 @@ def serving_stack(
         ready_s = time.monotonic() - vllm_started
         say(f"vLLM ready: {serving_cfg.model} at {url} in {ready_s:.0f} s (node {node})")
         say(f"starting the guard (Ray Serve, {guard.mode}) on port {guard.port}")
-        urls = {shard: guard_app(url, guard, shard, temperature) for shard in shards}
+        urls = {shard: guard_app(url, guard, shard, temperature, tool_grammar) for shard in shards}
         guard_nodes = replica_nodes(urls)
         say(f"guard shards at {', '.join(urls.values())} (replicas on {guard_nodes})")
         yield Stack(server, url, urls, group, device, node, guard_nodes, serving_cfg.model)
@@ -230,7 +237,20 @@ def job_stack(
         strategy=cfg.serving.placement,
         shards=cfg.harnesses,
         temperature=cfg.rollouts.temperature,
+        tool_grammar=tool_grammar(cfg.rollouts, serving_cfg.tool_call_parser),
     )
+
+
+def tool_grammar(rollouts: Any, parser: str) -> str | None:
+    """The parser whose format the guard constrains tool calls in, when ``rollouts`` asks for it; refused
+    (``ValueError``, naming the fix) for a parser the guard writes no grammar for."""
+    from serve.grammar import tool_grammar_problem
+
+    if not rollouts.constrain_tool_calls:
+        return None
+    if problem := tool_grammar_problem(parser):
+        raise ValueError(problem)
+    return parser
 
 
 def model_problem(nodes: int, model: str, storage: str) -> str | None:
@@ -284,9 +304,11 @@ def model_for_nodes(serving_cfg: Any, nodes: int, storage: str, say: Any = print
     return replace(serving_cfg, model=location)
 
 
-def redeploy_guards(cfg: Any, upstream_url: str, shards: Sequence[str]) -> None:
+def redeploy_guards(cfg: Any, upstream_url: str, shards: Sequence[str], parser: str) -> None:
     """The guard ``shards`` again, in front of ``upstream_url``, with ``cfg``'s guard section and
     temperature: a job on a stack another job started (``jobs.smoke``: the evaluation after the training),
-    or the merged comparison's switch to a merged server and back."""
+    or the merged comparison's switch to a merged server and back. ``parser``: the server's tool-call
+    parser (``tool_grammar``)."""
+    grammar = tool_grammar(cfg.rollouts, parser)
     for shard in shards:
-        guard_app(upstream_url, cfg.guard, shard, cfg.rollouts.temperature)
+        guard_app(upstream_url, cfg.guard, shard, cfg.rollouts.temperature, grammar)

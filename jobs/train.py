@@ -129,7 +129,7 @@ def run(cfg: TrainJobConfig, stack: Any = None) -> dict:
     from actors.rollout_pool import PoolConfig
     from actors.tracking import trackio_command
     from actors.trainer import TrainerActor, TrainerConfig, TrainerRank
-    from jobs.stack import job_stack
+    from jobs.stack import job_stack, tool_grammar
 
     started = time.monotonic()
     out = Path(cfg.out_dir).resolve()
@@ -137,6 +137,7 @@ def run(cfg: TrainJobConfig, stack: Any = None) -> dict:
     say = lambda message: print(f"[train] {message}", flush=True)  # noqa: E731
     serving_cfg = resolve_model(load_preset(cfg.serving.preset, cfg.serving.overrides))
     say(f"model {serving_cfg.model}; harnesses {', '.join(cfg.harnesses)}; guard {cfg.guard.mode}")
+    tool_grammar(cfg.rollouts, serving_cfg.tool_call_parser)  # refused before Ray starts
     tasks = driver_tasks(cfg, say)
     connect_ray(local_cpus=job_cpus())
     nodes = alive_nodes()

@@ -53,6 +53,7 @@ from environments.harnesses.route import ROLLOUT_ID, rollout_path, rollout_route
 
 from .book import Book, LocalBook, RolloutBook, RolloutView
 from .engine import GuardConfig, GuardSession
+from .grammar import tool_grammar_problem
 from .mode import GuardMode
 from .record import MAX_TURNS, RolloutRecord, TurnRecord, UpstreamError
 from .sse import SSEDecoder
@@ -90,10 +91,15 @@ class ProxyConfig:
     temperature: float | None = None
     """The sampling temperature every forwarded turn asks for, replacing the harness's (none of pi,
     opencode and hermes sends one); None leaves the request as sent and the server's default applies."""
+    tool_grammar: str | None = None
+    """The server's tool-call parser, when every forwarded turn's tool calls are constrained to the
+    request's declared tools in its format (`serve.grammar`); None: the model writes calls freely."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "guard", GuardMode.parse(self.guard))
         if problem := temperature_problem(self.temperature):
+            raise ValueError(problem)
+        if self.tool_grammar is not None and (problem := tool_grammar_problem(self.tool_grammar)):
             raise ValueError(problem)
         if not self.upstream.startswith(("http://", "https://")):
             raise ValueError(
@@ -271,7 +277,7 @@ class GuardProxy:
         model = rollout.record.adapter or client_model
         key = conversation_key(request)
         session = await self._session(rollout_id, rollout, request, key)
-        body = upstream_body(request, model, self.config.temperature)
+        body = upstream_body(request, model, self.config.temperature, self.config.tool_grammar)
         started_at, t0 = self.wall_clock(), self.clock()
         stream = bool(request.get("stream"))
         failed = TurnParts()

@@ -2,8 +2,9 @@
 
 - `parse_request(raw)` checks the harness's request and raises `RequestError` (a 4xx with a
   code naming the problem) for anything malformed.
-- `upstream_body(request, model, temperature)` is what goes to the server: its chat-completions
-  fields with the rollout's adapter as `model`, the job's sampling temperature where it sets one,
+- `upstream_body(request, model, temperature, tool_grammar)` is what goes to the server: its
+  chat-completions fields with the rollout's adapter as `model`, the job's sampling temperature where
+  it sets one, its tool calls constrained to the declared tools where the job asks (`serve.grammar`),
   and token ids, logprobs and usage asked for.
 - `StreamTurn` takes the server's stream events one by one and returns the bytes the harness
   gets: text and reasoning deltas as they arrive; tool-call deltas held (assembled per
@@ -29,6 +30,7 @@ from dataclasses import dataclass, field
 
 from .decisions import Allow, Block, Decision, Reason, RuleId, Unknown, Verdict, verdict
 from .engine import GuardSession
+from .grammar import constrained, tool_call_tag
 from .mode import GuardMode
 from .record import BlockRecord, UpstreamError, reply_message
 from .sse import DONE, ChunkWriter
@@ -105,12 +107,18 @@ to its own route could otherwise make the server fail, and a server failure is r
 
 
 def upstream_body(
-    request: Mapping[str, object], model: str, temperature: float | None = None
+    request: Mapping[str, object],
+    model: str,
+    temperature: float | None = None,
+    tool_grammar: str | None = None,
 ) -> dict[str, object]:
     body = {k: v for k, v in request.items() if k in REQUEST_FIELDS}
     body["model"] = model
     if temperature is not None:  # the job's sampling, whatever the harness sent
         body["temperature"] = temperature
+    if tool_grammar is not None and constrained(body):
+        if (tag := tool_call_tag(body.get("tools"), tool_grammar)) is not None:
+            body["response_format"] = tag
     body["logprobs"] = True
     body["return_token_ids"] = True
     body.pop("n", None)

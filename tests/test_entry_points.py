@@ -75,7 +75,7 @@ CASES = [
     Case("jobs.sft", ("learning_rate=abc", "--print-config"), "learning_rate='abc'"),
     Case("jobs.sft", ("traces=[{tmp}/nowhere.jsonl]", "out_dir={tmp}/out"), "nowhere.jsonl does not exist"),
     Case("jobs.sft", ("model=nope", "traces=[{tmp}/file]", "out_dir={tmp}/out"), "model='nope'"),
-    Case("actors.validity", ("--preset", "nope"), "unknown model preset 'nope'"),
+    Case("serve.validity", ("--preset", "nope"), "unknown model preset 'nope'"),
     Case("actors.sft.tiny_agent", ("--agent", "nope"), "invalid choice: 'nope'"),
     Case("serve", ("--upstream", "notaurl"), "upstream='notaurl'"),
     Case("serve.check", ("{tmp}/nowhere.jsonl",), "cannot read"),

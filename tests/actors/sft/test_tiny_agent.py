@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from actors.sft.tiny_agent import TinyAgentRecipe, demonstrations, first_turn_prompts
-from actors.validity import tool_call_validity
+from serve.validity import tool_call_validity
 
 HARNESSES = ("pi", "opencode", "hermes")
 

@@ -8,9 +8,21 @@ from pathlib import Path
 
 import pytest
 
-from actors.validity import Validity, calls_valid, harness_requests, table, turn_requests
+from serve.validity import Validity, harness_requests, reply_problem, table, turn_requests
 
-TOOLS = [{"type": "function", "function": {"name": "bash", "parameters": {"type": "object"}}}]
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "bash",
+            "parameters": {
+                "type": "object",
+                "properties": {"command": {"type": "string"}},
+                "required": ["command"],
+            },
+        },
+    }
+]
 
 
 @dataclass(frozen=True)
@@ -51,19 +63,21 @@ def test_a_limit_spreads_the_turns_over_every_conversation():
 
 
 @pytest.mark.parametrize(
-    ("calls", "ok"),
+    ("calls", "problem"),
     [
-        ([call("bash", '{"command": "ls"}')], True),
-        ([call("bash", '{"command": "ls"}'), call("bash", "{}")], True),
-        ([], False),
-        ([call("python", '{"code": "1"}')], False),
-        ([call("bash", "ls")], False),
-        ([call("bash", "[1]")], False),
-        ([call("bash", '{"command": "ls"}'), call("nope", "{}")], False),
+        ([call("bash", '{"command": "ls"}')], ""),
+        ([call("bash", '{"command": "ls"}'), call("bash", '{"command": "pwd"}')], ""),
+        ([], "no_call"),
+        ([call("python", '{"code": "1"}')], "undeclared"),
+        ([call("bash", "ls")], "not_json"),
+        ([call("bash", "[1]")], "not_json"),
+        ([call("bash", "{}")], "misfit"),
+        ([call("bash", '{"command": 3}')], "misfit"),
+        ([call("bash", '{"command": "ls"}'), call("nope", "{}")], "undeclared"),
     ],
 )
-def test_a_valid_reply_calls_only_declared_tools_with_object_arguments(calls, ok):
-    assert calls_valid(calls, {"bash"}) is ok
+def test_a_valid_reply_is_one_the_guards_declared_tools_rule_lets_through(calls, problem):
+    assert reply_problem(calls, TOOLS) == problem
 
 
 def test_missing_demonstrations_name_the_command_that_writes_them(tmp_path: Path):
@@ -93,7 +107,7 @@ def test_the_table_shows_counts_shares_and_refused_prompts():
 
 
 def test_a_prompt_past_the_models_length_is_told_apart_from_other_errors():
-    from actors.validity import _too_long
+    from serve.validity import _too_long
 
     assert _too_long("This model's maximum context length is 8192 tokens. However, you requested 9000")
     assert _too_long("The decoder prompt (length 9000) is longer than the maximum model length of 8192.")

@@ -1,16 +1,19 @@
 """Tool-call validity of a served model on held-out demonstrations: does it answer each turn, where the
-demonstration called a tool, with calls that parse and name a declared tool?
+demonstration called a tool, with calls the guard's declared-tools rule lets through (a declared tool,
+arguments that parse as a JSON object and fit that tool's schema)?
 
 Each request is a demonstration's conversation up to one of its tool-calling assistant turns (teacher
 forcing: the earlier turns are the demonstration's own), with the harness's declared tools. The server
 parses the reply with its tool-call parser, exactly as a harness receives it. A prompt longer than the
 model's context is counted apart (``too_long``), never as a failure of the model.
 
-    python -m actors.validity --preset smollm2-135m --adapter sft=artifacts/sft/smollm2 \
-        --demos artifacts/demos --turns 30
+    python -m serve.validity --preset smollm2-135m --adapter sft=artifacts/sft/smollm2 \
+        --demos artifacts/demos --turns 30 [--constrain]
 
 serves the preset once with every adapter, measures the base and each adapter per harness, and prints a
-table and, last, one JSON object of the figures.
+table and, last, one JSON object of the figures, with a few failed replies per cell as the model wrote
+them. ``--constrain`` decodes every tool call under the declared tools' grammar, as the guard does for a
+job with ``rollouts.constrain_tool_calls`` (``serve.grammar``).
 """
 
 from __future__ import annotations
@@ -24,6 +27,10 @@ from typing import Any
 
 from environments.errors import UsageError, cli_main
 
+from .decisions import Reason
+from .rules.declared import DeclaredToolsRule, declared_schemas
+from .turn import upstream_body
+
 
 @dataclass(frozen=True, slots=True)
 class Validity:
@@ -32,13 +39,17 @@ class Validity:
     turns: int
     """Requests answered (too-long prompts excluded)."""
     valid: int
-    """Replies with one or more tool calls, every one naming a declared tool with JSON-object arguments."""
+    """Replies with one or more tool calls, every one let through by the declared-tools rule."""
     no_call: int
     """Replies with no parsed tool call (text only, or markup the parser could not read)."""
     undeclared: int
-    """Replies with a call of a tool the harness did not declare, or arguments that are not an object."""
+    """Replies with a call of a tool the harness did not declare."""
     too_long: int = 0
     """Prompts the server refused as longer than the model's context."""
+    not_json: int = 0
+    """Replies with a call whose arguments are not a JSON object."""
+    misfit: int = 0
+    """Replies with a call whose arguments do not fit the tool's parameter schema."""
 
     @property
     def share(self) -> float:
@@ -50,19 +61,27 @@ class Validity:
         return wilson_interval(self.valid, self.turns)
 
 
-def calls_valid(calls: Sequence[dict[str, Any]], declared: set[str]) -> bool:
-    """One or more calls, each of a declared tool with arguments that parse as a JSON object."""
-    return bool(calls) and all(_call_ok(call, declared) for call in calls)
+def reply_problem(calls: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]]) -> str:
+    """What the declared-tools rule finds wrong with a reply's ``calls`` ("" when every call passes):
+    ``no_call``, ``undeclared``, ``not_json`` or ``misfit``, the first failing call's."""
+    if not calls:
+        return "no_call"
+    rule, schemas = DeclaredToolsRule(), declared_schemas(list(tools))
+    for call in calls:
+        found = rule.judge_raw(schemas, call)
+        if found is not None:
+            return PROBLEMS.get(found.reason, "undeclared")
+    return ""
 
 
-def _call_ok(call: dict[str, Any], declared: set[str]) -> bool:
-    function = call.get("function") or {}
-    if function.get("name") not in declared:
-        return False
-    try:
-        return isinstance(json.loads(function.get("arguments") or ""), dict)
-    except json.JSONDecodeError:
-        return False
+PROBLEMS = {
+    Reason.UNDECLARED_TOOL: "undeclared",
+    Reason.BAD_TOOL_CALL: "undeclared",
+    Reason.ARGUMENTS_NOT_JSON: "not_json",
+    Reason.ARGUMENTS_NOT_OBJECT: "not_json",
+    Reason.SCHEMA_MISMATCH: "misfit",
+}
+"""The rule's reasons, by the count they go to."""
 
 
 def turn_requests(conversations: Iterable[Any], limit: int) -> list[dict[str, Any]]:
@@ -94,28 +113,44 @@ def harness_requests(demos: Path, harness: str, split: str, limit: int) -> list[
     return turn_requests(conversations, limit)
 
 
-def measure(base_url: str, model: str, requests: Sequence[dict[str, Any]], max_tokens: int = 256) -> Validity:
-    """Greedy replies of ``model`` (a served name) to ``requests``, counted."""
+def measure(
+    base_url: str,
+    model: str,
+    requests: Sequence[dict[str, Any]],
+    max_tokens: int = 256,
+    grammar: str | None = None,
+    failures: list[dict[str, Any]] | None = None,
+) -> Validity:
+    """Greedy replies of ``model`` (a served name) to ``requests``, counted; ``grammar``: the server's
+    tool-call parser, to decode calls under the declared tools' grammar (``serve.grammar``). Failed
+    replies are appended to ``failures`` (problem, content, calls) when given."""
     import httpx
 
-    valid = no_call = undeclared = too_long = 0
+    counts = dict.fromkeys(("", "no_call", "undeclared", "not_json", "misfit", "too_long"), 0)
     with httpx.Client(base_url=base_url.rstrip("/"), timeout=300) as client:
         for request in requests:
-            body = {**request, "model": model, "max_tokens": max_tokens, "temperature": 0.0}
+            body = upstream_body(request, model, 0.0, grammar)
+            body.update(max_tokens=max_tokens, logprobs=False, return_token_ids=False)
             response = client.post("/chat/completions", json=body)
             if response.status_code == 400 and _too_long(response.text):
-                too_long += 1
+                counts["too_long"] += 1
                 continue
             response.raise_for_status()
-            calls = response.json()["choices"][0]["message"].get("tool_calls") or []
-            declared = {t["function"]["name"] for t in request["tools"]}
-            if calls_valid(calls, declared):
-                valid += 1
-            elif calls:
-                undeclared += 1
-            else:
-                no_call += 1
-    return Validity(valid + no_call + undeclared, valid, no_call, undeclared, too_long)
+            message = response.json()["choices"][0]["message"]
+            calls = message.get("tool_calls") or []
+            problem = reply_problem(calls, request["tools"])
+            counts[problem] += 1
+            if problem and failures is not None:
+                failures.append({"problem": problem, "content": message.get("content"), "calls": calls})
+    return Validity(
+        counts[""] + sum(counts[k] for k in ("no_call", "undeclared", "not_json", "misfit")),
+        counts[""],
+        counts["no_call"],
+        counts["undeclared"],
+        counts["too_long"],
+        counts["not_json"],
+        counts["misfit"],
+    )
 
 
 def _too_long(error: str) -> bool:
@@ -125,10 +160,14 @@ def _too_long(error: str) -> bool:
 
 
 def tool_call_validity(
-    base_url: str, model: str, requests: Sequence[dict[str, Any]], max_tokens: int = 256
+    base_url: str,
+    model: str,
+    requests: Sequence[dict[str, Any]],
+    max_tokens: int = 256,
+    grammar: str | None = None,
 ) -> float:
     """The share of ``requests`` answered with valid tool calls (``measure``)."""
-    return measure(base_url, model, requests, max_tokens).share
+    return measure(base_url, model, requests, max_tokens, grammar).share
 
 
 def table(rows: dict[str, dict[str, Validity]]) -> str:
@@ -167,6 +206,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--max-tokens", type=int, default=256)
     parser.add_argument("--out", default="", help="also write the figures here (JSON)")
     parser.add_argument("--no-base", action="store_true", help="measure the adapters only")
+    parser.add_argument(
+        "--constrain", action="store_true", help="decode tool calls under the declared tools' grammar"
+    )
+    parser.add_argument("--examples", type=int, default=3, help="failed replies kept per cell in the JSON")
     args = parser.parse_args(argv)
     adapters = dict(_named(a) for a in args.adapter)
 
@@ -175,6 +218,8 @@ def main(argv: list[str] | None = None) -> None:
     from actors.models import load_preset, resolve_model
     from actors.serving.server import VLLMServer
     from environments.harnesses.registry import harness_names, harness_problem
+
+    from .grammar import tool_grammar_problem
 
     if args.harness and (problem := harness_problem(tuple(args.harness))):
         raise UsageError(f"--harness: {problem}")
@@ -185,18 +230,30 @@ def main(argv: list[str] | None = None) -> None:
     except FileNotFoundError as exc:
         raise UsageError(str(exc)) from exc
     cfg = resolve_model(preset)
+    grammar = cfg.tool_call_parser if args.constrain else None
+    if grammar is not None and (problem := tool_grammar_problem(grammar)):
+        raise UsageError(f"--constrain: {problem}")
     server = VLLMServer(cfg, tempfile.mkdtemp(prefix="validity-"))
     server.start()
     rows: dict[str, dict[str, Validity]] = {}
+    examples: dict[str, dict[str, list[dict[str, Any]]]] = {}
     try:
         for name, path in adapters.items():
             server.publish(name, str(Path(path).resolve()))
         base = () if args.no_base else (("base", server.base_model_name()),)
         for name, served in (*base, *((n, n) for n in adapters)):
-            rows[name] = {}
+            rows[name], examples[name] = {}, {}
             for harness in harnesses:
-                rows[name][harness] = cell = measure(server.url(), served, requests[harness], args.max_tokens)
-                print(f"[validity] {name} {harness}: {cell.valid}/{cell.turns} valid", flush=True)
+                failed: list[dict[str, Any]] = []
+                rows[name][harness] = cell = measure(
+                    server.url(), served, requests[harness], args.max_tokens, grammar, failed
+                )
+                examples[name][harness] = failed[: args.examples]
+                print(
+                    f"[validity] {name} {harness}: {cell.valid}/{cell.turns} valid ({cell.no_call} no call, "
+                    f"{cell.undeclared} undeclared, {cell.not_json} not JSON, {cell.misfit} misfit)",
+                    flush=True,
+                )
     finally:
         server.stop()
     print(table(rows), flush=True)
@@ -204,11 +261,13 @@ def main(argv: list[str] | None = None) -> None:
         "preset": args.preset,
         "model": cfg.model,
         "split": args.split,
+        "constrained": args.constrain,
         "adapters": adapters,
         "cells": {
             m: {h: {**asdict(c), "share": round(c.share, 4)} for h, c in cells.items()}
             for m, cells in rows.items()
         },
+        "failed_examples": examples,
     }
     if args.out:
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)

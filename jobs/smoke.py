@@ -152,7 +152,10 @@ def run(cfg: SmokeConfig) -> dict:
         )
         for harness, ratio in trained.get("first_step_ratio", {}).items():
             if ratio is not None:
-                print(f"    {harness}: the first step's importance ratio {ratio:.4f} (token exactness: 1)")
+                print(
+                    f"    {harness}: the first step's importance ratio {ratio:.4f} (token exactness: 1, "
+                    "below 1 with constrained tool calls)"
+                )
         for harness, events in trained.get("collapses", {}).items():
             for event in events:
                 print(

@@ -383,7 +383,8 @@ def gather_trackio(project: str, summaries: dict[str, dict], folder: Path, stora
 def first_step_ratio(log_history: list[dict]) -> float | None:
     """Token exactness: the first logged step's mean importance ratio (trainer over sampler probability of
     the sampled tokens). The first step trains the very weights that sampled, on the guard's recorded
-    tokens, so anything but 1 is a mismatch of tokens, template or numerics; None before any step."""
+    tokens, so anything but 1 is a mismatch of tokens, template or numerics, unless tool calls were sampled
+    under a grammar (``rollouts.constrain_tool_calls``: ``serve.grammar``); None before any step."""
     first = next((entry for entry in log_history if "ratio" in entry), None)
     return None if first is None else float(first["ratio"])
 

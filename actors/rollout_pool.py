@@ -17,7 +17,7 @@ import queue
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
@@ -35,6 +35,28 @@ if TYPE_CHECKING:
     from environments.core.types import Task
 
 log = logging.getLogger("actors.rollout_pool")
+
+
+SESSION_SLACK_S = 120.0
+"""Time a session takes beyond its task's agent and verifier limits: sandboxes, harness start, retries."""
+
+
+def session_deadline(limits: Any) -> float:
+    """Seconds one session of a task with ``limits`` may run before the pool counts it as hung."""
+    return limits.agent_timeout_s + limits.verify_timeout_s + SESSION_SLACK_S
+
+
+def stall_problem(now: float, last_progress: float, stale_after_s: float, deadlines: Iterable[float]) -> str:
+    """Why the pool counts as stalled ("" if it does not): no session has ended for ``stale_after_s``
+    and none in flight is still within its own time (``deadlines``, monotonic). Slow sessions within
+    their task's limits are not a stall: a small model on CPU can take minutes a session."""
+    quiet_s = now - last_progress
+    if quiet_s <= stale_after_s:
+        return ""
+    live = [d for d in deadlines if d > now]
+    if live:
+        return ""
+    return f"made no progress in {quiet_s:.0f}s and no session in flight is within its time limit"
 
 
 class SessionRunner(Protocol):
@@ -208,6 +230,8 @@ class RolloutPool:
         self._group_ids = itertools.count()
         self._requests: dict[Future, RolloutRequest] = {}
         self._started_at: dict[str, float] = {}
+        self._deadlines: dict[str, float] = {}
+        """Monotonic time by which each in-flight session must have ended (``session_deadline``)."""
         self._retries: list[tuple[float, RolloutRequest]] = []
         """Failed attempts waiting out the backoff: (monotonic start time, request)."""
         self._failures_in_a_row = 0
@@ -244,10 +268,11 @@ class RolloutPool:
     def check_health(self, stale_after_s: float) -> None:
         if self._error is not None:
             raise RuntimeError(f"rollout pool for {self.cfg.harness} crashed: {self._error!r}")
-        if time.monotonic() - self._last_progress > stale_after_s:
-            raise RuntimeError(
-                f"rollout pool for {self.cfg.harness} made no progress in {stale_after_s:.0f}s"
-            )
+        problem = stall_problem(
+            time.monotonic(), self._last_progress, stale_after_s, self._deadlines.values()
+        )
+        if problem:
+            raise RuntimeError(f"rollout pool for {self.cfg.harness} {problem}")
 
     # -- the loop -------------------------------------------------------------------------------
     def may_publish(self, held_s: float) -> bool:
@@ -350,12 +375,14 @@ class RolloutPool:
     def _start(self, request: RolloutRequest) -> None:
         self.collector.started(request.group_id, request.rollout_id)
         self._started_at[request.rollout_id] = time.time()
+        self._deadlines[request.rollout_id] = time.monotonic() + session_deadline(request.task.limits)
         self._requests[self.sessions.submit(request)] = request
         self.metrics.in_flight(len(self._requests))
 
     def _settle(self, future: Future) -> None:
         request = self._requests.pop(future)
         started_at = self._started_at.pop(request.rollout_id, time.time())
+        self._deadlines.pop(request.rollout_id, None)
         self._last_progress = time.monotonic()
         try:
             outcome = future.result()

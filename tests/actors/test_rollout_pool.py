@@ -16,7 +16,7 @@ import pytest
 from actors.grpo import TrainingRow
 from actors.pool_settings import PoolSettings
 from actors.rollout import RolloutOutcome, RolloutRequest
-from actors.rollout_pool import PoolConfig, RolloutPool, adapter_name
+from actors.rollout_pool import PoolConfig, RolloutPool, adapter_name, session_deadline, stall_problem
 from environments.core.types import AnswerOracle, Kind, Reference, Source, Task
 
 
@@ -378,3 +378,19 @@ def test_a_group_still_running_from_a_retracted_version_is_not_trained():
         later = drain(pool, 2)
     assert later and all(s.model_version == 1 for s in later)
     assert pool.collector.counters.groups_rolled_back == 1
+
+
+def test_a_quiet_pool_is_stalled_only_when_no_session_is_within_its_time() -> None:
+    """A small model on CPU can spend minutes in one session: quiet is not hung while a session may
+    still end in time; quiet with every session past its limit (or none in flight) is."""
+    assert stall_problem(now=100.0, last_progress=50.0, stale_after_s=60.0, deadlines=[]) == ""
+    assert stall_problem(now=400.0, last_progress=50.0, stale_after_s=300.0, deadlines=[900.0]) == ""
+    hung = stall_problem(now=400.0, last_progress=50.0, stale_after_s=300.0, deadlines=[390.0])
+    assert "no progress in 350s" in hung and "within its time limit" in hung
+    assert stall_problem(now=400.0, last_progress=50.0, stale_after_s=300.0, deadlines=[]) != ""
+
+
+def test_a_sessions_time_is_its_tasks_agent_and_verifier_limits_and_slack() -> None:
+    from environments.core.types import Limits
+
+    assert session_deadline(Limits(agent_timeout_s=600, verify_timeout_s=60)) == 600 + 60 + 120

@@ -28,6 +28,13 @@ def main(argv: list[str] | None = None) -> None:
         help="enforce: blocked calls become notices; monitor: record would-be blocks, block nothing; off",
     )
     parser.add_argument(
+        "--constrain-tool-calls",
+        metavar="PARSER",
+        default=None,
+        help="decode every tool call under the declared tools' grammar, in this tool-call parser's format "
+        "(hermes; the upstream must be vLLM)",
+    )
+    parser.add_argument(
         "--access-log", action="store_true", help="log every HTTP request (uvicorn's access log)"
     )
     args = parser.parse_args(argv)
@@ -45,6 +52,7 @@ def main(argv: list[str] | None = None) -> None:
             upstream_api_key=args.upstream_api_key,
             fail_closed=not args.allow_unknown,
             guard=args.guard,
+            tool_grammar=args.constrain_tool_calls,
         )
     except ValueError as exc:  # the message names the argument's value and the fix
         raise UsageError(str(exc)) from exc

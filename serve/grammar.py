@@ -36,8 +36,9 @@ def tool_grammar_problem(parser: str) -> str | None:
         return None
     known = ", ".join(sorted(GRAMMAR_PARSERS))
     return (
-        f"rollouts.constrain_tool_calls=true: the guard writes tool-call grammars for the {known} "
-        f"parser only, and this model's serving uses {parser!r}; set constrain_tool_calls: false"
+        f"tool calls can be constrained in the {known} parser's format only, and this server's parser "
+        f"is {parser!r}: set rollouts.constrain_tool_calls: false (the standalone guard: drop "
+        "--constrain-tool-calls)"
     )
 
 

@@ -55,7 +55,7 @@ from .book import Book, LocalBook, RolloutBook, RolloutView
 from .engine import GuardConfig, GuardSession
 from .grammar import tool_grammar_problem
 from .mode import GuardMode
-from .record import MAX_TURNS, RolloutRecord, TurnRecord, UpstreamError
+from .record import MAX_TURNS, RolloutRecord, TurnRecord, UpstreamError, upstream_message
 from .sse import SSEDecoder
 from .turn import (
     RequestError,
@@ -226,6 +226,7 @@ class GuardProxy:
             finish_reason=parts.finish_reason,
             error=parts.error,
             upstream_status=status,
+            upstream_message=parts.upstream_message,
             stream=stream,
             started_at_s=started_at,
             first_token_s=None if first is None else first - t0,
@@ -234,7 +235,11 @@ class GuardProxy:
         )
         if parts.error is not None:
             log.warning(
-                "guard upstream failure rollout=%s error=%s status=%s", rollout_id, parts.error.value, status
+                "guard upstream failure rollout=%s error=%s status=%s %s",
+                rollout_id,
+                parts.error.value,
+                status,
+                parts.upstream_message,
             )
         for block in parts.blocks:
             log.warning(
@@ -306,6 +311,7 @@ class GuardProxy:
         if upstream.status_code >= 400:
             content = await self._read_quietly(upstream)
             failed.error = UpstreamError.STATUS
+            failed.upstream_message = upstream_message(content)
             await commit(failed, status=upstream.status_code)
             if upstream.status_code < 500:
                 media = upstream.headers.get("content-type", "application/json")

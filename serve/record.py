@@ -22,6 +22,7 @@ and every turn stays in `extra.guard.turns`.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from enum import StrEnum
@@ -93,6 +94,8 @@ class TurnRecord:
     """The finish reason the harness saw (a blocked turn reads "stop")."""
     error: UpstreamError | None = None
     upstream_status: int | None = None
+    upstream_message: str = ""
+    """The server's own words for a refused turn (its error message, at most 500 characters)."""
     stream: bool = True
     started_at_s: float = 0.0
     """Wall-clock start (unix seconds)."""
@@ -234,3 +237,22 @@ def reply_message(text: str, calls: Sequence[Mapping[str, object]]) -> dict[str,
     if calls:
         message["tool_calls"] = [dict(c) for c in calls]
     return message
+
+
+def upstream_message(content: bytes, limit: int = 500) -> str:
+    """The message of a server's error body (OpenAI's ``{"error": {"message"}}``, or the body as text),
+    cut to ``limit`` characters: kept with the turn so a refused request says why."""
+    text = content.decode("utf-8", "replace")
+    try:
+        body = json.loads(text)
+    except ValueError:
+        return text[:limit]
+    error = body.get("error") if isinstance(body, dict) else None
+    message = (
+        error.get("message")
+        if isinstance(error, dict)
+        else body.get("message")
+        if isinstance(body, dict)
+        else None
+    )
+    return (message if isinstance(message, str) else text)[:limit]

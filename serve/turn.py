@@ -176,6 +176,7 @@ class TurnParts:
     blocks: list[BlockRecord] = field(default_factory=list)
     finish_reason: str | None = None
     error: UpstreamError | None = None
+    upstream_message: str = ""
     text: str = ""
     sent_calls: list[dict[str, object]] = field(default_factory=list)
     usage: dict[str, object] | None = None

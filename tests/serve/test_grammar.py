@@ -62,7 +62,7 @@ def test_nothing_to_constrain_without_function_tools() -> None:
 def test_only_parsers_with_a_written_format_are_accepted() -> None:
     assert set(GRAMMAR_PARSERS) == {"hermes"} and tool_grammar_problem("hermes") is None
     problem = tool_grammar_problem("lfm2")
-    assert "'lfm2'" in problem and "constrain_tool_calls: false" in problem
+    assert "'lfm2'" in problem and "rollouts.constrain_tool_calls: false" in problem
     with pytest.raises(ValueError, match="lfm2"):
         ProxyConfig("http://127.0.0.1:9/v1", tool_grammar="lfm2")
 

@@ -209,6 +209,24 @@ def test_the_jobs_temperature_replaces_the_harness_s_and_none_leaves_the_request
     assert [b.get("temperature") for b in upstream.bodies] == ([None, 1.3] if sent is None else [sent, sent])
 
 
+def test_a_job_that_constrains_calls_sends_the_declared_tools_grammar_upstream():
+    upstream = _stream_upstream(upstream_events())
+    proxy = make_proxy(upstream, tool_grammar="hermes")
+
+    async def go():
+        async with guard_client(proxy) as client:
+            await _open(client)
+            for request in (chat_request(), chat_request(tool_choice="none")):
+                response = await client.post("/s/r1/v1/chat/completions", json=request)
+                assert response.status_code == 200
+
+    run(go())
+    tagged, untouched = upstream.bodies
+    names = [s["begin"].split('"name": "')[1].split('"')[0] for s in tagged["response_format"]["structures"]]
+    assert names == [t["function"]["name"] for t in chat_request()["tools"]]
+    assert "response_format" not in untouched  # the harness asked for no calls: nothing to constrain
+
+
 @pytest.mark.parametrize("bad", [-0.1, 2.5, "hot", True])
 def test_a_temperature_out_of_range_is_refused_with_its_range(bad):
     with pytest.raises(ValueError, match=r"temperature=.*: a number from 0 \(greedy\) to 2, or null"):
@@ -227,6 +245,7 @@ def test_an_upstream_500_is_a_424_that_stops_the_harness_and_is_recorded():
     assert (
         record["turns"][0]["error"] == UpstreamError.STATUS and record["turns"][0]["upstream_status"] == 500
     )
+    assert record["turns"][0]["upstream_message"] == "boom"  # the server's reason, kept with the turn
 
 
 def test_an_unreachable_upstream_is_a_424_and_an_upstream_4xx_passes_through():
@@ -238,6 +257,11 @@ def test_an_unreachable_upstream_is_a_424_and_an_upstream_4xx_passes_through():
     assert record["failed"]
     response, record = _failing(lambda r: httpx.Response(400, json={"error": {"message": "too long"}}))
     assert response.status_code == 400 and response.json()["error"]["message"] == "too long"
+    assert (
+        record["turns"][0]["upstream_status"] == 400 and record["turns"][0]["upstream_message"] == "too long"
+    )
+    _, record = _failing(lambda r: httpx.Response(400, text="x" * 2000))
+    assert record["turns"][0]["upstream_message"] == "x" * 500
 
 
 def test_an_upstream_stream_cut_midway_ends_with_an_error_event():

@@ -41,6 +41,10 @@ class RolloutSettings:
     (vLLM structured outputs, set by the guard: ``serve.grammar``), so a call can only be one the
     declared-tools rule accepts. For a model too small to write its harness's calls reliably; needs a
     tool-call parser the guard writes grammars for (hermes)."""
+    max_turns: int = 0
+    """Model turns per session at most: the guard refuses the next request (HTTP 400,
+    ``rollout_turn_limit``), the harness stops, and the session is scored as it ended. Bounds the time a
+    looping model spends; 0: the guard's own bound (1024)."""
 
     def __post_init__(self) -> None:
         problems = []
@@ -50,6 +54,8 @@ class RolloutSettings:
             problems.append(f"max_sessions={self.max_sessions}: must be >= 1")
         if self.max_tokens < 1:
             problems.append(f"max_tokens={self.max_tokens}: must be >= 1")
+        if self.max_turns < 0:
+            problems.append(f"max_turns={self.max_turns}: must be >= 0 (0: the guard's own bound)")
         if self.cpus <= 0:
             problems.append(f"cpus={self.cpus}: must be > 0 (a placement-group bundle)")
         if problem := temperature_problem(self.temperature):

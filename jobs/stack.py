@@ -48,16 +48,13 @@ def guard_app(
     upstream_url: str,
     guard: GuardSettings,
     shard: str = "guard",
-    temperature: float | None = None,
-    tool_grammar: str | None = None,
+    forwarding: Forwarding | None = None,
 ) -> str:
     """(Re)deploy one guard shard, the Serve application ``guard-<shard>`` at route ``/<shard>``, in front of
     ``upstream_url``; its base URL. ``guard`` gives the mode, the port, where the HTTP proxy listens (see
     the module docstring) and the replicas (a fixed number; or a range, whose replicas share the ledger
-    actor ``guard-ledger-<shard>``, kept across redeploys of the shard); ``temperature`` is the sampling
-    temperature of every turn it forwards (None: the server's default); ``tool_grammar`` the server's
-    tool-call parser when every turn's tool calls are constrained to the declared tools
-    (``serve.grammar``)."""
+    actor ``guard-ledger-<shard>``, kept across redeploys of the shard); ``forwarding`` how it forwards a
+    session's turns (``Forwarding``; None: as the harness sent them)."""
     import ray
     from ray import serve
     from ray.serve.config import ProxyLocation
@@ -65,6 +62,7 @@ def guard_app(
     from actors.serving.address import node_address
     from serve.app import autoscaling, build_app, start_ledger
     from serve.proxy import ProxyConfig
+    from serve.record import MAX_TURNS
 
     proxy = resolve_proxy(guard.proxy, sum(1 for node in ray.nodes() if node["Alive"]))
     port = guard.port
@@ -74,7 +72,14 @@ def guard_app(
     else:
         host = "127.0.0.1"
         serve.start(proxy_location=ProxyLocation.EveryNode, http_options={"host": host, "port": port})
-    config = ProxyConfig(upstream_url, guard=guard.mode, temperature=temperature, tool_grammar=tool_grammar)
+    forwarding = forwarding or Forwarding()
+    config = ProxyConfig(
+        upstream_url,
+        guard=guard.mode,
+        temperature=forwarding.temperature,
+        tool_grammar=forwarding.tool_grammar,
+        max_turns=forwarding.max_turns or MAX_TURNS,
+    )
     ledger = None
     if guard.max_replicas > 1:
         try:
@@ -168,8 +173,7 @@ def serving_stack(
     say: Any = print,
     strategy: str = "PACK",
     shards: Sequence[str] = ("guard",),
-    temperature: float | None = None,
-    tool_grammar: str | None = None,
+    forwarding: Forwarding | None = None,
 ) -> Iterator[Stack]:
     """Serving and the guard; one guard shard per entry of ``shards`` (a trainer's rollouts stay in one
     shard's replica; shards spread over the nodes)."""
@@ -196,7 +200,7 @@ def serving_stack(
         ready_s = time.monotonic() - vllm_started
         say(f"vLLM ready: {serving_cfg.model} at {url} in {ready_s:.0f} s (node {node})")
         say(f"starting the guard (Ray Serve, {guard.mode}) on port {guard.port}")
-        urls = {shard: guard_app(url, guard, shard, temperature, tool_grammar) for shard in shards}
+        urls = {shard: guard_app(url, guard, shard, forwarding) for shard in shards}
         guard_nodes = replica_nodes(urls)
         say(f"guard shards at {', '.join(urls.values())} (replicas on {guard_nodes})")
         yield Stack(server, url, urls, group, device, node, guard_nodes, serving_cfg.model)
@@ -222,7 +226,7 @@ def job_stack(
     given: Stack | None = None,
 ) -> Any:
     """``serving_stack`` as a train or evaluation job config asks for it (its ``guard`` section,
-    ``serving.placement``, ``rollouts.temperature``, and one guard shard per entry of ``harnesses``); or,
+    ``serving.placement``, its ``rollouts`` forwarding, and one guard shard per entry of ``harnesses``); or,
     when another job ``given`` its stack, that stack, left running on exit."""
     if given is not None:
         return nullcontext(given)
@@ -236,9 +240,25 @@ def job_stack(
         say,
         strategy=cfg.serving.placement,
         shards=cfg.harnesses,
-        temperature=cfg.rollouts.temperature,
-        tool_grammar=tool_grammar(cfg.rollouts, serving_cfg.tool_call_parser),
+        forwarding=forwarding(cfg.rollouts, serving_cfg.tool_call_parser),
     )
+
+
+@dataclass(frozen=True)
+class Forwarding:
+    """How the guard forwards a job's session turns (``serve.proxy.ProxyConfig``'s fields so named)."""
+
+    temperature: float | None = None
+    """Every turn's sampling temperature (None: the harness's request as sent)."""
+    tool_grammar: str | None = None
+    """The server's tool-call parser when tool calls are constrained (``serve.grammar``); None: free."""
+    max_turns: int = 0
+    """Model turns per session (0: the guard's own bound)."""
+
+
+def forwarding(rollouts: Any, parser: str) -> Forwarding:
+    """A job's ``rollouts`` section as the guard applies it, for a server with tool-call ``parser``."""
+    return Forwarding(rollouts.temperature, tool_grammar(rollouts, parser), rollouts.max_turns)
 
 
 def tool_grammar(rollouts: Any, parser: str) -> str | None:
@@ -309,6 +329,6 @@ def redeploy_guards(cfg: Any, upstream_url: str, shards: Sequence[str], parser: 
     temperature: a job on a stack another job started (``jobs.smoke``: the evaluation after the training),
     or the merged comparison's switch to a merged server and back. ``parser``: the server's tool-call
     parser (``tool_grammar``)."""
-    grammar = tool_grammar(cfg.rollouts, parser)
+    how = forwarding(cfg.rollouts, parser)
     for shard in shards:
-        guard_app(upstream_url, cfg.guard, shard, cfg.rollouts.temperature, grammar)
+        guard_app(upstream_url, cfg.guard, shard, how)

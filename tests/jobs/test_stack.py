@@ -76,3 +76,16 @@ def test_on_a_cluster_the_model_folder_goes_to_storage_and_the_copy_is_named(tmp
     assert mounted.model == str(tmp_path / "mounted" / "models" / stored.name)
     with pytest.raises(ValueError, match="set storage"):
         model_for_nodes(cfg, 3, "", print)
+
+
+def test_a_jobs_rollouts_section_is_what_the_guard_applies_to_every_turn() -> None:
+    from actors.rollout_settings import RolloutSettings
+    from jobs.stack import Forwarding, forwarding
+
+    rollouts = RolloutSettings(temperature=0.7, constrain_tool_calls=True, max_turns=16)
+    assert forwarding(rollouts, "hermes") == Forwarding(0.7, "hermes", 16)
+    assert forwarding(RolloutSettings(), "lfm2") == Forwarding(None, None, 0)  # nothing asked, any parser
+    with pytest.raises(ValueError, match="'lfm2'"):
+        forwarding(rollouts, "lfm2")
+    with pytest.raises(ValueError, match="max_turns=-1"):
+        RolloutSettings(max_turns=-1)

@@ -53,8 +53,7 @@ def stall_problem(now: float, last_progress: float, stale_after_s: float, deadli
     quiet_s = now - last_progress
     if quiet_s <= stale_after_s:
         return ""
-    live = [d for d in deadlines if d > now]
-    if live:
+    if any(deadline > now for deadline in deadlines):
         return ""
     return f"made no progress in {quiet_s:.0f}s and no session in flight is within its time limit"
 

@@ -247,12 +247,8 @@ def upstream_message(content: bytes, limit: int = 500) -> str:
         body = json.loads(text)
     except ValueError:
         return text[:limit]
-    error = body.get("error") if isinstance(body, dict) else None
-    message = (
-        error.get("message")
-        if isinstance(error, dict)
-        else body.get("message")
-        if isinstance(body, dict)
-        else None
-    )
+    if not isinstance(body, dict):
+        return text[:limit]
+    error = body.get("error")
+    message = error.get("message") if isinstance(error, dict) else body.get("message")
     return (message if isinstance(message, str) else text)[:limit]

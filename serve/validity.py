@@ -82,6 +82,8 @@ PROBLEMS = {
     Reason.SCHEMA_MISMATCH: "misfit",
 }
 """The rule's reasons, by the count they go to."""
+PROBLEM_COUNTS = ("no_call", "undeclared", "not_json", "misfit")
+"""``Validity``'s counts of answered replies that failed (``reply_problem``'s answers)."""
 
 
 def turn_requests(conversations: Iterable[Any], limit: int) -> list[dict[str, Any]]:
@@ -126,7 +128,7 @@ def measure(
     replies are appended to ``failures`` (problem, content, calls) when given."""
     import httpx
 
-    counts = dict.fromkeys(("", "no_call", "undeclared", "not_json", "misfit", "too_long"), 0)
+    counts = dict.fromkeys(("", *PROBLEM_COUNTS, "too_long"), 0)
     with httpx.Client(base_url=base_url.rstrip("/"), timeout=300) as client:
         for request in requests:
             body = upstream_body(request, model, 0.0, grammar)
@@ -142,15 +144,9 @@ def measure(
             counts[problem] += 1
             if problem and failures is not None:
                 failures.append({"problem": problem, "content": message.get("content"), "calls": calls})
-    return Validity(
-        counts[""] + sum(counts[k] for k in ("no_call", "undeclared", "not_json", "misfit")),
-        counts[""],
-        counts["no_call"],
-        counts["undeclared"],
-        counts["too_long"],
-        counts["not_json"],
-        counts["misfit"],
-    )
+    valid = counts.pop("")
+    answered = valid + sum(counts[k] for k in PROBLEM_COUNTS)
+    return Validity(turns=answered, valid=valid, **counts)
 
 
 def _too_long(error: str) -> bool:

@@ -57,9 +57,9 @@ from environments.errors import UsageError, cli_main
 from environments.harness_prompts import HARNESSES, harness_request, harness_tools
 from environments.harnesses.registry import harness_spec
 from environments.harnesses.steps import WORKSPACE, Edit, Read, Shell, Step, Write
-from environments.tasks.shipped import shipped_tasks
+from environments.tasks.shipped import TASK_SETS, shipped_tasks, task_set
 from environments.tasks.shipped.probes import ORACLE_COMMAND as PROBE_COMMAND
-from environments.tasks.shipped.row_count import ROW_COUNT_COMMAND
+from environments.tasks.shipped.row_count import ROW_COUNT_COMMAND, row_count_demo_tasks
 from environments.traces.types import Conversation, Skipped
 
 MAX_CHANGE_CHARS = 800
@@ -548,6 +548,14 @@ def write_demos(
     return summary
 
 
+def demo_tasks(name: str, extra: int = 0) -> list[Task]:
+    """A task set's tasks (``TASK_SETS``), with ``extra`` more generated train tasks for ``row-count``."""
+    if extra < 0 or (extra and name != "row-count"):
+        raise UsageError(f"--extra {extra}: only the row-count set generates more tasks, zero or more")
+    tasks = task_set(name)
+    return [*tasks, *row_count_demo_tasks(extra)] if extra else tasks
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m environments.demos", description=__doc__.split("\n")[0])
     parser.add_argument("--out", type=Path, required=True, help="folder for <harness>-<split>.jsonl")
@@ -555,10 +563,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--harness", choices=HARNESSES, action="append", help="repeatable; default: all three"
     )
     parser.add_argument("--split", choices=[s.value for s in Split], default=Split.TRAIN.value)
+    parser.add_argument("--tasks", choices=TASK_SETS, default="shipped", help="the task set to demonstrate")
+    parser.add_argument(
+        "--extra",
+        type=int,
+        default=0,
+        help="row-count only: this many more generated train tasks (other data than the family's own)",
+    )
     args = parser.parse_args(argv)
     if args.out.exists() and not args.out.is_dir():
         raise UsageError(f"--out {args.out} is a file: give a folder for the <harness>-<split>.jsonl files")
-    summary = write_demos(args.out, tuple(args.harness or HARNESSES), args.split)
+    summary = write_demos(
+        args.out, tuple(args.harness or HARNESSES), args.split, demo_tasks(args.tasks, args.extra)
+    )
     sys.stdout.write(json.dumps(summary) + "\n")
     return 0
 

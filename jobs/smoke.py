@@ -56,6 +56,21 @@ class SmokeConfig:
     is the start (the tiny agents are built already fine-tuned)."""
     sft_overrides: tuple[str, ...] = field(default_factory=tuple)
     """``key=value`` overrides of the SFT config."""
+    demo_tasks: str = "shipped"
+    """The task set whose demonstrations stage 1 writes when the SFT config's trace files are missing
+    (``python -m environments.demos --tasks``)."""
+    demo_extra: int = 0
+    """``row-count`` only: this many more generated train tasks in those demonstrations (``--extra``)."""
+
+    def __post_init__(self) -> None:
+        from environments.tasks.shipped import TASK_SETS
+
+        if self.demo_tasks not in TASK_SETS:
+            raise ValueError(f"demo_tasks={self.demo_tasks!r}: choose one of {', '.join(TASK_SETS)}")
+        if self.demo_extra < 0 or (self.demo_extra and self.demo_tasks != "row-count"):
+            raise ValueError(
+                f"demo_extra={self.demo_extra}: zero or more, and only with demo_tasks=row-count"
+            )
 
 
 STAGES = 4
@@ -125,7 +140,7 @@ def run(cfg: SmokeConfig) -> dict:
     t = stage(1, f"building or finding the model {preset} ({what})")
     serving_cfg = resolve_model(load_preset(preset, train_cfg.serving.overrides))
     if sft_cfg:
-        figures["sft"] = warm_start(sft_cfg)
+        figures["sft"] = warm_start(sft_cfg, demos=(cfg.demo_tasks, cfg.demo_extra))
         train_cfg, eval_cfg = configs(sft_cfg.out_dir)
     figures["model_s"] = round(time.monotonic() - t, 1)
     print(f"    model at {serving_cfg.model} ({figures['model_s']} s)", flush=True)
@@ -206,10 +221,12 @@ def in_child(fn: Callable[..., Any], *args: Any) -> Any:
         return pool.submit(fn, *args).result()
 
 
-def warm_start(sft_cfg: Any, train: Callable[[Any], dict] | None = None) -> dict:
+def warm_start(
+    sft_cfg: Any, train: Callable[[Any], dict] | None = None, demos: tuple[str, int] = ("shipped", 0)
+) -> dict:
     """The SFT adapter in ``sft_cfg.out_dir``: kept when it is there (its figures read back), else trained
-    by ``train`` (default: ``actors.sft.train.run_sft`` in a child process, ``in_child``); its losses,
-    printed and returned."""
+    by ``train`` (default: ``actors.sft.train.run_sft`` in a child process, ``in_child``) after writing its
+    missing demonstrations of ``demos`` (a task set and its extra tasks); its losses, printed and returned."""
     from actors.models import resolve_model_path
 
     folder = Path(sft_cfg.out_dir)
@@ -218,7 +235,7 @@ def warm_start(sft_cfg: Any, train: Callable[[Any], dict] | None = None) -> dict
         figures = json.loads(metrics.read_text())
         print(f"    SFT adapter kept from {folder}", flush=True)
     else:
-        write_missing_demos(sft_cfg.traces)
+        write_missing_demos(sft_cfg.traces, *demos)
         print(
             f"    SFT into {folder}: {sft_cfg.max_steps} steps on {len(sft_cfg.traces)} trace files",
             flush=True,
@@ -241,18 +258,19 @@ def warm_start(sft_cfg: Any, train: Callable[[Any], dict] | None = None) -> dict
     return figures
 
 
-def write_missing_demos(traces: Sequence[str]) -> None:
-    """Write each missing ``<harness>-<split>.jsonl`` of ``traces`` (``environments.demos``), so a
-    fresh machine needs no step before the run; other missing files are left to the SFT preflight."""
+def write_missing_demos(traces: Sequence[str], tasks: str = "shipped", extra: int = 0) -> None:
+    """Write each missing ``<harness>-<split>.jsonl`` of ``traces`` from the task set ``tasks``
+    (``environments.demos``), so a fresh machine needs no step before the run; other missing files are left
+    to the SFT preflight."""
     from environments.core.types import Split
-    from environments.demos import HARNESSES, write_demos
+    from environments.demos import HARNESSES, demo_tasks, write_demos
 
     splits = {s.value for s in Split}
     for trace in map(Path, traces):
         harness, _, split = trace.stem.rpartition("-")
         if not trace.exists() and harness in HARNESSES and split in splits:
-            print(f"    writing the {harness} demonstrations ({split} split) to {trace}", flush=True)
-            write_demos(trace.parent, (harness,), split)
+            print(f"    writing the {harness} demonstrations ({tasks}, {split} split) to {trace}", flush=True)
+            write_demos(trace.parent, (harness,), split, demo_tasks(tasks, extra))
 
 
 @contextmanager

@@ -390,3 +390,19 @@ def test_replaying_a_row_count_demo_gives_a_workspace_the_oracle_accepts(harness
     _replay(demo, produced)  # every shown output is what the command really prints
     judged = verify(task, produced, tmp_path / "scratch", SubprocessRunner())
     assert judged.verdict is Verdict.PASS, judged.reason
+
+
+def test_the_command_line_writes_a_named_task_sets_demonstrations_with_extra_tasks(tmp_path: Path):
+    from environments.demos import main
+
+    assert main(["--out", str(tmp_path), "--harness", "pi", "--tasks", "row-count", "--extra", "2"]) == 0
+    metas = [json.loads(line)["meta"] for line in (tmp_path / "pi-train.jsonl").read_text().splitlines()]
+    assert len(metas) == 48 + 2 and {m["split"] for m in metas} == {"train"}
+
+
+def test_extra_tasks_for_a_set_that_generates_none_are_refused_with_the_reason():
+    from environments.demos import demo_tasks
+    from environments.errors import UsageError
+
+    with pytest.raises(UsageError, match="only the row-count set"):
+        demo_tasks("shipped", 3)

@@ -4,6 +4,7 @@ demonstrations it needs written on a fresh machine."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -70,3 +71,21 @@ def test_a_stage_run_in_a_child_process_returns_its_result_and_raises_its_error(
     assert in_child(max, 3, 7) == 7
     with pytest.raises(FileNotFoundError):
         in_child(os.stat, "/nonexistent-path-for-a-test")
+
+
+def test_missing_demonstrations_come_from_the_task_set_the_smoke_config_names(tmp_path: Path) -> None:
+    from jobs.smoke import write_missing_demos
+
+    wanted = tmp_path / "pi-train.jsonl"
+    write_missing_demos([str(wanted)], "row-count", 4)
+    ids = [json.loads(line)["meta"]["task_id"] for line in wanted.read_text().splitlines()]
+    assert len(ids) == 48 + 4 and all(i.startswith("rows-") for i in ids)
+
+
+@pytest.mark.parametrize(
+    ("override", "named"),
+    [("demo_tasks=rows", "demo_tasks='rows'"), ("demo_extra=4", "demo_extra=4")],
+)
+def test_a_demonstration_set_the_stage_cannot_write_is_refused_at_load(override: str, named: str) -> None:
+    with pytest.raises(ValueError, match=re.escape(named)):
+        load_config(SmokeConfig, CONFIGS / "smoke.yaml", [override])

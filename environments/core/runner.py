@@ -201,9 +201,9 @@ class TreePeak:
         pids = _tree(self.pid)
         for pid in pids:
             status = _status(pid)
-            total += max(status.get("VmRSS:", 0), 0)
-            tasks += max(status.get("Threads:", 1), 1)
-            self.peak_kb = max(self.peak_kb, status.get("VmHWM:", 0))
+            total += _held_kb(pid, status)
+            tasks += max(status.get(b"Threads:", 1), 1)
+            self.peak_kb = max(self.peak_kb, status.get(b"VmHWM:", 0))
         if self.counts_tmpfs:
             total += tmpfs_kb(pids)
         self.peak_kb = max(self.peak_kb, total)
@@ -219,7 +219,10 @@ class TreeLimit(TreePeak):
     launcher without a writable or delegated cgroup): every ``every_s`` the tree is sampled, and when its
     resident memory plus what its private tmpfs mounts hold passes ``memory_mb``, or it runs more than
     ``max_processes`` tasks (processes and their threads, as ``pids.max`` counts), its process group is
-    killed and ``exceeded`` says which. Sampling misses what grows faster than a sample: a burst shorter
+    killed and ``exceeded`` says which; a sample that fails (whatever the agent did to ``/proc``'s view of
+    it) kills the tree too. Memory is resident pages, page tables and swap of each process (a zombie
+    leader's from its live threads), plus the tmpfs mounts' pages and files. Sampling misses what grows
+    faster than a sample: a burst shorter
     than one passes (``fallback_rlimits`` stops a fork burst at the kernel, but not for a root launcher,
     whom ``RLIMIT_NPROC`` does not bind). Memory that is neither resident in a process nor in those mounts
     (a ``memfd`` never mapped, System V shared memory detached, socket buffers) is not seen: only a memory
@@ -238,11 +241,17 @@ class TreeLimit(TreePeak):
         if self.exceeded or now < self._next:
             return
         self._next = now + self.every_s
-        count, rss_kb = self._measure()
-        if rss_kb > self.memory_mb * 1024:
-            self.exceeded = f"memory {rss_kb // 1024} MiB over the limit of {self.memory_mb} MiB"
-        elif count > self.max_processes:
-            self.exceeded = f"{count} tasks (processes and threads) over the limit of {self.max_processes}"
+        try:
+            count, rss_kb = self._measure()
+        except Exception as exc:  # what the agent wrote broke the walk: a tree not measured is over the limit
+            self.exceeded = f"the tree could not be measured ({type(exc).__name__}: {exc})"
+        else:
+            if rss_kb > self.memory_mb * 1024:
+                self.exceeded = f"memory {rss_kb // 1024} MiB over the limit of {self.memory_mb} MiB"
+            elif count > self.max_processes:
+                self.exceeded = (
+                    f"{count} tasks (processes and threads) over the limit of {self.max_processes}"
+                )
         if self.exceeded:
             try:
                 os.killpg(self.pid, signal.SIGKILL)
@@ -293,14 +302,16 @@ def _tree(root: int) -> list[int]:
     return pids
 
 
-_STATUS_KEYS = ("VmRSS:", "VmHWM:", "Threads:")
+_STATUS_KEYS = (b"VmRSS:", b"VmHWM:", b"VmPTE:", b"VmSwap:", b"Threads:")
+_PAGE_KB = os.sysconf("SC_PAGE_SIZE") // 1024
 
 
-def _status(pid: int) -> dict[str, int]:
-    """``VmRSS`` and ``VmHWM`` (KiB) and ``Threads`` of ``pid``, those it has (none once it is gone)."""
-    found: dict[str, int] = {}
+def _status(pid: int) -> dict[bytes, int]:
+    """``VmRSS``, ``VmHWM``, ``VmPTE``, ``VmSwap`` (KiB) and ``Threads`` of ``pid``, those it has (none once
+    it is gone). Read as bytes: the process names its own ``Name:`` line, which need not be UTF-8."""
+    found: dict[bytes, int] = {}
     try:
-        with open(f"/proc/{pid}/status") as handle:
+        with open(f"/proc/{pid}/status", "rb") as handle:
             for line in handle:
                 if line.startswith(_STATUS_KEYS):
                     found[line.split()[0]] = int(line.split()[1])
@@ -309,26 +320,60 @@ def _status(pid: int) -> dict[str, int]:
     return found
 
 
+def _held_kb(pid: int, status: dict[bytes, int]) -> int:
+    """The memory ``pid`` holds (KiB): resident pages, its page tables (a sparse mapping's page tables
+    can outweigh its resident pages many times) and swap. A thread-group leader that exited while its
+    threads run is a zombie with no ``VmRSS``; its threads still share the memory, read from their
+    ``statm``."""
+    resident = status.get(b"VmRSS:")
+    if resident is None:
+        resident = _threads_resident_kb(pid)
+    return max(resident, 0) + max(status.get(b"VmPTE:", 0), 0) + max(status.get(b"VmSwap:", 0), 0)
+
+
+def _threads_resident_kb(pid: int) -> int:
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return 0
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/statm", "rb") as handle:
+                resident = int(handle.read().split()[1]) * _PAGE_KB
+        except (OSError, ValueError, IndexError):
+            continue
+        if resident:
+            return resident
+    return 0
+
+
 PRIVATE_TMPFS = ("tmp", "dev/shm")
 """The tmpfs mounts a sandbox holds privately (``environments.sandboxes.local``): their pages are memory
 that belongs to no process, so ``TreeLimit`` counts what they hold."""
 
 
+TMPFS_INODE_BYTES = 1024
+"""Kernel memory a tmpfs file holds however empty it is (its inode and dentry): a tmpfs's inode cap is
+half the host's pages, not its size, so files of no blocks would otherwise go uncounted (800K empty files
+held about 1 GiB of slab)."""
+
+
 def tmpfs_kb(pids: list[int]) -> int:
     """What the private tmpfs mounts of the first process in ``pids`` that lives in a sandbox's mount
-    namespace hold (KiB), read through its ``/proc/<pid>/root``; 0 when none does. A sandbox's namespace is
-    told by its mounts (its root and these mounts are each a tmpfs): a process still setting it up sees
-    the host's, which must not count."""
+    namespace hold (KiB), pages and files, read through its ``/proc/<pid>/root``; 0 when none does. A
+    sandbox's namespace is told by its mounts (its root and these mounts are each a tmpfs): a process still
+    setting it up sees the host's, which must not count."""
     for pid in pids:
         try:
-            with open(f"/proc/{pid}/mountinfo") as handle:
-                fstypes = {line.split()[4]: line.split(" - ")[1].split()[0] for line in handle}
-            if any(fstypes.get(f"/{mount}") != "tmpfs" for mount in ("", *PRIVATE_TMPFS)):
+            with open(f"/proc/{pid}/mountinfo", "rb") as handle:  # the agent names its folders: bytes
+                fstypes = {line.split()[4]: line.split(b" - ")[1].split()[0] for line in handle}
+            if any(fstypes.get(f"/{mount}".encode()) != b"tmpfs" for mount in ("", *PRIVATE_TMPFS)):
                 continue
             used = 0
             for mount in PRIVATE_TMPFS:
                 stats = os.statvfs(f"/proc/{pid}/root/{mount}")
                 used += (stats.f_blocks - stats.f_bfree) * stats.f_frsize
+                used += (stats.f_files - stats.f_ffree) * TMPFS_INODE_BYTES
             return used // 1024
         except (OSError, IndexError):
             continue

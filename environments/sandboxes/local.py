@@ -31,9 +31,9 @@ timing and cache side channels, disk filling of the workspace beyond ``RLIMIT_FS
 on the host that follows symlinks the agent left in its output (``collect`` copies links as links; code
 reading collected files must not follow them). Without usable cgroups (writable v1 controllers or a delegated
 v2 group, see ``cgroups.py``; a non-root launcher in a container has neither) the limits are held from
-outside: the tree's resident memory plus what its sized ``/tmp`` and ``/dev/shm`` hold, and its tasks
-(processes and threads), are sampled from ``/proc`` and the tree killed past either (``TreeLimit``; a burst
-shorter than a sample passes), and ``RLIMIT_NPROC`` bounds this user's threads (a root launcher is exempt).
+outside: the tree's resident memory, page tables and swap plus what its sized ``/tmp`` and ``/dev/shm``
+hold (pages and files), and its tasks (processes and threads), are sampled from ``/proc`` and the tree
+killed past either or when a sample fails (``TreeLimit``; a burst shorter than a sample passes), and ``RLIMIT_NPROC`` bounds this user's threads (a root launcher is exempt).
 Memory held outside processes and those mounts (an unmapped ``memfd``, detached System V shared memory, socket
 buffers) is bounded only by a memory cgroup. No memory rlimit: Bun reserves tens of GB of address space it
 never touches, so an ``RLIMIT_AS`` or ``RLIMIT_DATA`` cap kills opencode at start. There is no CPU bandwidth
@@ -192,7 +192,13 @@ class LocalSandbox:
             finally:
                 os.close(status_write)
             watch = None if self.cgroup else TreeLimit(proc.pid, limits.memory_mb, allowance)
-            status, _, timed_out = wait_until(proc.pid, start + timeout_s, on_poll=watch and watch.sample)
+            try:
+                status, _, timed_out = wait_until(proc.pid, start + timeout_s, on_poll=watch and watch.sample)
+            except BaseException:  # nothing of the sandbox outlives a launcher's error
+                self._kill_rest(proc.pid)
+                proc.wait()
+                _wait_gone(_init_pid(status_read))
+                raise
             wall = time.monotonic() - start
             proc.returncode = os.waitstatus_to_exitcode(status)
             self._kill_rest(proc.pid)
@@ -241,11 +247,13 @@ class LocalSandbox:
 
 
 def read_only_binds(workspace: Path, paths: tuple[str, ...], inside: str = WORKSPACE) -> list[str]:
-    """bwrap arguments that make the workspace files ``paths`` read-only and their folders impossible to
-    move or remove (each folder is bound onto itself, a mount point; it stays writable, so new files can
-    be added), for the workspace bound at ``inside``. Paths that are not regular files are skipped."""
+    """bwrap arguments that make the workspace files ``paths`` read-only and their folders, and every
+    folder above them, impossible to move or remove (each is bound onto itself, a mount point; it stays
+    writable, so new files can be added), for the workspace bound at ``inside``. Paths that are not regular
+    files are skipped."""
     files = sorted(p for p in paths if (workspace / p).is_file() and not (workspace / p).is_symlink())
-    folders = sorted({str(Path(p).parent) for p in files} - {"."}, key=lambda f: f.count("/"))
+    ancestors = {str(parent) for p in files for parent in Path(p).parents}  # every level: none moves away
+    folders = sorted(ancestors - {"."}, key=lambda f: (f.count("/"), f))
     argv: list[str] = []
     for folder in folders:
         argv += ["--bind", str(workspace / folder), f"{inside}/{folder}"]

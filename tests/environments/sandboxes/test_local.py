@@ -320,6 +320,113 @@ def test_without_cgroups_threads_and_files_in_the_private_tmpfs_count_against_th
     assert shm.output_tail.count("rc=1") == 2, shm.output_tail  # /dev/shm full at 64 MiB; /dev read-only
 
 
+# What a second red team used to hold memory or tasks the sampled limits did not see (each over SMALL's
+# 256 MiB or 16 tasks, for 20 s unless killed): a process name that is not UTF-8 (its status read as text
+# failed, and the process counted as nothing), a main thread that exits alone (a zombie leader has no VmRSS
+# while its threads hold the memory), empty files in /tmp (an inode each, no blocks), and page tables (a
+# read of every 2 MiB of a huge mapping maps only the zero page, yet takes a page-table page each time).
+_HIDDEN = {
+    "name": """
+import threading, time
+open("/proc/self/comm", "wb").write(bytes([255, 254]))
+held = bytearray(400 * 1024 * 1024)
+for i in range(0, len(held), 4096):
+    held[i] = 1
+[threading.Thread(target=time.sleep, args=(20,)).start() for _ in range(30)]
+time.sleep(20)
+""",
+    "leader": """
+import ctypes, os, threading, time
+def hold():
+    time.sleep(0.3)
+    held = bytearray(400 * 1024 * 1024)
+    for i in range(0, len(held), 4096):
+        held[i] = 1
+    time.sleep(20)
+    os._exit(0)
+threading.Thread(target=hold).start()
+ctypes.CDLL(None).syscall(60, 0)  # exit(2) of the main thread alone (x86_64)
+""",
+    "inodes": """
+import os, time
+for d in range(400):
+    os.mkdir(f"/tmp/d{d}")
+    for i in range(1000):
+        os.close(os.open(f"/tmp/d{d}/{'x' * 100}{i}", os.O_CREAT | os.O_WRONLY, 0o600))
+time.sleep(20)
+""",
+    "page_tables": """
+import ctypes, time
+libc = ctypes.CDLL(None)
+libc.mmap.restype = ctypes.c_void_p
+c_int = ctypes.c_int
+libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, c_int, c_int, c_int, ctypes.c_long]
+span = 200 << 30
+base = libc.mmap(None, span, 1, 0x2 | 0x20 | 0x4000, -1, 0)  # read-only, private, anonymous, no reserve
+for offset in range(0, span, 2 << 20):
+    ctypes.c_char.from_address(base + offset).value
+time.sleep(20)
+""",
+}
+
+
+@pytest.mark.parametrize("how", sorted(_HIDDEN))
+def test_without_cgroups_memory_and_tasks_hidden_from_a_naive_sample_are_still_counted(
+    how, tmp_path, prefix, workspace
+):
+    backend = LocalBackend(tmp_path / "plain", prefix=prefix, use_cgroups=False)
+    box = backend.create(workspace, SMALL)
+    (box.workspace / "hide.py").write_text(_HIDDEN[how])
+    try:
+        result = box.run("python hide.py", timeout_s=40)
+    finally:
+        box.destroy()
+    assert result.exit_code != 0 and result.wall_s < 25, result
+    assert "[sandbox] killed: " in result.output_tail, result.output_tail
+
+
+def test_a_tree_that_cannot_be_measured_is_killed_as_over_its_limit(monkeypatch):
+    from environments.core import runner
+
+    proc = subprocess.Popen(["sleep", "30"], start_new_session=True)
+    try:
+        watch = runner.TreeLimit(proc.pid, memory_mb=256, max_processes=16)
+
+        def broken(_pid):
+            raise UnicodeDecodeError("utf-8", b"\xff", 0, 1, "invalid start byte")
+
+        monkeypatch.setattr(runner, "_tree", broken)
+        watch.sample()
+        assert proc.wait(timeout=5) == -signal.SIGKILL
+    finally:
+        proc.kill()
+    assert watch.exceeded.startswith("the tree could not be measured (UnicodeDecodeError")
+
+
+def test_no_folder_above_a_read_only_file_can_be_moved(local_backend, tmp_path):
+    """A test two folders deep: moving the folder above its own folder would carry the read-only file away
+    and leave its path free for a file of the agent's."""
+    from environments.sandboxes.local import read_only_binds
+
+    workspace = tmp_path / "ws"
+    (workspace / "tests" / "unit").mkdir(parents=True)
+    (workspace / "tests" / "unit" / "test_x.py").write_text("assert 1 == 2\n")
+    bound = read_only_binds(workspace, ("tests/unit/test_x.py",))
+    assert [bound[i + 2] for i in range(0, len(bound), 3)] == [
+        "/workspace/tests",
+        "/workspace/tests/unit",
+        "/workspace/tests/unit/test_x.py",
+    ]
+    box = local_backend.create(workspace, SandboxLimits(), read_only=("tests/unit/test_x.py",))
+    try:
+        result = box.run("mv tests moved; echo a=$?; mv tests/unit tests/moved; echo b=$?", timeout_s=30)
+        out = box.collect(tmp_path / "out")
+    finally:
+        box.destroy()
+    assert "a=0" not in result.output_tail and "b=0" not in result.output_tail, result.output_tail
+    assert (out / "tests" / "unit" / "test_x.py").read_text() == "assert 1 == 2\n"
+
+
 def test_a_missing_bwrap_is_an_error_that_says_how_to_install_it(tmp_path, monkeypatch):
     monkeypatch.setenv("PATH", str(tmp_path))
     with pytest.raises(SandboxError, match="apt-get install -y bubblewrap"):

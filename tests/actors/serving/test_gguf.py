@@ -103,6 +103,17 @@ def test_smollm2_converts_into_a_checkpoint_that_serves_tool_calls_and_answers(c
     )
     out = model.generate(**ids, max_new_tokens=12, do_sample=False)
     assert "Paris" in tokenizer.decode(out[0][ids["input_ids"].shape[1] :])
+    call = {"type": "function", "function": {"name": "bash", "arguments": {"command": "ls"}}}
+    session = [
+        *messages,
+        {"role": "assistant", "content": "", "tool_calls": [call]},
+        {"role": "tool", "content": "data.csv"},
+        {"role": "assistant", "content": "Paris."},
+    ]
+    whole = tokenizer.apply_chat_template(session, tokenize=False)
+    for turns in (2, 3):  # served history renders as SFT taught it: each turn kept, its <think> block too
+        assert whole.startswith(tokenizer.apply_chat_template(session[:turns], tokenize=False))
+    assert whole.count("<think>") == 2
     (cache_dir / "card").mkdir(exist_ok=True)
     card = write_card(cache_dir / "card", str(folder), "pi", {"step": 1})
     assert "base_model: HuggingFaceTB/SmolLM2-135M-Instruct" in card.read_text()

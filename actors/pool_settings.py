@@ -21,8 +21,9 @@ class PoolSettings:
     go stale."""
     row_weighting: str = "tokens"
     """How a step's loss weighs its rows (model turns): ``tokens`` (each trained token the same, TRL's) or
-    ``rows`` (each row the same, GRPO's sequence mean: ``actors.grpo.advantages.row_advantage``). A long
-    broken call weighs as much as a short good one under ``rows``."""
+    ``rows`` (each row the same, GRPO's sequence mean: ``actors.grpo.advantages.row_advantage``) or
+    ``sessions`` (each session the same, however many turns it took). A long broken call weighs as much as
+    a short good one under ``rows``; a 12-turn session as much as a one-turn one under ``sessions``."""
 
     def __post_init__(self) -> None:
         problems = []

@@ -458,7 +458,10 @@ class RolloutPool:
                         completion_mask=np.asarray(row.completion_mask, dtype=np.int64),
                         old_log_probs=np.asarray(row.old_logprobs, dtype=np.float32),
                         advantage=row_advantage(
-                            float(advantage), int(sum(row.completion_mask)), self.cfg.groups.row_weighting
+                            float(advantage),
+                            int(sum(row.completion_mask)),
+                            self.cfg.groups.row_weighting,
+                            len(rollout.rows),
                         ),
                         model_version=group.start_version,
                         group_id=group_number,

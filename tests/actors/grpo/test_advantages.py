@@ -44,5 +44,22 @@ def test_rows_weighting_makes_a_packed_token_mean_the_mean_over_rows_of_each_row
     assert factor > 0 and factor == pytest.approx(32 * len(rows) / tokens)  # one factor per step
     assert packed_token_mean("tokens") < 0 < per_row  # the long row outweighs the rest by its tokens
     assert row_advantage(0.7, 0, "rows") == 0.7  # a row with nothing trained is left as it is
-    with pytest.raises(ValueError, match="row_weighting='turns': choose one of tokens, rows"):
+    with pytest.raises(ValueError, match="row_weighting='turns': choose one of tokens, rows, sessions"):
         row_advantage(1.0, 3, "turns")
+
+
+def test_sessions_weighting_gives_a_long_session_the_pull_of_a_short_one():
+    """A passing session that looped through 12 turns and a failing one-turn session, advantages of equal
+    size: under ``rows`` the loop's twelve rows outweigh the other twelve to one; under ``sessions`` they
+    pull as one row does."""
+    from actors.grpo.advantages import row_advantage
+
+    looped = [(1.0, 32)] * 12  # (advantage, trained tokens) per row
+    short = [(-1.0, 32)]
+
+    def pull(rows, weighting):
+        return sum(row_advantage(a, t, weighting, len(rows)) * t for a, t in rows)
+
+    assert pull(looped, "rows") == pytest.approx(-12 * pull(short, "rows"))
+    assert pull(looped, "sessions") == pytest.approx(-pull(short, "sessions"))
+    assert row_advantage(0.5, 16, "sessions", 1) == row_advantage(0.5, 16, "rows")  # one turn: the same

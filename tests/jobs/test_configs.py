@@ -287,23 +287,25 @@ def test_the_real_model_runs_start_from_the_sft_adapter_of_their_preset(name: st
     assert load_sft_config(load_config(SmokeConfig, CONFIGS / "smoke.yaml")) is None
 
 
-def test_the_real_learning_check_mixes_a_family_that_must_read_and_validates_on_neither_split():
+def test_the_real_learning_check_trains_on_row_count_from_its_sft_and_validates_on_neither_split():
+    """The real model passes none of the shipped analysis questions from its SFT start, so the check
+    trains on the row-count family alone, from the SFT adapter taught that family, and chooses its
+    checkpoint on validation tasks that are neither trained on nor held out."""
     from jobs.evaluate import EvalConfig, eval_tasks
     from jobs.learning_check import LearningCheckConfig
-    from jobs.smoke import locate
+    from jobs.smoke import load_sft_config, locate
     from jobs.train import TrainJobConfig
 
     check = load_config(LearningCheckConfig, CONFIGS / "learning-check-real.yaml")
     assert len(check.seeds) >= 3
     run = load_config(SmokeConfig, locate(check.smoke_config))
+    assert (run.demo_tasks, run.demo_extra) == ("row-count", 96)
+    assert load_sft_config(run).traces == ("artifacts/demos-rows/pi-train.jsonl",)
     train = load_config(TrainJobConfig, locate(run.train_config))
-    assert {(s.path, s.task_kinds) for s in train.tasks.sources} == {
-        ("row-count", ()),
-        ("shipped", ("analysis",)),
-    }
+    assert train.tasks.sources == () and train.tasks.set == "row-count"
     evaluate = load_config(EvalConfig, locate(run.eval_config))
     held = eval_tasks(evaluate.tasks, evaluate.tasks.max_tasks)
-    assert {t.id.split("-")[0] for t in held} == {"rows", "data"}
+    assert held and {t.id.split("-")[0] for t in held} == {"rows"}
     validation = load_config(EvalConfig, locate(run.eval_config), check.validation_overrides)
     assert validation.tasks.sources == () and validation.tasks.set == "row-count-validation"
     chosen_on = {t.id for t in eval_tasks(validation.tasks, validation.tasks.max_tasks)}

@@ -602,6 +602,15 @@ class Headline:
         return f"{line}; {gains}" if gains else line
 
 
+def calls_note(row: Headline) -> str:
+    """How the two calls intervals lie, for the headline table: apart below the start needs no note."""
+    if row.calls_apart:
+        return ""
+    if row.last.calls_low > row.start.calls_high:
+        return " (more calls, the intervals apart)"
+    return " (intervals overlap)"
+
+
 def choose_by_validation(cells: Sequence[Cell]) -> dict[str, str]:
     """Per harness, the trained checkpoint a validation pass chooses (``cells`` of validation tasks, never
     the held-out ones): the highest pass@1, then the fewest mean tool calls, then the latest step."""
@@ -688,7 +697,7 @@ def headline_table(rows: Sequence[Headline]) -> str:
             f"{diff:+.3f} [{low:+.3f}, {high:+.3f}] | "
             f"{s.mean_tool_calls:.2f} [{s.calls_low:.2f}, {s.calls_high:.2f}] | "
             f"{t.mean_tool_calls:.2f} [{t.calls_low:.2f}, {t.calls_high:.2f}] | "
-            f"{r.calls_reduction:.0%}{'' if r.calls_apart else ' (intervals overlap)'} | "
+            f"{r.calls_reduction:.0%}{calls_note(r)} | "
             f"{calls_room(s.mean_tool_calls):.0%} | {'yes' if r.holds else 'no'} |\n"
         )
     return text

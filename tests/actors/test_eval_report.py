@@ -252,6 +252,24 @@ def test_a_base_evaluated_before_an_adapter_start_is_neither_start_nor_last():
     assert headlines(summarize(only_base)) == []
 
 
+def test_a_checkpoint_that_loops_reads_as_more_calls_apart_and_a_regression():
+    """The real model's seed 0: from 3 calls to the turn limit of 12, pass@1 from 0.92 to 0.33."""
+    from actors.eval_report import calls_note, headline_table, headlines
+
+    results = [
+        SessionResult("pi", "pi-start", 0, f"t{i}", "analysis", passed=i < 22, tool_calls=3 + i % 2)
+        for i in range(24)
+    ]
+    results += [
+        SessionResult("pi", "pi-step12", 12, f"t{i}", "analysis", passed=i < 8, tool_calls=12)
+        for i in range(24)
+    ]
+    (row,) = headlines(summarize(results))
+    assert calls_note(row) == " (more calls, the intervals apart)" and not row.holds
+    assert row.regressed == "pass@1 and tool calls" and row.verdict.startswith("REGRESSION: pass@1 and")
+    assert "(more calls, the intervals apart)" in headline_table([row])
+
+
 def test_the_report_says_how_its_sessions_sampled():
     from actors.eval_report import report_markdown
 

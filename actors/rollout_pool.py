@@ -246,7 +246,7 @@ class RolloutPool:
         """Synchronous schedule only: the batch's scored groups, queued together when it is done."""
         self._pushed: dict[str, float] = {}
         """The counters as last pushed to ``metrics_queue`` (each push carries their change)."""
-        self.health: deque[tuple[int, bool, bool]] = deque()
+        self.health: deque[tuple[int, bool, bool, int]] = deque()
         """(version, passed, blocked) of each scored rollout, for the trainer's collapse watch to drain."""
 
     # -- RolloutWorkerProtocol ------------------------------------------------------------------
@@ -278,8 +278,8 @@ class RolloutPool:
         """Whether the trainer may publish its next version now (``StalenessPolicy.may_publish``)."""
         return self.collector.policy.may_publish(self._inflight_versions, self.version, held_s)
 
-    def drain_health(self) -> list[tuple[int, bool, bool]]:
-        """The (version, passed, blocked) of rollouts scored since the last call, oldest first."""
+    def drain_health(self) -> list[tuple[int, bool, bool, int]]:
+        """The (version, passed, blocked, tool calls) of rollouts scored since the last call, oldest first."""
         drained = []
         while self.health:
             drained.append(self.health.popleft())
@@ -416,7 +416,7 @@ class RolloutPool:
         )
         self.session_spans.append((started_at, time.time()))
         passed = outcome.verdict == "pass" and not outcome.tampered and not outcome.blocked
-        self.health.append((request.start_version, passed, outcome.blocked))
+        self.health.append((request.start_version, passed, outcome.blocked, outcome.tool_calls))
         stale_before = self.collector.counters.groups_stale
         equal_before = self.collector.counters.groups_equal
         group = self.collector.finished(scored, self.version)

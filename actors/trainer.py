@@ -411,8 +411,8 @@ class HarnessTrainer:
         the optimizer's moments and retract the versions in between. Returns the watch's finding or None."""
         trainer, pool = self.trainer, self.pool
         assert pool is not None
-        for version, passed, blocked in pool.drain_health():
-            self.watch.rollout(version, passed, blocked)
+        for version, passed, blocked, tool_calls in pool.drain_health():
+            self.watch.rollout(version, passed, blocked, tool_calls)
         kls = [float(v) for v in trainer._metrics["train"].get("kl", []) if isinstance(v, (int, float))]
         event = self.watch.step(step, sum(kls) / len(kls) if kls else None, trainer.model_version)
         action = (

@@ -11,14 +11,17 @@ has no gradient left to climb back with. Three signs show it, each against the r
 - **blocked rate**: at least ``max_blocked`` of the latest rollouts blocked by the guard, again beyond
   chance against the start's blocked rate;
 - **KL spike**: the step's KL between sampler and trainer log-probs above ``kl_factor`` times its median
-  so far (and above ``kl_floor``) for ``kl_steps`` steps in a row.
+  so far (and above ``kl_floor``) for ``kl_steps`` steps in a row;
+- **runaway calls** (with ``calls_factor`` set): the window's mean tool calls above ``calls_factor`` times
+  the start's (at least one call), as when sessions loop to the turn limit. Passing rollouts that loop
+  still win inside a group with a failure, so the pass rate can hold while the policy learns to loop.
 
 The version to go back to is the latest one published before the evidence (the oldest version the
 window's rollouts were sampled from; for a spike, the weights the first spiking step started from) whose
 own rollouts vouch for it: at least ``min_evidence`` of them, passing at no less than ``pass_floor`` of the
-start's rate and blocked under ``max_blocked``, and not withdrawn by an earlier rollback. Evidence lags a
-few versions behind the weights, so a version nobody sampled enough is passed over; with none vouched for,
-it is the run's first. ``action`` says what the trainer does: ``rollback``
+start's rate, blocked under ``max_blocked``, calling within the runaway bound, and not withdrawn by an
+earlier rollback. Evidence lags a few versions behind the weights, so a version nobody sampled enough is
+passed over; with none vouched for, it is the run's first. ``action`` says what the trainer does: ``rollback``
 (restore that version's weights, scale the learning rate by ``lr_factor``, forget the optimizer's
 moments, discard rollouts of the versions in between; after ``max_rollbacks``, stop), ``stop`` (keep
 that version's weights and stop with a message), or ``watch`` (record only).
@@ -54,6 +57,8 @@ class CollapsePolicy:
     """... and above this absolute value (tiny KLs jitter by large factors)."""
     kl_steps: int = 2
     """Spiking steps in a row that make a collapse."""
+    calls_factor: float = 0.0
+    """A collapse: the window's mean tool calls above this many times the start's (at least 1); 0: off."""
     min_evidence: int = 4
     """Rollouts of a version needed to vouch for it as one to go back to."""
     max_rollbacks: int = 2
@@ -74,6 +79,8 @@ class CollapsePolicy:
         for name in ("pass_floor", "max_blocked", "significance", "lr_factor"):
             if not 0 < getattr(self, name) <= 1:
                 problems.append(f"{name}={getattr(self, name)}: must be in (0, 1]")
+        if self.calls_factor != 0 and self.calls_factor <= 1:
+            problems.append(f"calls_factor={self.calls_factor}: must be above 1 (0 turns the sign off)")
         if self.kl_factor <= 1 or self.kl_floor < 0 or self.max_rollbacks < 0:
             problems.append(
                 f"kl_factor={self.kl_factor}, kl_floor={self.kl_floor}, max_rollbacks={self.max_rollbacks}: "
@@ -108,10 +115,10 @@ class CollapseWatch:
     policy: CollapsePolicy = field(default_factory=CollapsePolicy)
     start_version: int = 1
     """The version the run's first rollouts were sampled from (the start adapter's)."""
-    reference: list[tuple[bool, bool]] = field(default_factory=list)
-    """(passed, blocked) of the run's first rollouts."""
+    reference: list[tuple[bool, bool, int]] = field(default_factory=list)
+    """(passed, blocked, tool calls) of the run's first rollouts."""
     recent: deque = field(default_factory=deque)
-    """(version, passed, blocked) of the latest rollouts, oldest first."""
+    """(version, passed, blocked, tool calls) of the latest rollouts, oldest first."""
     kls: list[float] = field(default_factory=list)
     """Every step's KL so far, spikes included (the median resists them)."""
     spike_versions: list[int] = field(default_factory=list)
@@ -119,23 +126,24 @@ class CollapseWatch:
     ignore_through: int = 0
     """Rollouts sampled from this version or older are not judged (set by a rollback)."""
     tallies: dict[int, list[int]] = field(default_factory=dict)
-    """Per version: rollouts scored, passed, blocked (every one, judged or not)."""
+    """Per version: rollouts scored, passed, blocked, tool calls (every one, judged or not)."""
     withdrawn: list[tuple[int, int]] = field(default_factory=list)
     """Version ranges (first, last) rollbacks withdrew: never gone back to."""
     rollbacks: int = 0
     events: list[Collapse] = field(default_factory=list)
 
-    def rollout(self, version: int, passed: bool, blocked: bool) -> None:
+    def rollout(self, version: int, passed: bool, blocked: bool, tool_calls: int = 0) -> None:
         """A rollout was scored (in the order they finish)."""
         if len(self.reference) < self.policy.reference_rollouts:
-            self.reference.append((passed, blocked))
-        tally = self.tallies.setdefault(version, [0, 0, 0])
+            self.reference.append((passed, blocked, tool_calls))
+        tally = self.tallies.setdefault(version, [0, 0, 0, 0])
         tally[0] += 1
         tally[1] += passed
         tally[2] += blocked
+        tally[3] += tool_calls
         if version <= self.ignore_through:
             return
-        self.recent.append((version, passed, blocked))
+        self.recent.append((version, passed, blocked, tool_calls))
         while len(self.recent) > self.policy.recent_rollouts:
             self.recent.popleft()
 
@@ -174,10 +182,19 @@ class CollapseWatch:
         for candidate in range(version - 1, self.start_version, -1):
             if any(first <= candidate <= last for first, last in self.withdrawn):
                 continue
-            n, passed, blocked = self.tallies.get(candidate, (0, 0, 0))
-            if n >= p.min_evidence and passed / n >= p.pass_floor * ref_pass and blocked / n < p.max_blocked:
+            n, passed, blocked, calls = self.tallies.get(candidate, (0, 0, 0, 0))
+            if n < p.min_evidence or calls / n > self._calls_bound():
+                continue
+            if passed / n >= p.pass_floor * ref_pass and blocked / n < p.max_blocked:
                 return candidate
         return self.start_version
+
+    def _calls_bound(self) -> float:
+        """The mean tool calls past which the calls ran away (infinite with the sign off)."""
+        if not self.policy.calls_factor or not self.reference:
+            return math.inf
+        start = sum(r[2] for r in self.reference) / len(self.reference)
+        return self.policy.calls_factor * max(start, 1.0)
 
     def _rates(self) -> tuple[str | None, int]:
         p = self.policy
@@ -198,6 +215,14 @@ class CollapseWatch:
         if blocked / n >= p.max_blocked and chance_blocked < p.significance:
             return (
                 f"{blocked}/{n} of the latest rollouts blocked by the guard, {ref_blocked:.2f} at the start",
+                good,
+            )
+        calls = sum(r[3] for r in self.recent) / n
+        if calls > self._calls_bound():
+            start = sum(r[2] for r in self.reference) / len(self.reference)
+            return (
+                f"{calls:.1f} tool calls a rollout over the latest rollouts against {start:.1f} at the start "
+                f"(over {p.calls_factor:g}x)",
                 good,
             )
         return None, 0

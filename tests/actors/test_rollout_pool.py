@@ -340,7 +340,7 @@ def test_each_scored_rollout_reports_its_version_pass_and_block_to_the_collapse_
     health = pool.drain_health()
     assert len(health) >= 4 and not pool.drain_health()
     assert {h[0] for h in health} == {0}
-    assert {h[1:] for h in health} == {(True, False), (False, True)}  # r0 passes, r1 is blocked
+    assert {h[1:3] for h in health} == {(True, False), (False, True)}  # r0 passes, r1 is blocked
     pushed = []
     while not pool.metrics_queue.empty():
         pushed.append(pool.metrics_queue.get_nowait())

@@ -21,10 +21,10 @@ class FakePool:
 
     def __init__(self) -> None:
         self.cfg = SimpleNamespace(groups=PoolSettings(group_size=4))
-        self.health: list[tuple[int, bool, bool]] = []
+        self.health: list[tuple[int, bool, bool, int]] = []
         self.retracted: list[tuple[int, int]] = []
 
-    def drain_health(self) -> list[tuple[int, bool, bool]]:
+    def drain_health(self) -> list[tuple[int, bool, bool, int]]:
         drained, self.health = self.health, []
         return drained
 
@@ -91,15 +91,15 @@ def test_a_collapse_rolls_back_to_the_kept_version_with_a_smaller_step(tiny_mode
     owner.snapshot(1)  # train begin: the start adapter becomes version 1
     owner.watch.start_version = 1
     kept = {}
-    pool.health = [(1, True, False)] * 12
+    pool.health = [(1, True, False, 1)] * 12
     for step in (1, 2, 3, 4):
         train_step(owner, 1.0)
         owner.trainer.model_version = step  # TRL's publish after the previous step
         assert owner.check_collapse(step) is None
         kept[step + 1] = lora(owner)
-        pool.health = [(step + 1, True, False)] * 4  # each version's own rollouts pass
+        pool.health = [(step + 1, True, False, 1)] * 4  # each version's own rollouts pass
     # versions 5 and 6 stop passing: back to 4, the latest before them that its own rollouts vouch for
-    pool.health = [(5, False, False)] * 6 + [(6, False, False)] * 6
+    pool.health = [(5, False, False, 1)] * 6 + [(6, False, False, 1)] * 6
     train_step(owner, 1.0)
     owner.trainer.model_version = 6
     optimizer = owner.trainer.optimizer
@@ -126,13 +126,13 @@ def test_out_of_rollbacks_it_stops_with_the_good_weights_in_place(tiny_model: Pa
     owner, pool = make_trainer(tiny_model, tmp_path, max_rollbacks=0, snapshots=1)
     owner.snapshot(1)
     start = lora(owner)
-    pool.health = [(1, True, False)] * 12
+    pool.health = [(1, True, False, 1)] * 12
     for step in (1, 2):
         train_step(owner, 1.0)
         owner.trainer.model_version = step
         assert owner.check_collapse(step) is None
     assert sorted(owner.snapshots) == [1, 3]  # the run's first and the latest one
-    pool.health = [(2, False, True)] * 12  # version 2 is all blocked (no pass): version 1, kept, is before it
+    pool.health = [(2, False, True, 1)] * 12  # version 2 all blocked (no pass): version 1, kept, is before it
     event = owner.check_collapse(3)
     assert event is not None and event.action == "stop" and event.reason.startswith("pass rate 0/12")
     assert all(torch.equal(v, start[k]) for k, v in lora(owner).items())

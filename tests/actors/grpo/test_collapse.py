@@ -1,5 +1,5 @@
-"""The collapse watch on scripted runs: the three signs (pass rate, blocked rate, KL spike) against the
-run's own start, the version it names to go back to, and what it tells the trainer to do."""
+"""The collapse watch on scripted runs: the four signs (pass rate, blocked rate, KL spike, runaway calls)
+against the run's own start, the version it names to go back to, and what it tells the trainer to do."""
 
 from __future__ import annotations
 
@@ -8,13 +8,13 @@ import pytest
 from actors.grpo.collapse import CollapsePolicy, CollapseWatch, binomial_cdf
 
 
-def feed(watch: CollapseWatch, version: int, passed: int, failed: int, blocked: int = 0) -> None:
+def feed(watch: CollapseWatch, version: int, passed: int, failed: int, blocked: int = 0, calls: int = 3):
     for _ in range(passed):
-        watch.rollout(version, True, False)
+        watch.rollout(version, True, False, calls)
     for _ in range(failed):
-        watch.rollout(version, False, False)
+        watch.rollout(version, False, False, calls)
     for _ in range(blocked):
-        watch.rollout(version, False, True)
+        watch.rollout(version, False, True, calls)
 
 
 def healthy_start(watch: CollapseWatch) -> None:
@@ -134,3 +134,41 @@ def test_the_version_named_is_never_before_the_runs_start():
 def test_a_bad_policy_is_refused_by_name(field, value, message):
     with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)").replace("[", r"\[")):
         CollapsePolicy(**{field: value})
+
+
+def test_sessions_that_loop_while_still_passing_collapse_with_the_calls_sign_on():
+    """Seed 0 of the real-model learning check: pass rate held, calls rose from 3 to the turn limit."""
+    watch = CollapseWatch(CollapsePolicy(calls_factor=2.0), start_version=1)
+    healthy_start(watch)  # 3 calls a rollout
+    feed(watch, 5, 4, 0, calls=5)  # more calls, not yet past 2x: version 5 still vouches for itself
+    assert watch.step(4, 0.002, 5) is None
+    for step, version in ((5, 6), (6, 7), (7, 8)):
+        feed(watch, version, 4, 0, calls=12)
+        event = watch.step(step, 0.002, version)
+        if event is not None:
+            break
+    assert event is not None and event.action == "rollback", watch.events
+    assert "tool calls a rollout over the latest rollouts against 3.0 at the start (over 2x)" in event.reason
+    assert event.step == 5 and event.good_version == 3  # the window holds versions 4-6: go back before it
+
+
+def test_a_looping_version_does_not_vouch_for_itself():
+    watch = CollapseWatch(CollapsePolicy(calls_factor=2.0), start_version=1)
+    healthy_start(watch)
+    feed(watch, 5, 4, 0, calls=12)  # passing, but looping: not one to go back to
+    feed(watch, 6, 4, 0, calls=12)
+    feed(watch, 7, 4, 0, calls=12)
+    event = watch.step(4, 0.002, 7)
+    assert event is not None and event.good_version == 4
+
+
+def test_with_the_calls_sign_off_looping_is_not_a_collapse():
+    watch = CollapseWatch(CollapsePolicy(), start_version=1)
+    healthy_start(watch)
+    feed(watch, 5, 12, 0, calls=14)
+    assert watch.step(4, 0.002, 5) is None
+
+
+def test_a_calls_factor_of_one_or_less_is_refused():
+    with pytest.raises(ValueError, match="calls_factor=1.0: must be above 1"):
+        CollapsePolicy(calls_factor=1.0)

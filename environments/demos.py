@@ -57,7 +57,7 @@ from environments.errors import UsageError, cli_main
 from environments.harness_prompts import HARNESSES, harness_request, harness_tools
 from environments.harnesses.registry import harness_spec
 from environments.harnesses.steps import WORKSPACE, Edit, Read, Shell, Step, Write
-from environments.tasks.shipped import TASK_SETS, shipped_tasks, task_set
+from environments.tasks.shipped import TASK_SETS, shipped_tasks, task_set, unknown_task_set
 from environments.tasks.shipped.probes import ORACLE_COMMAND as PROBE_COMMAND
 from environments.tasks.shipped.row_count import ROW_COUNT_COMMAND, row_count_demo_tasks
 from environments.traces.types import Conversation, Skipped
@@ -548,10 +548,20 @@ def write_demos(
     return summary
 
 
+def demo_set_problem(name: str, extra: int) -> str | None:
+    """What is wrong with demonstrating task set ``name`` with ``extra`` generated tasks, or None: one
+    message for the command line and the smoke config."""
+    if problem := unknown_task_set(name):
+        return problem
+    if extra < 0 or (extra and name != "row-count"):
+        return f"extra={extra}: only the row-count set generates more tasks, zero or more"
+    return None
+
+
 def demo_tasks(name: str, extra: int = 0) -> list[Task]:
     """A task set's tasks (``TASK_SETS``), with ``extra`` more generated train tasks for ``row-count``."""
-    if extra < 0 or (extra and name != "row-count"):
-        raise UsageError(f"--extra {extra}: only the row-count set generates more tasks, zero or more")
+    if problem := demo_set_problem(name, extra):
+        raise UsageError(problem)
     tasks = task_set(name)
     return [*tasks, *row_count_demo_tasks(extra)] if extra else tasks
 

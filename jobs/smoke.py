@@ -63,14 +63,10 @@ class SmokeConfig:
     """``row-count`` only: this many more generated train tasks in those demonstrations (``--extra``)."""
 
     def __post_init__(self) -> None:
-        from environments.tasks.shipped import TASK_SETS
+        from environments.demos import demo_set_problem
 
-        if self.demo_tasks not in TASK_SETS:
-            raise ValueError(f"demo_tasks={self.demo_tasks!r}: choose one of {', '.join(TASK_SETS)}")
-        if self.demo_extra < 0 or (self.demo_extra and self.demo_tasks != "row-count"):
-            raise ValueError(
-                f"demo_extra={self.demo_extra}: zero or more, and only with demo_tasks=row-count"
-            )
+        if problem := demo_set_problem(self.demo_tasks, self.demo_extra):
+            raise ValueError(f"demo_tasks={self.demo_tasks!r}, demo_extra={self.demo_extra}: {problem}")
 
 
 STAGES = 4

@@ -7,7 +7,7 @@ machine. This backend stops:
 - changing what decides the verdict: the files a caller names ``read_only`` (a task's existing tests,
   runner configuration and graders) are bound read-only over the workspace and their folders are mount
   points that cannot be moved or removed; new files beside them can still be added;
-- reading outside the workspace: a new mount namespace whose root is an empty tmpfs with read-only binds
+- reading outside the workspace: a new mount namespace whose root is an empty, read-only tmpfs with binds
   of ``/usr``, a few ``/etc`` files the dynamic linker and Python need, and this interpreter's prefixes;
   the workspace copy is the only writable host folder (at ``/workspace``, and at a task's own work
   directory too), besides a task's writable mounts (private folders, e.g. Harbor's ``/logs``);
@@ -35,8 +35,13 @@ outside: the tree's resident memory, page tables and swap plus what its sized ``
 hold (pages and files), and its tasks (processes and threads), are sampled from ``/proc`` and the tree
 killed past either or when a sample fails (``TreeLimit``; a burst shorter than a sample passes), and
 ``RLIMIT_NPROC`` bounds this user's threads (a root launcher is exempt).
-Memory held outside processes and those mounts (an unmapped ``memfd``, detached System V shared memory, socket
-buffers) is bounded only by a memory cgroup. No memory rlimit: Bun reserves tens of GB of address space it
+Memory the kernel holds for the tree rather than in its processes' pages is bounded only by a memory cgroup:
+shared memory no process has resident (an unmapped ``memfd``, detached System V shared memory, a shared
+mapping after ``MADV_DONTNEED``), pipe buffers (and the huge pages ``vmsplice`` pins through them), System V
+message queues, epoll and inotify state, socket buffers, kernel keys. A red team held three times a 128 MiB
+limit for 8-12 s through each of these, unseen by the samples; ``RLIMIT_NOFILE`` (``FALLBACK_NOFILE``) caps
+the descriptors each process holds for them, not their memory. Run untrusted policies with cgroups (as
+root, or with a delegated group). No memory rlimit: Bun reserves tens of GB of address space it
 never touches, so an ``RLIMIT_AS`` or ``RLIMIT_DATA`` cap kills opencode at start. There is no CPU bandwidth
 limit. ``LocalBackend.notes`` says so and why.
 
@@ -49,6 +54,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import resource
 import shutil
 import signal
@@ -96,8 +102,34 @@ _ETC_FILES = (
 )
 
 
+def on_tmpfs(path: Path) -> bool:
+    """Whether ``path`` (or its nearest existing folder) lies on a tmpfs, whose files are memory: the file
+    system of the deepest mount above it in ``/proc/self/mountinfo``."""
+    while not path.exists():
+        path = path.parent
+    target, best, fs_type = path.resolve(), -1, ""
+    try:
+        lines = Path("/proc/self/mountinfo").read_text().splitlines()
+    except OSError:
+        return False
+    for line in lines:
+        fields, _, rest = line.partition(" - ")
+        parts = fields.split()
+        if len(parts) < 5 or not rest:
+            continue
+        point = Path(re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), parts[4]))
+        if (target == point or point in target.parents) and len(point.parts) > best:
+            best, fs_type = len(point.parts), rest.split()[0]
+    return fs_type == "tmpfs"
+
+
 def default_root() -> Path:
-    return Path(tempfile.gettempdir()) / "harness-sandboxes"
+    """``<tmp>/harness-sandboxes``, or ``/var/tmp/...`` when the temp folder is a tmpfs: a workspace there
+    is memory that only a memory cgroup would count."""
+    temp = Path(tempfile.gettempdir())
+    if on_tmpfs(temp) and Path("/var/tmp").is_dir() and not on_tmpfs(Path("/var/tmp")):
+        temp = Path("/var/tmp")
+    return temp / "harness-sandboxes"
 
 
 def interpreter_dirs() -> list[Path]:
@@ -263,18 +295,19 @@ def read_only_binds(workspace: Path, paths: tuple[str, ...], inside: str = WORKS
     return argv
 
 
-def _make_writable(func, target, _exc) -> None:  # the agent may have chmod-ed its folders read-only
-    os.chmod(os.path.dirname(target), 0o700)
-    func(target)
-
-
 def _remove_tree(path: Path) -> None:
-    if not path.exists():
+    """Remove a sandbox's folder whatever the agent left in it: folders it shut (``chmod 000``, which stop a
+    non-root launcher) are opened first, and chains deeper than Python's recursion limit or ``PATH_MAX``
+    are walked by coreutils' ``chmod -R`` and ``rm -rf`` (fts, relative to each folder), which follow no
+    symbolic link and stay on this file system."""
+    if not path.exists() and not path.is_symlink():
         return
-    if sys.version_info >= (3, 12):
-        shutil.rmtree(path, onexc=_make_writable)
-    else:
-        shutil.rmtree(path, onerror=_make_writable)
+    subprocess.run(["chmod", "-R", "u+rwx", "--", str(path)], capture_output=True)
+    removed = subprocess.run(
+        ["rm", "-rf", "--one-file-system", "--", str(path)], capture_output=True, text=True
+    )
+    if removed.returncode != 0 or path.exists():
+        raise OSError(f"could not remove {path}: {removed.stderr.strip()[-300:]}")
 
 
 class LocalBackend:
@@ -310,10 +343,16 @@ class LocalBackend:
             self.notes.append(
                 f"no usable cgroups ({why}): the sandbox's memory (resident plus its sized /tmp and "
                 "/dev/shm) and tasks are held by sampling its tree (a burst shorter than a sample can "
-                "pass), this user's threads by RLIMIT_NPROC (not for root); memory outside processes "
-                "and those mounts (memfd, System V shared memory, socket buffers) is not bounded, and "
-                "there is no CPU bandwidth limit"
+                "pass), this user's threads by RLIMIT_NPROC (not for root); memory the kernel holds "
+                "for the tree outside its pages and those mounts (shared memory no process has resident, "
+                "pipe buffers, message queues, epoll and inotify state, socket buffers) is not bounded, "
+                "and there is no CPU bandwidth limit: run untrusted policies with cgroups"
             )
+            if on_tmpfs(self.root):
+                self.notes.append(
+                    f"the sandboxes' root {self.root} is on a tmpfs: the workspace files are memory that "
+                    "no sample counts; give a root on disk"
+                )
         help_text = subprocess.run([self.bwrap, "--help"], capture_output=True, text=True).stdout
         self.disable_userns = "--disable-userns" in help_text  # bubblewrap >= 0.8
         if not self.disable_userns:
@@ -396,7 +435,9 @@ class LocalBackend:
             argv += read_only_binds(workspace, read_only, workdir)
         for mount, host in mounts.folders if mounts else ():
             argv += ["--bind" if mount.writable else "--ro-bind", str(host), mount.target]
-        argv += ["--chdir", workdir, "--clearenv"]
+        # The root tmpfs read-only last, once every mount point is made in it: its files would be memory no
+        # sample sees. Mounts on it keep their own flags (bwrap remounts that one mount).
+        argv += ["--remount-ro", "/", "--chdir", workdir, "--clearenv"]
         return argv
 
     def sweep(self) -> int:
@@ -408,7 +449,11 @@ class LocalBackend:
         removed = self.cgroups.sweep(self.prefix, stale) if self.cgroups else set()
         for folder in self.root.glob(f"{self.prefix}-*"):
             if folder.is_dir() and stale(folder.name):
-                _remove_tree(folder)
+                try:
+                    _remove_tree(folder)
+                except OSError as exc:  # one folder that cannot go must not stop the backend
+                    self.notes.append(f"a dead launcher's {folder.name} could not be removed: {exc}")
+                    continue
                 removed.add(folder.name)
         return len(removed)
 

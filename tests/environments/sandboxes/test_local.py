@@ -518,3 +518,74 @@ def test_the_local_backend_refuses_a_task_image_and_a_placement_over_its_own_pat
             Placement(bad)
     with pytest.raises(ValueError, match="overlap"):
         Placement("/app", (Mount("t", "/app/tests"),))
+
+
+def test_nothing_outside_the_workspace_tmp_and_shm_takes_a_file(sandbox):
+    """The sandbox's root is a tmpfs: files written there would be memory no sample of the tree sees."""
+    places = ("/big", "/etc/big", "/work-big", "/workspace/ok", "/tmp/ok", "/dev/shm/ok")
+    script = "; ".join(f"(echo x > {p}) 2>/dev/null && echo wrote {p}" for p in places)
+    result = sandbox.run(script, timeout_s=20)
+    assert result.output_tail.split("\n")[:3] == ["wrote /workspace/ok", "wrote /tmp/ok", "wrote /dev/shm/ok"]
+
+
+def test_without_cgroups_each_process_holds_a_bounded_number_of_descriptors(tmp_path, prefix, workspace):
+    from environments.core.runner import FALLBACK_NOFILE
+
+    backend = LocalBackend(tmp_path / "plain", prefix=prefix, use_cgroups=False)
+    box = backend.create(workspace, SMALL)
+    try:
+        result = box.run("ulimit -n; ulimit -Hn", timeout_s=20)
+    finally:
+        box.destroy()
+    assert result.output_tail.split() == [str(FALLBACK_NOFILE)] * 2
+
+
+DEEP_AND_SHUT = """
+import os, sys
+from pathlib import Path
+from environments.sandboxes.local import _remove_tree
+root = Path(sys.argv[1])
+os.makedirs(root / "shut" / "inner")
+(root / "shut" / "inner" / "file").write_text("x")
+os.chmod(root / "shut", 0)
+os.makedirs(root / "deep")
+fd = os.open(root / "deep", os.O_RDONLY)
+for _ in range(3000):  # deeper than the recursion limit, and than PATH_MAX
+    os.mkdir("d", dir_fd=fd)
+    fd = os.open("d", os.O_RDONLY, dir_fd=fd)
+_remove_tree(root)
+print("gone" if not root.exists() else "left")
+"""
+
+
+@pytest.mark.parametrize("uid", [None, 1000], ids=["root", "non-root"])
+def test_a_sandbox_folder_with_shut_folders_and_a_very_deep_chain_is_removed(uid, tmp_path):
+    """What an agent may leave in its workspace must not stop ``destroy`` or a later backend's sweep."""
+    from tests.raynodes import NodeDisk, on_own_disk
+
+    disk = NodeDisk(private=(Path("/tmp"),), uid=uid, installs=(Path(sys.base_prefix),))
+    argv = [sys.executable, "-c", DEEP_AND_SHUT, "/tmp/sandbox-folder"]
+    stage = Path(__import__("tempfile").mkdtemp(prefix="stage", dir="/var/tmp"))
+    try:
+        done = subprocess.run(
+            on_own_disk(disk, argv, stage), capture_output=True, text=True, timeout=120, cwd=REPO,
+            env={**os.environ, "PYTHONPATH": str(REPO)},
+        )  # fmt: skip
+    finally:
+        subprocess.run(["rm", "-rf", str(stage)])
+    assert done.returncode == 0 and done.stdout.split() == ["gone"], done.stderr[-2000:]
+
+
+def test_the_sandboxes_default_root_is_not_a_tmpfs_and_a_tmpfs_root_without_cgroups_is_named(
+    monkeypatch, prefix
+):
+    from environments.sandboxes import local
+
+    monkeypatch.setattr(local.tempfile, "gettempdir", lambda: "/dev/shm")
+    assert local.on_tmpfs(Path("/dev/shm")) and local.default_root() == Path("/var/tmp/harness-sandboxes")
+    root = Path("/dev/shm") / f"{prefix}-root"
+    try:
+        backend = LocalBackend(root, prefix=prefix, use_cgroups=False)
+        assert any("is on a tmpfs" in note for note in backend.notes), backend.notes
+    finally:
+        subprocess.run(["rm", "-rf", str(root)])

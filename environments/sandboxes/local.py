@@ -25,7 +25,8 @@ machine. This backend stops:
   after use, and a backend sweeps a crashed launcher's leftovers when it starts (``--die-with-parent``
   already kills the tree when the launcher dies).
 
-It does not stop: kernel exploits (the kernel is shared; no seccomp filter is loaded), reading what ``/usr``
+It does not stop: kernel exploits (the kernel is shared; the seccomp filter, ``seccomp.py``, refuses only
+the few calls that make the kernel hold memory for a process unseen), reading what ``/usr``
 and the interpreter prefixes hold (public software, but anything a careless admin put there is visible),
 timing and cache side channels, disk filling of the workspace beyond ``RLIMIT_FSIZE`` per file, or a consumer
 on the host that follows symlinks the agent left in its output (``collect`` copies links as links; code
@@ -37,10 +38,11 @@ killed past either or when a sample fails (``TreeLimit``; a burst shorter than a
 ``RLIMIT_NPROC`` bounds this user's threads (a root launcher is exempt).
 Memory the kernel holds for the tree rather than in its processes' pages is bounded only by a memory cgroup:
 shared memory no process has resident (an unmapped ``memfd``, detached System V shared memory, a shared
-mapping after ``MADV_DONTNEED``), pipe buffers (and the huge pages ``vmsplice`` pins through them), System V
-message queues, epoll and inotify state, socket buffers, kernel keys. A red team held three times a 128 MiB
-limit for 8-12 s through each of these, unseen by the samples; ``RLIMIT_NOFILE`` (``FALLBACK_NOFILE``) caps
-the descriptors each process holds for them, not their memory. Run untrusted policies with cgroups (as
+mapping after ``MADV_DONTNEED``), pipe buffers, epoll and inotify state, socket buffers. A red team held
+three times a 128 MiB limit for 8-12 s through each of these, unseen by the samples; ``RLIMIT_NOFILE``
+(``FALLBACK_NOFILE``) caps the descriptors each process holds for them, not their memory. The seccomp
+filter refuses the calls no harness needs that did the same (``vmsplice``, which pins whole huge pages
+in a pipe; System V message queues; kernel keys). Run untrusted policies with cgroups (as
 root, or with a delegated group). No memory rlimit: Bun reserves tens of GB of address space it
 never touches, so an ``RLIMIT_AS`` or ``RLIMIT_DATA`` cap kills opencode at start. There is no CPU bandwidth
 limit. ``LocalBackend.notes`` says so and why.
@@ -82,6 +84,7 @@ from environments.sandboxes.protocol import (
     new_name,
     owner_alive,
 )
+from environments.sandboxes.seccomp import filter_program
 
 WORKSPACE = "/workspace"
 SANDBOX_UID = 1000
@@ -183,6 +186,10 @@ class LocalSandbox:
         argv = list(self._bwrap_argv)
         for key, value in sandbox_env(env).items():
             argv += ["--setenv", key, value]
+        seccomp_read, seccomp_write = os.pipe()  # bwrap reads the filter to its end (a few hundred bytes)
+        os.write(seccomp_write, filter_program())
+        os.close(seccomp_write)
+        argv += ["--seccomp", str(seccomp_read)]
         argv += ["--", *command_argv(command, self.forwards, sys.executable)]
         procs_files = self.cgroup.procs_files() if self.cgroup else ()
         limits = self.limits
@@ -217,13 +224,14 @@ class LocalSandbox:
                     stderr=subprocess.STDOUT,
                     start_new_session=True,
                     preexec_fn=prepare_child,
-                    pass_fds=(status_write,),
+                    pass_fds=(status_write, seccomp_read),
                 )
             except (OSError, subprocess.SubprocessError) as exc:
                 os.close(status_read)
                 raise SandboxError(f"could not start bwrap for {self.name}: {exc}") from exc
             finally:
                 os.close(status_write)
+                os.close(seccomp_read)
             watch = None if self.cgroup else TreeLimit(proc.pid, limits.memory_mb, allowance)
             try:
                 status, _, timed_out = wait_until(proc.pid, start + timeout_s, on_poll=watch and watch.sample)

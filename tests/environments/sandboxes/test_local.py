@@ -589,3 +589,41 @@ def test_the_sandboxes_default_root_is_not_a_tmpfs_and_a_tmpfs_root_without_cgro
         assert any("is on a tmpfs" in note for note in backend.notes), backend.notes
     finally:
         subprocess.run(["rm", "-rf", str(root)])
+
+
+SYSCALL_PROBE = """
+import ctypes, errno, json, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+results = {}
+for name, number in json.loads(sys.argv[1]).items():
+    ctypes.set_errno(0)
+    rc = libc.syscall(number, 0, 0, 0, 0)
+    results[name] = errno.errorcode.get(ctypes.get_errno(), "ok") if rc == -1 else "ok"
+read_end, write_end = os.pipe()
+os.write(write_end, b"still works")
+results["pipe"] = os.read(read_end, 64).decode()
+print(json.dumps(results))
+"""
+
+
+def test_the_calls_that_make_the_kernel_hold_memory_unseen_are_refused(sandbox):
+    """vmsplice (pins huge pages in a pipe), System V message queues and kernel keys: EPERM inside."""
+    import json
+    import platform
+
+    from environments.sandboxes.seccomp import DENIED, SYSCALLS
+
+    (sandbox.workspace / "probe.py").write_text(SYSCALL_PROBE)
+    numbers = json.dumps(SYSCALLS[platform.machine()])
+    result = sandbox.run(f"python probe.py '{numbers}'", timeout_s=30)
+    found = json.loads(result.output_tail.strip().splitlines()[-1])
+    assert {name: found[name] for name in DENIED} == dict.fromkeys(DENIED, "EPERM"), found
+    assert found["pipe"] == "still works"
+
+
+def test_the_filter_is_refused_for_a_machine_it_has_no_table_for():
+    from environments.sandboxes.seccomp import filter_program
+
+    assert len(filter_program("x86_64")) % 8 == 0 and len(filter_program("aarch64")) % 8 == 0
+    with pytest.raises(ValueError, match="no seccomp table for 'riscv64'"):
+        filter_program("riscv64")

@@ -86,6 +86,15 @@ class NodeDisk:
                 raise ValueError(f"seed {source} lies in the private folder {hidden[0]}: stage it elsewhere")
 
 
+def stage_parent(*disks: NodeDisk | None) -> Path:
+    """A folder outside every private one of ``disks``, for the installs held while a node starts."""
+    private = [folder for disk in disks if disk is not None for folder in disk.private]
+    for candidate in (Path("/dev/shm"), Path("/var/tmp"), Path("/srv")):
+        if candidate.is_dir() and not any(candidate.is_relative_to(folder) for folder in private):
+            return candidate
+    raise ValueError(f"no folder to stage installs in outside the private {private}")
+
+
 def closed_ancestor(folder: Path) -> Path | None:
     """The outermost folder above ``folder`` that other users cannot pass through, or None."""
     for ancestor in reversed(folder.resolve().parents):
@@ -179,7 +188,7 @@ def ray_cluster(
     head, given its GCS address (an autoscaling config names it)."""
     logs.mkdir(parents=True, exist_ok=True)
     temp = Path(tempfile.mkdtemp(prefix="rayh", dir="/tmp"))  # socket paths must stay short
-    stage_root = Path(tempfile.mkdtemp(prefix="raynodes", dir="/var/tmp"))  # outside a node's private /tmp
+    stage_root = Path(tempfile.mkdtemp(prefix="raynodes", dir=stage_parent(head_disk, worker_disk)))
     head_ports = dict(zip(HEAD_PORT_FLAGS, free_ports(len(HEAD_PORT_FLAGS), head_ip), strict=True))
     nodes: list[subprocess.Popen] = []
 

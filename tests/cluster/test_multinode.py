@@ -1,7 +1,7 @@
 """The train smoke on a Ray cluster of three nodes on this machine that share what real nodes share (the
 network, a storage location, the same installed software) and nothing else: a head (127.0.0.2, ``CPU: 0``
 as in cluster.yaml) and two workers (127.0.0.3, 127.0.0.4), each in a mount namespace of its own with a
-private ``/tmp``, home (with its Hugging Face cache) and model and task cache (``tests.raynodes``), each run
+private ``/tmp`` and ``/var/tmp``, home (with its Hugging Face cache) and model and task cache (``tests.raynodes``), each run
 as a non-root user, as Ray's container runs them (so the sandboxes have no writable cgroups). The head's
 cache starts with the tiny agent built (the driver's node built it); the workers' caches start empty.
 ``ray job submit`` runs ``jobs.smoke`` (one harness) on the head, with the presets' default guard proxy.
@@ -47,9 +47,10 @@ def job_summary(stdout: str) -> dict:
 
 @pytest.fixture
 def machine() -> Path:
-    """A folder outside ``/tmp`` (which every node makes private): the storage location, the nodes' homes
-    and caches (private per node too) and the head's provisioned files. Other users may pass through it."""
-    root = Path(tempfile.mkdtemp(prefix="multinode", dir="/var/tmp"))
+    """A folder outside ``/tmp`` and ``/var/tmp`` (which every node makes private): the storage location, the
+    nodes' homes and caches (private per node too) and the head's provisioned files. Other users may pass
+    through it."""
+    root = Path(tempfile.mkdtemp(prefix="multinode", dir="/srv"))
     root.chmod(0o755)
     yield root
     shutil.rmtree(root, ignore_errors=True)
@@ -69,7 +70,7 @@ def test_the_train_smoke_runs_across_three_nodes_that_share_nothing_but_storage(
     for built in (tiny_agent.parent).glob("tiny*"):
         shutil.copytree(built, provisioned / "models" / built.name, symlinks=True)
     installs = (Path(sys.base_prefix), install_root(), REPO)
-    private = (Path("/tmp"), home, cache)
+    private = (Path("/tmp"), Path("/var/tmp"), home, cache)
     head_disk = NodeDisk(private=private, seeds=((provisioned, cache),), uid=NODE_UID, installs=installs)
     worker_disk = NodeDisk(private=private, uid=NODE_UID, installs=installs)
 

@@ -1,8 +1,9 @@
 """The train smoke on a Ray cluster of three nodes on this machine that share what real nodes share (the
 network, a storage location, the same installed software) and nothing else: a head (127.0.0.2, ``CPU: 0``
 as in cluster.yaml) and two workers (127.0.0.3, 127.0.0.4), each in a mount namespace of its own with a
-private ``/tmp`` and ``/var/tmp``, home (with its Hugging Face cache) and model and task cache (``tests.raynodes``), each run
-as a non-root user, as Ray's container runs them (so the sandboxes have no writable cgroups). The head's
+private ``/tmp`` and ``/var/tmp``, home (with its Hugging Face cache) and model and task cache
+(``tests.raynodes``), each run as a non-root user, as Ray's container runs them (so the sandboxes have no
+writable cgroups). The head's
 cache starts with the tiny agent built (the driver's node built it); the workers' caches start empty.
 ``ray job submit`` runs ``jobs.smoke`` (one harness) on the head, with the presets' default guard proxy.
 

@@ -37,15 +37,23 @@ hold (pages and files), and its tasks (processes and threads), are sampled from 
 killed past either or when a sample fails (``TreeLimit``; a burst shorter than a sample passes), and
 ``RLIMIT_NPROC`` bounds this user's threads (a root launcher is exempt).
 Memory the kernel holds for the tree rather than in its processes' pages is bounded only by a memory cgroup:
-shared memory no process has resident (an unmapped ``memfd``, detached System V shared memory, a shared
-mapping after ``MADV_DONTNEED``), pipe buffers, epoll and inotify state, socket buffers. A red team held
-three times a 128 MiB limit for 8-12 s through each of these, unseen by the samples; ``RLIMIT_NOFILE``
-(``FALLBACK_NOFILE``) caps the descriptors each process holds for them, not their memory. The seccomp
-filter refuses the calls no harness needs that did the same (``vmsplice``, which pins whole huge pages
-in a pipe; System V message queues; kernel keys). Run untrusted policies with cgroups (as
-root, or with a delegated group). No memory rlimit: Bun reserves tens of GB of address space it
-never touches, so an ``RLIMIT_AS`` or ``RLIMIT_DATA`` cap kills opencode at start. There is no CPU bandwidth
-limit. ``LocalBackend.notes`` says so and why.
+shared memory no process has resident (an unmapped ``memfd``, a shared mapping after ``MADV_DONTNEED``),
+pipe buffers (and the page-cache pages ``splice`` pins through them), epoll and inotify state,
+pseudo-terminals, socket buffers. A red team held three times a 128 MiB limit for 8-12 s through each of
+these, unseen by the samples; ``RLIMIT_NOFILE`` (``FALLBACK_NOFILE``) caps the descriptors each process
+holds for them, not their memory. File locks (about 200 bytes each) are bounded by nothing, a memory
+cgroup included. The seccomp filter refuses the calls no harness needs that did the same (``vmsplice``,
+which pins whole huge pages in a pipe; System V message queues, semaphores and shared memory; kernel
+keys). Run untrusted policies with cgroups (as root, or with a delegated group). No memory rlimit: Bun
+reserves tens of GB of address space it never touches, so an ``RLIMIT_AS`` or ``RLIMIT_DATA`` cap kills
+opencode at start. There is no CPU bandwidth limit. ``LocalBackend.notes`` says so and why.
+
+A root launcher's sandbox user is host root outside its user namespace, without capabilities (as in a
+Docker container run as root): it owns every file of ``/proc``, so the kernel's settings and triggers are
+bound read-only and its host views masked (``proc_guards``, Docker's lists). Running the sandbox as an
+unprivileged host user instead would make those writes impossible rather than masked; bubblewrap then
+could not reach binds below a folder closed to that user (this interpreter under ``/root``), which is why
+it is not done yet.
 
 The project itself must stay outside the bound interpreter (an editable install is fine: its finder points at
 the repository, which is not bound): its task generators compute the answers.
@@ -124,6 +132,35 @@ def on_tmpfs(path: Path) -> bool:
         if (target == point or point in target.parents) and len(point.parts) > best:
             best, fs_type = len(point.parts), rest.split()[0]
     return fs_type == "tmpfs"
+
+
+PROC_READ_ONLY = ("/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus", "/proc/fs", "/proc/pressure")
+"""Kernel settings and triggers the sandbox must not write: Docker's read-only paths for a container, and
+the pressure files (each write makes a kernel trigger)."""
+PROC_MASKED = ("/proc/kcore", "/proc/keys", "/proc/timer_list", "/proc/sched_debug", "/proc/latency_stats")
+"""Host views the sandbox must not read: Docker's masked files (``/dev/null`` over each)."""
+PROC_MASKED_DIRS = ("/proc/acpi", "/proc/asound", "/proc/scsi")
+"""Docker's masked folders (an empty read-only tmpfs over each): ``/proc/scsi/scsi`` and
+``/proc/acpi/wakeup`` take writes from root."""
+
+
+def proc_guards() -> list[str]:
+    """bwrap arguments that follow ``--proc /proc``. A root launcher's sandbox user is host root outside
+    its user namespace (without capabilities), and root owns every file of ``/proc``: it could write
+    ``/proc/sys/kernel/core_pattern`` (a program the kernel runs as root) or ``/proc/sysrq-trigger``.
+    These are bound read-only from the host's ``/proc`` (``/proc/sys`` then shows the host network
+    namespace's values, read-only) or masked, as Docker does for a root container."""
+    argv: list[str] = []
+    for path in PROC_READ_ONLY:
+        if Path(path).exists():
+            argv += ["--ro-bind", path, path]
+    for path in PROC_MASKED:
+        if Path(path).exists():
+            argv += ["--ro-bind", "/dev/null", path]
+    for path in PROC_MASKED_DIRS:
+        if Path(path).is_dir():
+            argv += ["--size", "4096", "--tmpfs", path, "--remount-ro", path]
+    return argv
 
 
 def default_root() -> Path:
@@ -428,7 +465,8 @@ class LocalBackend:
         # Its tmpfs and /dev/shm's are sized (a tmpfs's default is half the host's memory, and its pages
         # belong to no process: without a memory cgroup nothing else would bound them), and /dev, whose
         # own tmpfs would take files as well, is read-only.
-        argv += ["--proc", "/proc", "--dev", "/dev", "--size", str(memory_mb * _MIB), "--tmpfs", "/tmp"]
+        argv += ["--proc", "/proc", *proc_guards()]
+        argv += ["--dev", "/dev", "--size", str(memory_mb * _MIB), "--tmpfs", "/tmp"]
         argv += ["--size", str(_SHM_MB * _MIB), "--tmpfs", "/dev/shm", "--remount-ro", "/dev"]
         for folder in (*interpreter_dirs(), *self.extra_ro_binds):
             argv += ["--ro-bind", str(folder), str(folder)]

@@ -3,7 +3,8 @@ hold memory for it that no per-process figure shows and that no harness needs, r
 
 - ``vmsplice``: hands pages to a pipe, which keeps them (a whole transparent huge page for 4 KiB handed
   over) after the process unmaps them: a red team held 406 MiB this way with 12 MiB resident;
-- ``msgget``: System V message queues live in the ipc namespace, beyond any process (407 MiB held);
+- ``msgget``, ``semget``, ``shmget``: System V message queues, semaphore sets and shared memory live in
+  the ipc namespace, beyond any process (407 MiB held in queues, 507 MiB in semaphore sets);
 - ``add_key``, ``request_key``, ``keyctl``: kernel keys are charged to a user, not a process or a cgroup
   (Docker's default profile refuses them too).
 
@@ -18,11 +19,17 @@ import errno
 import platform
 import struct
 
-DENIED = ("vmsplice", "msgget", "add_key", "request_key", "keyctl")
+DENIED = ("vmsplice", "msgget", "semget", "shmget", "add_key", "request_key", "keyctl")
 SYSCALLS = {
-    "x86_64": {"vmsplice": 278, "msgget": 68, "add_key": 248, "request_key": 249, "keyctl": 250},
-    "aarch64": {"vmsplice": 75, "msgget": 186, "add_key": 217, "request_key": 218, "keyctl": 219},
-}
+    "x86_64": {
+        "vmsplice": 278, "msgget": 68, "semget": 64, "shmget": 29,
+        "add_key": 248, "request_key": 249, "keyctl": 250,
+    },
+    "aarch64": {
+        "vmsplice": 75, "msgget": 186, "semget": 190, "shmget": 194,
+        "add_key": 217, "request_key": 218, "keyctl": 219,
+    },
+}  # fmt: skip
 """The native numbers of ``DENIED`` (``asm/unistd_64.h``; ``asm-generic/unistd.h`` for aarch64)."""
 AUDIT_ARCH = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}
 X32_SYSCALL_BIT = 0x40000000

@@ -627,3 +627,13 @@ def test_the_filter_is_refused_for_a_machine_it_has_no_table_for():
     assert len(filter_program("x86_64")) % 8 == 0 and len(filter_program("aarch64")) % 8 == 0
     with pytest.raises(ValueError, match="no seccomp table for 'riscv64'"):
         filter_program("riscv64")
+
+
+def test_the_kernels_settings_and_triggers_cannot_be_written_from_inside(sandbox):
+    """A root launcher's sandbox user is host root outside: ``/proc/sys/kernel/core_pattern`` names a program
+    the kernel runs as root, and every file of ``/proc`` is root's."""
+    targets = ("/proc/sys/kernel/core_pattern", "/proc/sys/vm/drop_caches", "/proc/sysrq-trigger")
+    targets += ("/proc/pressure/memory",)
+    script = "; ".join(f"(: >> {t}) 2>/dev/null && echo writable {t}" for t in targets)
+    result = sandbox.run(f"{script}; cat /proc/sys/kernel/ostype; cat /proc/keys 2>/dev/null | wc -c", timeout_s=20)
+    assert result.output_tail.split() == ["Linux", "0"], result.output_tail

@@ -250,7 +250,7 @@ class LocalSandbox:
 
         if self.cgroup:
             self.cgroup.reset_peak()
-        with tempfile.TemporaryFile() as out:
+        with tempfile.TemporaryFile(dir=self.folder) as out:  # on the root's disk, not a tmpfs /tmp
             status_read, status_write = os.pipe()  # bwrap writes its init's pid here: see _wait_gone
             start = time.monotonic()
             try:

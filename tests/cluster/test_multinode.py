@@ -8,8 +8,7 @@ cache starts with the tiny agent built (the driver's node built it); the workers
 ``ray job submit`` runs ``jobs.smoke`` (one harness) on the head, with the presets' default guard proxy.
 
 Asserted: the serving actor and the trainer ran on different workers (``placement=STRICT_SPREAD``, nothing
-on the head); the trainer's guard shard (two to three Serve replicas over one ledger actor, spread over the
-nodes, one proxy at the head's address, which ``guard.proxy: auto`` picks on a cluster) reached the server
+on the head); the trainer's guard shard (two to three Serve replicas over one ledger actor, one proxy at the head's address, which ``guard.proxy: auto`` picks on a cluster) reached the server
 at its node's address; the model the driver's node built reached the workers through storage; every adapter
 version travelled trainer -> server as bytes (no shared disk: the trainer's checkpoint folders exist only on
 its node); checkpoints, trajectories and ``train.json`` reached the storage location, from which the
@@ -121,8 +120,8 @@ def test_the_train_smoke_runs_across_three_nodes_that_share_nothing_but_storage(
     assert nodes["serving"] in WORKERS and nodes["pi"] in WORKERS, nodes  # the head has no CPU
     assert nodes["serving"] != nodes["pi"], nodes  # STRICT_SPREAD: the trainer is not beside the server
     guard_nodes = summary["train"]["guard_nodes"]["pi"]  # pi's shard: two replicas over one ledger
-    assert len(guard_nodes) >= 2 and set(guard_nodes) <= {HEAD, *WORKERS}, guard_nodes
-    assert len(set(guard_nodes)) >= 2, guard_nodes  # Serve spreads replicas over the nodes
+    assert len(guard_nodes) >= 2 and set(guard_nodes) <= {HEAD, *WORKERS}, guard_nodes  # Serve spreads them
+    # best-effort only: beside a CPU: 0 head both replicas often share a worker
     transfers = trained["adapter_transfers"]
     assert [name for name, _, _ in transfers] == trained["published"], transfers
     assert all(size > 0 and seconds > 0 for _, size, seconds in transfers)

@@ -8,8 +8,9 @@ cache starts with the tiny agent built (the driver's node built it); the workers
 ``ray job submit`` runs ``jobs.smoke`` (one harness) on the head, with the presets' default guard proxy.
 
 Asserted: the serving actor and the trainer ran on different workers (``placement=STRICT_SPREAD``, nothing
-on the head); the trainer's guard shard (two to three Serve replicas over one ledger actor, one proxy at the head's address, which ``guard.proxy: auto`` picks on a cluster) reached the server
-at its node's address; the model the driver's node built reached the workers through storage; every adapter
+on the head); the trainer's guard shard (two to three Serve replicas over one ledger actor, one proxy at
+the head's address, which ``guard.proxy: auto`` picks on a cluster) reached the server at its node's
+address; the model the driver's node built reached the workers through storage; every adapter
 version travelled trainer -> server as bytes (no shared disk: the trainer's checkpoint folders exist only on
 its node); checkpoints, trajectories and ``train.json`` reached the storage location, from which the
 evaluation copied the checkpoints and served them all through multi-LoRA; its report went to storage too.

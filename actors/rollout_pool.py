@@ -247,7 +247,7 @@ class RolloutPool:
         self._pushed: dict[str, float] = {}
         """The counters as last pushed to ``metrics_queue`` (each push carries their change)."""
         self.health: deque[tuple[int, bool, bool, int]] = deque()
-        """(version, passed, blocked) of each scored rollout, for the trainer's collapse watch to drain."""
+        """(version, passed, blocked, tool calls) of each scored rollout, for the collapse watch to drain."""
 
     # -- RolloutWorkerProtocol ------------------------------------------------------------------
     def start(self) -> None:

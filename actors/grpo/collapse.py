@@ -179,22 +179,26 @@ class CollapseWatch:
         the run's first."""
         p = self.policy
         ref_pass = sum(r[0] for r in self.reference) / len(self.reference) if self.reference else 0.0
+        calls_bound = self._calls_bound()
         for candidate in range(version - 1, self.start_version, -1):
             if any(first <= candidate <= last for first, last in self.withdrawn):
                 continue
             n, passed, blocked, calls = self.tallies.get(candidate, (0, 0, 0, 0))
-            if n < p.min_evidence or calls / n > self._calls_bound():
+            if n < p.min_evidence or calls / n > calls_bound:
                 continue
             if passed / n >= p.pass_floor * ref_pass and blocked / n < p.max_blocked:
                 return candidate
         return self.start_version
 
+    def _start_calls(self) -> float:
+        """The mean tool calls of the run's first rollouts."""
+        return sum(r[2] for r in self.reference) / len(self.reference)
+
     def _calls_bound(self) -> float:
         """The mean tool calls past which the calls ran away (infinite with the sign off)."""
         if not self.policy.calls_factor or not self.reference:
             return math.inf
-        start = sum(r[2] for r in self.reference) / len(self.reference)
-        return self.policy.calls_factor * max(start, 1.0)
+        return self.policy.calls_factor * max(self._start_calls(), 1.0)
 
     def _rates(self) -> tuple[str | None, int]:
         p = self.policy
@@ -219,10 +223,9 @@ class CollapseWatch:
             )
         calls = sum(r[3] for r in self.recent) / n
         if calls > self._calls_bound():
-            start = sum(r[2] for r in self.reference) / len(self.reference)
             return (
-                f"{calls:.1f} tool calls a rollout over the latest rollouts against {start:.1f} at the start "
-                f"(over {p.calls_factor:g}x)",
+                f"{calls:.1f} tool calls a rollout over the latest rollouts against "
+                f"{self._start_calls():.1f} at the start (over {p.calls_factor:g}x)",
                 good,
             )
         return None, 0

@@ -16,6 +16,7 @@ constants (``linux/filter.h``, ``linux/seccomp.h``, ``linux/audit.h``), for bubb
 from __future__ import annotations
 
 import errno
+import functools
 import platform
 import struct
 
@@ -47,9 +48,10 @@ def _insn(code: int, k: int, jt: int = 0, jf: int = 0) -> bytes:
     return struct.pack("=HBBI", code, jt, jf, k)
 
 
+@functools.cache
 def filter_program(machine: str | None = None) -> bytes:
-    """The filter for ``machine`` (``platform.machine()``): a ``struct sock_filter`` array. Raises
-    ``ValueError`` for a machine without a table here."""
+    """The filter for ``machine`` (``platform.machine()``): a ``struct sock_filter`` array, built once (every
+    sandbox run passes it). Raises ``ValueError`` for a machine without a table here."""
     machine = machine or platform.machine()
     if machine not in SYSCALLS:
         raise ValueError(f"no seccomp table for {machine!r}: known are {', '.join(SYSCALLS)}")

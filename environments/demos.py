@@ -20,8 +20,9 @@ answer); ``repair``/``build``/``extend`` turn the reference files into small old
 strings (a new file is written whole) and may run the tests; ``qa`` may read the module and evaluate the
 call, then writes the answer file. How many inspection steps come first is drawn per task from its id:
 about a third of the demos solve in one call, the rest take 2-6, so RL has room to shorten sessions.
-The learning-check family (``environments.tasks.shipped.row_count``) looks first in most demos: 1-5 calls
-where one is enough, each length about as often.
+The learning-check families look first in most demos, each length about as often: row-count
+(``environments.tasks.shipped.row_count``) 1-5 calls where one is enough, record-lookup (``record_lookup``)
+2-6 where the lookup and the write are enough.
 
 Skip reasons (fixed codes, counted in the summary): ``change_too_large`` (edits' old+new strings or a new
 file over ``MAX_CHANGE_CHARS``: a 5M-parameter model learns poorly from long arguments), ``no_change``,
@@ -59,6 +60,7 @@ from environments.harnesses.registry import harness_spec
 from environments.harnesses.steps import WORKSPACE, Edit, Read, Shell, Step, Write
 from environments.tasks.shipped import TASK_SETS, shipped_tasks, task_set, unknown_task_set
 from environments.tasks.shipped.probes import ORACLE_COMMAND as PROBE_COMMAND
+from environments.tasks.shipped.record_lookup import asked_code, is_record_lookup, record_lookup_demo_tasks
 from environments.tasks.shipped.row_count import ROW_COUNT_COMMAND, row_count_demo_tasks
 from environments.traces.types import Conversation, Skipped
 
@@ -423,10 +425,37 @@ def _row_count_plan(task: Task) -> tuple[list[Step], str]:
     return steps, "I wrote the number of records to answer.txt."
 
 
+def _record_lookup_plan(task: Task) -> tuple[list[Step], str]:
+    """The read-before-answer family: 0-3 looks nobody needs (as in ``_row_count_plan``), then a ``grep``
+    for the asked record, whose line the answer is read from, and the write of that value."""
+    text = _text(task.workspace["data.csv"])
+    code = asked_code(task)
+    line = next(row for row in text.splitlines() if row.startswith(code + ","))
+    value = line.split(",", 1)[1]
+    extras: dict[str, Step] = {  # in working order
+        "ls": _ls(task),
+        "head": _head("data.csv", text),
+        "wc": Shell("wc -l data.csv", f"{text.count(chr(10))} data.csv\n"),
+    }
+    looks = _rng(task).randint(0, len(extras) + 1)
+    chosen = set(("head", "cat", "ls", "wc")[:looks])  # by priority
+    steps = [step for name, step in extras.items() if name in chosen]
+    steps += [Shell(f"grep {code} data.csv", line + "\n"), Write("answer.txt", value + "\n")]
+    if "cat" in chosen:
+        steps.append(Shell("cat answer.txt", f"{value}\n"))
+    return steps, f"Record {code} has {value}; I wrote it to answer.txt."
+
+
+_FAMILY_PLANS = ((lambda task: task.reference.command == ROW_COUNT_COMMAND, _row_count_plan),
+                 (is_record_lookup, _record_lookup_plan))  # fmt: skip
+"""The learning-check families' own plans, each with how to tell its tasks."""
+
+
 def plan_task(task: Task) -> tuple[list[Step], str]:
     """The harness-neutral steps and final answer of a task's demo; raises ``_Skip`` with a reason."""
-    if task.reference.command == ROW_COUNT_COMMAND:
-        return _row_count_plan(task)
+    for is_member, plan in _FAMILY_PLANS:
+        if is_member(task):
+            return plan(task)
     target = _target_calls(task)
     if task.kind is Kind.ANALYSIS:
         return _analysis_plan(task, target)
@@ -548,22 +577,26 @@ def write_demos(
     return summary
 
 
+EXTRA_TASKS = {"row-count": row_count_demo_tasks, "record-lookup": record_lookup_demo_tasks}
+"""The task sets that generate more train tasks for demonstrations, each with its generator."""
+
+
 def demo_set_problem(name: str, extra: int) -> str | None:
     """What is wrong with demonstrating task set ``name`` with ``extra`` generated tasks, or None: one
     message for the command line and the smoke config."""
     if problem := unknown_task_set(name):
         return problem
-    if extra < 0 or (extra and name != "row-count"):
-        return f"extra={extra}: only the row-count set generates more tasks, zero or more"
+    if extra < 0 or (extra and name not in EXTRA_TASKS):
+        return f"extra={extra}: only the {' and '.join(EXTRA_TASKS)} sets generate more tasks, zero or more"
     return None
 
 
 def demo_tasks(name: str, extra: int = 0) -> list[Task]:
-    """A task set's tasks (``TASK_SETS``), with ``extra`` more generated train tasks for ``row-count``."""
+    """A task set's tasks (``TASK_SETS``), with ``extra`` more generated train tasks (``EXTRA_TASKS``)."""
     if problem := demo_set_problem(name, extra):
         raise UsageError(problem)
     tasks = task_set(name)
-    return [*tasks, *row_count_demo_tasks(extra)] if extra else tasks
+    return [*tasks, *EXTRA_TASKS[name](extra)] if extra else tasks
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -578,7 +611,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--extra",
         type=int,
         default=0,
-        help="row-count only: this many more generated train tasks (other data than the family's own)",
+        help="row-count and record-lookup only: this many more generated train tasks (other data than the "
+        "family's own)",
     )
     args = parser.parse_args(argv)
     if args.out.exists() and not args.out.is_dir():

@@ -57,7 +57,8 @@ class ServingSection:
 @dataclass(frozen=True, slots=True)
 class TaskSection:
     set: str = "shipped"
-    """``shipped`` or ``row-count`` (the learning-check family); used when ``sources`` is empty."""
+    """A shipped task set (``environments.tasks.shipped.TASK_SETS``: ``shipped``, the learning-check families
+    ``row-count`` and ``record-lookup``, their validation sets); used when ``sources`` is empty."""
     kinds: tuple[str, ...] = ("analysis",)
     """Kinds of ``set`` to use (analysis, repair, qa, build, extend); ignored with ``sources``."""
     sources: tuple[TaskSource, ...] = ()

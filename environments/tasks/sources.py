@@ -35,7 +35,7 @@ KINDS = ("shipped", "folder", "harbor", "jsonl", "hub")
 @dataclass(frozen=True, slots=True)
 class TaskSource:
     kind: str
-    """``shipped`` (``path`` names the set: ``shipped`` or ``row-count``), ``folder``, ``harbor``,
+    """``shipped`` (``path`` names the set: a shipped task set), ``folder``, ``harbor``,
     ``jsonl`` or ``hub`` (``path`` is a Hub dataset id, or a local dataset folder or data file)."""
     path: str = "shipped"
     """The set's name (shipped), a folder (folder, harbor), a file (jsonl) or a Hub id or file (hub)."""

@@ -392,6 +392,47 @@ def test_replaying_a_row_count_demo_gives_a_workspace_the_oracle_accepts(harness
     assert judged.verdict is Verdict.PASS, judged.reason
 
 
+@cache
+def _lookup_demos(harness: str) -> tuple[Conversation, ...]:
+    from environments.tasks.shipped import task_set
+
+    demos, skipped = build_demos(task_set("record-lookup"), harness)
+    assert skipped == []
+    return tuple(demos)
+
+
+@pytest.mark.parametrize("harness", HARNESSES)
+def test_record_lookup_demos_read_the_record_before_they_write_what_it_holds(harness: str):
+    """Demos take 2-6 calls (two are enough), each length occurs; every one greps for the asked code and
+    its answer is the value that grep showed, never the reference's blind pipeline."""
+    from environments.tasks.shipped import task_set
+    from environments.tasks.shipped.record_lookup import asked_code
+
+    tasks = {t.id: t for t in task_set("record-lookup")}
+    demos = _lookup_demos(harness)
+    assert {d.meta["tool_calls"] for d in demos} == {2, 3, 4, 5, 6}
+    for demo in demos:
+        task = tasks[demo.meta["task_id"]]
+        shown = [json.dumps(m["content"]) for m in demo.messages if m["role"] == "tool"]
+        code = asked_code(task)
+        calls = json.dumps(_calls(demo))
+        assert calls.count(f"grep {code} data.csv") == 1 and "cut -d" not in calls
+        assert any(f"{code},{task.oracle.expected}" in text for text in shown)  # its line, as grep printed it
+
+
+@pytest.mark.parametrize("harness", HARNESSES)
+def test_replaying_a_record_lookup_demo_gives_a_workspace_the_oracle_accepts(harness: str, tmp_path: Path):
+    from environments.tasks.shipped import task_set
+
+    demo = max(_lookup_demos(harness), key=lambda d: (d.meta["tool_calls"], d.meta["task_id"]))
+    task = next(t for t in task_set("record-lookup") if t.id == demo.meta["task_id"])
+    produced = tmp_path / "workspace"
+    write_files(produced, task.workspace)
+    _replay(demo, produced)
+    judged = verify(task, produced, tmp_path / "scratch", SubprocessRunner())
+    assert judged.verdict is Verdict.PASS, judged.reason
+
+
 def test_the_command_line_writes_a_named_task_sets_demonstrations_with_extra_tasks(tmp_path: Path):
     from environments.demos import main
 
@@ -404,5 +445,5 @@ def test_extra_tasks_for_a_set_that_generates_none_are_refused_with_the_reason()
     from environments.demos import demo_tasks
     from environments.errors import UsageError
 
-    with pytest.raises(UsageError, match="only the row-count set"):
+    with pytest.raises(UsageError, match="only the row-count and record-lookup sets"):
         demo_tasks("shipped", 3)

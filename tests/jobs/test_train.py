@@ -29,6 +29,7 @@ def test_the_reference_presets_use_the_reference_numbers():
         "train-learning-check",
         "train-smoke-real",
         "train-learning-check-real",
+        "train-learning-check-real-lookup",
     }
     cfgs = {p.stem: load_config(TrainJobConfig, p) for p in CONFIGS}
     assert cpu < set(cfgs)

@@ -33,6 +33,7 @@ FACTORS = (0.0, 1.5, 2.0, 3.0)
 
 @dataclass(frozen=True, slots=True)
 class RecordedRollout:
+    started_s: float
     finished_s: float
     version: int
     blocked: bool
@@ -63,11 +64,11 @@ def recorded_rollouts(trajectories: Path) -> list[RecordedRollout]:
         turns = guard.get("turns") or []
         if not turns:
             continue
-        last = turns[-1]
+        first, last = turns[0], turns[-1]
         finished = float(last["started_at_s"]) + float(last.get("duration_s") or 0.0)
         found.append(
-            RecordedRollout(finished, version_number(guard.get("adapter", "")), bool(guard.get("blocked")),
-                            int(guard.get("tool_calls") or 0))
+            RecordedRollout(float(first["started_at_s"]), finished, version_number(guard.get("adapter", "")),
+                            bool(guard.get("blocked")), int(guard.get("tool_calls") or 0))
         )  # fmt: skip
     return sorted(found, key=lambda r: r.finished_s)
 
@@ -77,6 +78,15 @@ def recorded_steps(record: dict) -> list[RecordedStep]:
     kls = {int(h["step"]): h.get("kl") for h in record.get("log_history", []) if h.get("kl") is not None}
     windows = record.get("publish_windows") or []
     return [RecordedStep(k, float(windows[k][0]), kls.get(k), k) for k in range(1, len(windows))]
+
+
+def inferred_steps(rollouts: list[RecordedRollout]) -> list[RecordedStep]:
+    """The steps of a run that left no ``train.json`` (stopped before its end): step k ended no later than
+    the first session sampled from version k + 1 started. No KL is known."""
+    first_use: dict[int, float] = {}
+    for rollout in rollouts:
+        first_use[rollout.version] = min(first_use.get(rollout.version, rollout.started_s), rollout.started_s)
+    return [RecordedStep(v - 1, first_use[v], None, v - 1) for v in sorted(first_use) if v > 1]
 
 
 def replay(rollouts: list[RecordedRollout], steps: list[RecordedStep], policy: CollapsePolicy) -> list[dict]:
@@ -105,9 +115,11 @@ def calls_by_step(rollouts: list[RecordedRollout], steps: list[RecordedStep], wi
 
 
 def replay_run(train_dir: Path, harness: str, factors: tuple[float, ...]) -> dict:
-    record = json.loads((train_dir / "train.json").read_text(encoding="utf-8"))[harness]
+    """The replay of one run; a run stopped before its end (no ``train.json``) has its steps inferred."""
     rollouts = recorded_rollouts(train_dir / harness / "trajectories")
-    steps = recorded_steps(record)
+    finished = (train_dir / "train.json").is_file()
+    record = json.loads((train_dir / "train.json").read_text(encoding="utf-8"))[harness] if finished else {}
+    steps = recorded_steps(record) if finished else inferred_steps(rollouts)
     base = CollapsePolicy()
     start = rollouts[: base.reference_rollouts]
     return {
@@ -119,6 +131,7 @@ def replay_run(train_dir: Path, harness: str, factors: tuple[float, ...]) -> dic
             f"{factor:g}": replay(rollouts, steps, replace(base, calls_factor=factor)) for factor in factors
         },
         "collapses_in_training": record.get("collapses", []),
+        "steps_from": "train.json" if finished else "the sessions' versions (the run stopped early; no KL)",
     }
 
 
@@ -133,8 +146,10 @@ def main(argv: list[str] | None = None) -> int:
     for item in args.run:
         name, sep, folder = item.partition("=")
         train_dir = Path(folder)
-        if not sep or not (train_dir / "train.json").is_file():
-            parser.error(f"--run {item!r}: give NAME=FOLDER, a folder with train.json (a job's train_dir)")
+        if not sep or not (train_dir / args.harness / "trajectories").is_dir():
+            parser.error(
+                f"--run {item!r}: give NAME=FOLDER, a train job's out_dir (with {args.harness}/trajectories)"
+            )
         runs[name] = replay_run(train_dir, args.harness, FACTORS)
         for factor, events in runs[name]["events_by_calls_factor"].items():
             first = f"step {events[0]['step']}: {events[0]['reason']}" if events else "never"

@@ -56,3 +56,14 @@ def test_versions_are_read_from_adapter_names():
     assert collapse_replay.version_number("pi-v7") == 7
     assert collapse_replay.version_number("pi-start") == 1
     assert collapse_replay.version_number("") == 1
+
+
+def test_a_run_stopped_before_its_end_has_its_steps_inferred_from_the_sessions_versions(tmp_path: Path):
+    steady = {v: [3] * 8 for v in range(1, 4)}
+    run = write_run(tmp_path, {**steady, 4: [12] * 8, 5: [12] * 8})
+    (run / "train.json").unlink()  # stopped: the trainer never wrote its record
+    figures = collapse_replay.replay_run(run, "pi", (2.0,))
+    assert figures["steps"] == 4  # versions 2-5 were sampled, so steps 1-4 ended
+    assert "stopped early" in figures["steps_from"]
+    first = figures["events_by_calls_factor"]["2"][0]
+    assert first["step"] == 4 and first["good_version"] == 2

@@ -268,7 +268,9 @@ def test_a_jobs_temperature_is_checked_at_load_and_greedy_training_is_refused(tm
     assert load_config(TrainJobConfig, CONFIGS / "train-smoke.yaml", greedy)
 
 
-@pytest.mark.parametrize("name", ["smoke-real.yaml", "learning-check-real-run.yaml"])
+@pytest.mark.parametrize(
+    "name", ["smoke-real.yaml", "learning-check-real-run.yaml", "learning-check-real-lookup-run.yaml"]
+)
 def test_the_real_model_runs_start_from_the_sft_adapter_of_their_preset(name: str, tmp_path: Path):
     from actors.sft.config import SFTConfig
     from jobs.evaluate import EvalConfig
@@ -287,27 +289,38 @@ def test_the_real_model_runs_start_from_the_sft_adapter_of_their_preset(name: st
     assert load_sft_config(load_config(SmokeConfig, CONFIGS / "smoke.yaml")) is None
 
 
-def test_the_real_learning_check_trains_on_row_count_from_its_sft_and_validates_on_neither_split():
-    """The real model passes none of the shipped analysis questions from its SFT start, so the check
-    trains on the row-count family alone, from the SFT adapter taught that family, and chooses its
-    checkpoint on validation tasks that are neither trained on nor held out."""
+@pytest.mark.parametrize(
+    ("name", "family", "prefix", "demos"),
+    [
+        ("learning-check-real.yaml", "row-count", "rows", "demos-rows"),
+        ("learning-check-real-lookup.yaml", "record-lookup", "lookup", "demos-lookup"),
+    ],
+)
+def test_each_real_learning_check_trains_on_its_family_from_its_sft_and_validates_on_neither_split(
+    name: str, family: str, prefix: str, demos: str
+):
+    """The real model passes none of the shipped analysis questions from its SFT start, so each check
+    trains on one learning-check family alone, from the SFT adapter taught that family, and chooses its
+    checkpoint on the family's validation tasks, neither trained on nor held out."""
     from jobs.evaluate import EvalConfig, eval_tasks
     from jobs.learning_check import LearningCheckConfig
     from jobs.smoke import load_sft_config, locate
     from jobs.train import TrainJobConfig
 
-    check = load_config(LearningCheckConfig, CONFIGS / "learning-check-real.yaml")
+    check = load_config(LearningCheckConfig, CONFIGS / name)
     assert len(check.seeds) >= 3
     run = load_config(SmokeConfig, locate(check.smoke_config))
-    assert (run.demo_tasks, run.demo_extra) == ("row-count", 96)
-    assert load_sft_config(run).traces == ("artifacts/demos-rows/pi-train.jsonl",)
+    assert (run.demo_tasks, run.demo_extra) == (family, 96)
+    assert load_sft_config(run).traces == (f"artifacts/{demos}/pi-train.jsonl",)
     train = load_config(TrainJobConfig, locate(run.train_config))
-    assert train.tasks.sources == () and train.tasks.set == "row-count"
+    assert train.tasks.sources == () and train.tasks.set == family
+    assert train.trackio_project == check.out_dir.split("/")[-1]  # each check's runs apart
     evaluate = load_config(EvalConfig, locate(run.eval_config))
+    assert evaluate.train_dir == train.out_dir
     held = eval_tasks(evaluate.tasks, evaluate.tasks.max_tasks)
-    assert held and {t.id.split("-")[0] for t in held} == {"rows"}
+    assert held and {t.id.split("-")[0] for t in held} == {prefix}
     validation = load_config(EvalConfig, locate(run.eval_config), check.validation_overrides)
-    assert validation.tasks.sources == () and validation.tasks.set == "row-count-validation"
+    assert validation.tasks.sources == () and validation.tasks.set == f"{family}-validation"
     chosen_on = {t.id for t in eval_tasks(validation.tasks, validation.tasks.max_tasks)}
     assert chosen_on and not chosen_on & {t.id for t in held}
 

@@ -8,6 +8,10 @@ prints each as one line (``progress_line``):
 
     pi step 3/20  reward 0.412  pass 0.50  calls 1.25  blocked 0  tampered 0  staleness 1.0  step 9.8s
 
+A step at which the collapse watch acted ends its line with what it did (``collapse: <reason>; rolled
+back to version 1 with learning rate 0.0001``), so a rollback or a stop is on the console, not only in the
+trainer's worker log.
+
 The rollout figures are those of the rollouts scored during the step (the groups trained may have started
 earlier); ``staleness`` is the mean version lag of the samples the step trained on. A figure the step's
 record lacks (no rollout scored in that step) prints as ``-``. The board is a plain class; ``jobs.train``
@@ -46,6 +50,8 @@ class StepProgress:
     """Mean adapter versions between a trained sample's start and this step (``sample/staleness_mean``)."""
     step_s: float | None = None
     """The step's wall time, rollout waits included (``perf/step_s``)."""
+    collapse: str = ""
+    """What the collapse watch found and did at this step (``actors.grpo.collapse``); "" when nothing."""
 
     def __post_init__(self) -> None:
         if self.step < 0 or self.max_steps < 1 or self.blocked < 0 or self.tampered < 0:
@@ -68,9 +74,11 @@ def _count(logs: Mapping[str, Any], key: str) -> int:
     return max(0, round(value)) if value is not None else 0
 
 
-def step_progress(harness: str, step: int, max_steps: int, logs: Mapping[str, Any]) -> StepProgress | None:
-    """The progress of ``step`` from one of the trainer's log records; None for the record Transformers
-    logs when training ends (its totals are no step)."""
+def step_progress(
+    harness: str, step: int, max_steps: int, logs: Mapping[str, Any], collapse: str = ""
+) -> StepProgress | None:
+    """The progress of ``step`` from one of the trainer's log records (and what the collapse watch did at
+    it); None for the record Transformers logs when training ends (its totals are no step)."""
     if SUMMARY_KEY in logs:
         return None
     return StepProgress(
@@ -84,6 +92,7 @@ def step_progress(harness: str, step: int, max_steps: int, logs: Mapping[str, An
         tampered=_count(logs, "rollout/tampered_total"),
         staleness=_figure(logs, "sample/staleness_mean"),
         step_s=_figure(logs, "perf/step_s"),
+        collapse=collapse,
     )
 
 
@@ -104,6 +113,7 @@ def progress_line(progress: StepProgress) -> str:
             f"tampered {p.tampered}",
             f"staleness {_shown(p.staleness, 1)}",
             f"step {_shown(p.step_s, 1, 's')}",
+            *((f"collapse: {p.collapse}",) if p.collapse else ()),
         )
     )
 

@@ -386,7 +386,8 @@ class HarnessTrainer:
         logged when training ends is no step and is skipped."""
         if self.on_progress is None or step == self._reported_step:
             return
-        progress = step_progress(self.cfg.harness, step, self.cfg.settings.max_steps, logs)
+        collapse = next((c["said"] for c in reversed(self.collapses) if c["step"] == step), "")
+        progress = step_progress(self.cfg.harness, step, self.cfg.settings.max_steps, logs, collapse)
         if progress is not None:
             self._reported_step = step
             self.on_progress(progress)
@@ -423,7 +424,8 @@ class HarnessTrainer:
                 log.warning(
                     "%s step %d: collapse noticed (%s), watching only", self.cfg.harness, step, event.reason
                 )
-                self.collapses.append({"step": step, "reason": event.reason, "action": "watch"})
+                said = f"{event.reason}; noticed, watching only"
+                self.collapses.append({"step": step, "reason": event.reason, "action": "watch", "said": said})
             self.snapshot(trainer.model_version + 1)
             return event
         kept = [v for v in self.snapshots if v <= event.good_version] or [min(self.snapshots)]
@@ -440,15 +442,16 @@ class HarnessTrainer:
             record["rows_withdrawn"] = pool.retract(restored + 1, trainer.model_version)
             self.watch.rolled_back(restored, trainer.model_version)
             self.snapshot(trainer.model_version + 1)  # the restored weights, published next
-            message = (
-                f"{self.cfg.harness} step {step}: collapse ({event.reason}); rolled back to version "
-                f"{restored} with learning rate {record['learning_rate']:.3g}"
+            record["said"] = (
+                f"{event.reason}; rolled back to version {restored} with learning rate "
+                f"{record['learning_rate']:.3g}"
             )
         else:
-            message = (
-                f"{self.cfg.harness} step {step}: collapse ({event.reason}); training stopped, with version "
-                f"{restored}'s weights in this step's checkpoint"
+            record["said"] = (
+                f"{event.reason}; training stopped, with version {restored}'s weights in this step's "
+                "checkpoint"
             )
+        message = f"{self.cfg.harness} step {step}: collapse ({record['said']})"
         log.warning(message)
         print(f"[trainer] {message}", flush=True)
         self.collapses.append(record)

@@ -12,6 +12,7 @@ from types import SimpleNamespace
 import pytest
 
 from actors.pool_settings import PoolSettings
+from actors.progress import progress_line
 from actors.serving.config import ServingConfig
 from actors.trainer_settings import TrainerSettings
 
@@ -116,6 +117,13 @@ def test_a_collapse_rolls_back_to_the_kept_version_with_a_smaller_step(tiny_mode
     (record,) = owner.collapses
     assert record["restored_version"] == 4 and record["rows_withdrawn"] == 3
     assert record["action"] == "rollback"
+    seen = []  # the step's console line says what the watch did, beside its figures
+    owner.on_progress = seen.append
+    owner.report(6, {"rollout/passed": 0.0, "perf/step_s": 3.0})
+    assert seen[0].collapse.startswith("pass rate 0/12") and "rolled back to version 4" in seen[0].collapse
+    assert progress_line(seen[0]).endswith(f"collapse: {seen[0].collapse}")
+    owner.report(7, {"rollout/passed": 0.0})
+    assert seen[1].collapse == ""
     train_step(owner, 1.0)  # the optimizer starts again from no moments
     assert optimizer.state
 
@@ -137,3 +145,4 @@ def test_out_of_rollbacks_it_stops_with_the_good_weights_in_place(tiny_model: Pa
     assert event is not None and event.action == "stop" and event.reason.startswith("pass rate 0/12")
     assert all(torch.equal(v, start[k]) for k, v in lora(owner).items())
     assert pool.retracted == [] and owner.collapses[-1]["action"] == "stop"
+    assert "training stopped, with version 1's weights" in owner.collapses[-1]["said"]

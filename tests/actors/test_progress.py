@@ -36,6 +36,13 @@ def test_a_step_record_becomes_the_documented_line():
     )
 
 
+def test_a_step_at_which_the_watch_acted_ends_its_line_with_what_it_did():
+    said = "pass rate 1/12 over the latest rollouts against 1.00 at the start; rolled back to version 1"
+    line = progress_line(step_progress("pi", 3, 20, STEP_LOGS, said))
+    assert line.startswith("pi step 3/20  reward 0.412") and line.endswith(f"step 9.8s  collapse: {said}")
+    assert "\n" not in line
+
+
 def test_a_step_that_scored_no_rollout_shows_dashes_and_zero_counts():
     # TRL logs an empty window as None; a rate over nothing is nan
     logs = {"loss": 0.0, "rollout/reward": None, "sample/staleness_mean": math.nan, "perf/step_s": 3.0}

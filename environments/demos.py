@@ -405,43 +405,42 @@ def _qa_plan(task: Task, target: int) -> tuple[list[Step], str]:
     return steps, f"The result is {content.strip()}. I wrote it to `{answer_path}`."
 
 
+def _family_looks(task: Task, text: str) -> tuple[list[Step], bool]:
+    """The learning-check families' looks nobody needs, drawn per task (0-4, each count equally likely):
+    ``head``, ``ls``, ``wc`` in working order, and whether a ``cat answer.txt`` closes the session."""
+    extras: dict[str, Step] = {  # in working order
+        "ls": _ls(task),
+        "head": _head("data.csv", text),
+        "wc": Shell("wc -l data.csv", f"{text.count(chr(10))} data.csv\n"),
+    }
+    looks = _rng(task).randint(0, len(extras) + 1)
+    chosen = set(("head", "cat", "ls", "wc")[:looks])  # by priority
+    return [step for name, step in extras.items() if name in chosen], "cat" in chosen
+
+
 def _row_count_plan(task: Task) -> tuple[list[Step], str]:
     """The learning-check family: 0-4 looks nobody needs (each count equally likely), then the one command
     that solves it. The demos that go straight to the command give the SFT start some mass on the short
     path, which GRPO's group comparison can then raise; a policy that never samples it cannot learn it."""
     text = _text(task.workspace["data.csv"])
     rows = text.count("\n") - 1
-    extras: dict[str, Step] = {  # in working order
-        "ls": _ls(task),
-        "head": _head("data.csv", text),
-        "wc": Shell("wc -l data.csv", f"{text.count(chr(10))} data.csv\n"),
-    }
-    looks = _rng(task).randint(0, len(extras) + 1)
-    chosen = set(("head", "cat", "ls", "wc")[:looks])  # by priority
-    steps = [step for name, step in extras.items() if name in chosen]
+    steps, closing_cat = _family_looks(task, text)
     steps.append(Shell(ROW_COUNT_COMMAND, ""))
-    if "cat" in chosen:
+    if closing_cat:
         steps.append(Shell("cat answer.txt", f"{rows}\n"))
     return steps, "I wrote the number of records to answer.txt."
 
 
 def _record_lookup_plan(task: Task) -> tuple[list[Step], str]:
-    """The read-before-answer family: 0-3 looks nobody needs (as in ``_row_count_plan``), then a ``grep``
-    for the asked record, whose line the answer is read from, and the write of that value."""
+    """The read-before-answer family: the same looks as ``_row_count_plan``, then a ``grep`` for the asked
+    record, whose line the answer is read from, and the write of that value."""
     text = _text(task.workspace["data.csv"])
     code = asked_code(task)
     line = next(row for row in text.splitlines() if row.startswith(code + ","))
     value = line.split(",", 1)[1]
-    extras: dict[str, Step] = {  # in working order
-        "ls": _ls(task),
-        "head": _head("data.csv", text),
-        "wc": Shell("wc -l data.csv", f"{text.count(chr(10))} data.csv\n"),
-    }
-    looks = _rng(task).randint(0, len(extras) + 1)
-    chosen = set(("head", "cat", "ls", "wc")[:looks])  # by priority
-    steps = [step for name, step in extras.items() if name in chosen]
+    steps, closing_cat = _family_looks(task, text)
     steps += [Shell(f"grep {code} data.csv", line + "\n"), Write("answer.txt", value + "\n")]
-    if "cat" in chosen:
+    if closing_cat:
         steps.append(Shell("cat answer.txt", f"{value}\n"))
     return steps, f"Record {code} has {value}; I wrote it to answer.txt."
 

@@ -20,7 +20,7 @@ import random
 import re
 
 from environments.core.types import AnswerOracle, Kind, Reference, Source, Split, Task
-from environments.tasks.checks import check_no_leakage, check_well_formed
+from environments.tasks.shipped.families import checked_splits
 from environments.tasks.shipped.row_count import LIMITS, TITLES
 
 SEED = 20261207
@@ -101,10 +101,4 @@ def record_lookup_validation_tasks() -> list[Task]:
 def record_lookup_tasks() -> list[Task]:
     """The family's train tasks, then its eval tasks, in a fixed order; each passes checks 1 and 5 here
     (the run checks are the test's: ``tests/environments/tasks/test_record_lookup.py``)."""
-    tasks = [record_lookup_task(i, Split.TRAIN) for i in range(TRAIN_TASKS)]
-    tasks += [record_lookup_task(TRAIN_TASKS + i, Split.EVAL) for i in range(EVAL_TASKS)]
-    for task in tasks:
-        for check in (check_well_formed(task), check_no_leakage(task)):
-            if not check.passed:
-                raise RuntimeError(f"record-lookup task {task.id} fails {check.name}: {check.reason}")
-    return tasks
+    return checked_splits("record-lookup", record_lookup_task, TRAIN_TASKS, EVAL_TASKS)

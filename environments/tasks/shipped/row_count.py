@@ -20,7 +20,7 @@ from __future__ import annotations
 import random
 
 from environments.core.types import AnswerOracle, Kind, Limits, Reference, Source, Split, Task
-from environments.tasks.checks import check_no_leakage, check_well_formed
+from environments.tasks.shipped.families import checked_splits
 
 SEED = 20261129
 TRAIN_TASKS = 48
@@ -98,10 +98,4 @@ def row_count_validation_tasks() -> list[Task]:
 def row_count_tasks() -> list[Task]:
     """The family's train tasks, then its eval tasks, in a fixed order; each passes checks 1 and 5 here
     (the run checks are the test's: ``tests/environments/tasks/test_row_count.py``)."""
-    tasks = [row_count_task(i, Split.TRAIN) for i in range(TRAIN_TASKS)]
-    tasks += [row_count_task(TRAIN_TASKS + i, Split.EVAL) for i in range(EVAL_TASKS)]
-    for task in tasks:
-        for check in (check_well_formed(task), check_no_leakage(task)):
-            if not check.passed:
-                raise RuntimeError(f"row-count task {task.id} fails {check.name}: {check.reason}")
-    return tasks
+    return checked_splits("row-count", row_count_task, TRAIN_TASKS, EVAL_TASKS)

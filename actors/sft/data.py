@@ -1,6 +1,7 @@
 """Conversations -> token ids and labels for SFT: the model learns exactly the assistant's turns.
 
-Each ``Conversation`` is rendered once, whole, with the model's chat template and its tools, then tokenized
+Each ``Conversation`` is rendered once, whole, with the model's chat template and its tools, both in the form
+vLLM hands its template (``actors.sft.served_form``: what is trained is what is served), then tokenized
 once with character offsets. A token's label is its id when its characters lie inside an assistant span and
 ``-100`` otherwise, so system and user text, tool results, the tools block and every role header stay out of
 the loss, while assistant text, tool calls and the end-of-turn token that closes each assistant turn (what
@@ -34,6 +35,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from actors.sft.served_form import ServedFormError, served_message, served_tools
 from environments.errors import UserError
 from environments.traces.types import ROLES, Conversation, Skipped
 
@@ -67,6 +69,7 @@ class SkipReason(StrEnum):
     NO_ASSISTANT = "no assistant turn to learn from"
     ASSISTANT_FIRST = "an assistant turn comes before any prompt"
     BAD_TOOL_CALL = "a tool call lacks a function name or JSON-object arguments"
+    BAD_TOOL = "a declared tool lacks a function name"
     TEMPLATE_FAILED = "the chat template refused the conversation"
     STRADDLE = "a token straddles an assistant span boundary"
     TRUNCATED_AWAY = "no assistant tokens within max_length"
@@ -273,7 +276,8 @@ def render_with_spans(
 
 
 def _normalize(conversation: Conversation) -> list[dict[str, Any]]:
-    """Plain dicts for the template: text-part lists joined into strings, everything checked."""
+    """Plain dicts for the template as the server hands them to it (``actors.sft.served_form``): text-part
+    lists joined into strings, tool-call arguments parsed, everything checked."""
     if not conversation.messages:
         raise _Skip(SkipReason.EMPTY)
     messages = []
@@ -288,18 +292,10 @@ def _normalize(conversation: Conversation) -> list[dict[str, Any]]:
             message["content"] = "".join(str(p.get("text", "")) for p in content)
         elif content is not None and not isinstance(content, str):
             raise _Skip(SkipReason.NON_TEXT_CONTENT)
-        for call in message.get("tool_calls") or ():
-            function = call.get("function") if isinstance(call, dict) else None
-            if not isinstance(function, dict) or not function.get("name"):
-                raise _Skip(SkipReason.BAD_TOOL_CALL)
-            arguments = function.get("arguments")
-            if isinstance(arguments, str):
-                try:
-                    arguments = json.loads(arguments)
-                except json.JSONDecodeError:
-                    raise _Skip(SkipReason.BAD_TOOL_CALL) from None
-            if not isinstance(arguments, dict):
-                raise _Skip(SkipReason.BAD_TOOL_CALL)
+        try:
+            message = served_message(message)
+        except ServedFormError:
+            raise _Skip(SkipReason.BAD_TOOL_CALL) from None
         messages.append(message)
     roles = [m["role"] for m in messages]
     if "assistant" not in roles:
@@ -316,7 +312,11 @@ def tokenize_conversation(
     ``max_length`` tokens. Raises ``_Skip`` for bad data and ``TemplateError`` for a bad template."""
     messages = _normalize(conversation)
     try:
-        text, spans = render_with_spans(tokenizer, plan, messages, conversation.tools)
+        tools = served_tools(conversation.tools)
+    except ServedFormError:
+        raise _Skip(SkipReason.BAD_TOOL) from None
+    try:
+        text, spans = render_with_spans(tokenizer, plan, messages, tools)
     except TemplateError:
         raise
     except Exception as exc:  # jinja raises whatever the template's raise_exception or a filter raises

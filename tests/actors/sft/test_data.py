@@ -22,6 +22,7 @@ from actors.sft.data import (
     show_mask,
     tokenize_conversation,
 )
+from actors.sft.served_form import served_message
 from environments.traces.types import Conversation
 
 TOOLS = (
@@ -143,7 +144,7 @@ def test_a_template_without_markers_falls_back_to_exact_prefix_diff_spans(tokeni
     plan = plan_template(plain)
     assert plan.method is MaskMethod.PREFIX
     example = tokenize_conversation(plain, plan, Conversation(MULTI_TURN, TOOLS), max_length=4096)
-    text = plain.apply_chat_template(list(MULTI_TURN), tokenize=False)
+    text = plain.apply_chat_template([served_message(m) for m in MULTI_TURN], tokenize=False)
     runs, rest = labelled_runs(plain, example)
     assert runs == [m.group(2) for m in ASSISTANT_PART.finditer(text)]
     assert rest == ASSISTANT_PART.sub(r"\1", text)

@@ -44,7 +44,7 @@ CLOSING = "I have looked at the workspace; that is all I will do."
 FAMILIES = {"first-move": "shipped", "row-count": "row-count"}
 """Demonstration family -> the task set it is built from."""
 AGENT_FILES = ("config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json")
-SFT_MODULES = ("config.py", "data.py", "sweep.py", "train.py")
+SFT_MODULES = ("config.py", "data.py", "served_form.py", "sweep.py", "train.py")
 """The SFT stage's modules beside this one, whose bytes the fingerprint covers."""
 
 

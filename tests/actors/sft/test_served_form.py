@@ -104,16 +104,14 @@ def test_a_declared_tool_without_a_name_is_skipped_and_counted(tokenizer):
 
 
 @pytest.mark.vllm
-@pytest.mark.slow
 @pytest.mark.parametrize("harness", HARNESSES)
 def test_a_demonstrations_prompt_is_the_token_ids_vllm_renders_for_the_same_request(
-    agent_server, harness: str
+    serving, tokenizer, harness: str
 ):
     """Each harness's demonstration, rendered for SFT, starts with exactly the ids the server renders for
-    the request a harness sends at its last turn (arguments compact, as harnesses send them back)."""
-    from transformers import AutoTokenizer
+    the request the harness sends at its last turn (arguments compact, as harnesses send them back)."""
+    import ray
 
-    tokenizer = AutoTokenizer.from_pretrained(agent_server.model_path)
     demos, _ = build_demos(shipped_tasks(), harness)
     demo = max(demos, key=lambda d: sum(1 for m in d.messages if m.get("tool_calls")))
     messages = [dict(m) for m in demo.messages]
@@ -123,5 +121,7 @@ def test_a_demonstrations_prompt_is_the_token_ids_vllm_renders_for_the_same_requ
             call["function"] = {**call["function"], "arguments": json.dumps(args, separators=(",", ":"))}
     example = tokenize_conversation(tokenizer, plan_template(tokenizer), demo, max_length=16384)
     body = {"messages": messages[:-1], "tools": list(demo.tools), "add_generation_prompt": True}
-    served = httpx.post(agent_server.url().removesuffix("/v1") + "/tokenize", json=body, timeout=60).json()
+    url = ray.get(serving.url.remote()).removesuffix("/v1") + "/tokenize"
+    served = httpx.post(url, json=body, timeout=60).json()
+    assert served["count"] > 500, served
     assert served["tokens"] == list(example.input_ids[: served["count"]])

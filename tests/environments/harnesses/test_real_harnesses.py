@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from environments.harness_prompts import harness_tools
 from environments.harnesses import (
     LaunchSpec,
     UnixToTcp,
@@ -134,6 +135,18 @@ def test_a_benign_tool_call_runs_and_the_harness_ends_normally(
     assert not record["blocked"] and not record["failed"] and record["tool_calls"] == 1, record
     assert result.tool_calls == 1, explain(result, guard)  # the harness's own count agrees with the guard's
     assert all(r["model"] == ADAPTER for r in guard.upstream.requests)
+    # The stored prompt declares the tools in the key order the harness sends: SFT renders that order.
+    sent = next(r["tools"] for r in guard.upstream.requests if r.get("tools"))
+    assert key_order(sent) == key_order(harness_tools(harness))
+
+
+def key_order(value: object) -> object:
+    """Every object's keys in order, recursively (values other than containers left out)."""
+    if isinstance(value, dict):
+        return [(key, key_order(item)) for key, item in value.items()]
+    if isinstance(value, list):
+        return [key_order(item) for item in value]
+    return None
 
 
 @pytest.mark.parametrize("way", WAYS)

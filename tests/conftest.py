@@ -133,6 +133,8 @@ def serving(ray_cluster, tiny_model: Path, tmp_path_factory: pytest.TempPathFact
         max_loras=6,
         health_interval_s=1.0,
         retire_grace_s=20.0,
+        # a request may name its template: SFT's rendering is checked against the server's with it
+        extra_args=("--trust-request-chat-template",),
     )
     handle = start_serving(
         cfg, device=device, placement_group=group, work_dir=str(tmp_path_factory.mktemp("serving"))

@@ -109,7 +109,9 @@ def test_a_demonstrations_prompt_is_the_token_ids_vllm_renders_for_the_same_requ
     serving, tokenizer, harness: str
 ):
     """Each harness's demonstration, rendered for SFT, starts with exactly the ids the server renders for
-    the request the harness sends at its last turn (arguments compact, as harnesses send them back)."""
+    the request the harness sends at its last turn (arguments compact, as harnesses send them back), the
+    template held equal: the tiny model is served with Qwen3's own, which drops the empty ``<think>`` of
+    earlier turns that SFT's training variant keeps (a converted checkpoint is served with the variant)."""
     import ray
 
     demos, _ = build_demos(shipped_tasks(), harness)
@@ -119,8 +121,14 @@ def test_a_demonstrations_prompt_is_the_token_ids_vllm_renders_for_the_same_requ
         for call in message.get("tool_calls") or ():
             args = json.loads(call["function"]["arguments"])
             call["function"] = {**call["function"], "arguments": json.dumps(args, separators=(",", ":"))}
-    example = tokenize_conversation(tokenizer, plan_template(tokenizer), demo, max_length=16384)
-    body = {"messages": messages[:-1], "tools": list(demo.tools), "add_generation_prompt": True}
+    plan = plan_template(tokenizer)
+    example = tokenize_conversation(tokenizer, plan, demo, max_length=16384)
+    body = {
+        "messages": messages[:-1],
+        "tools": list(demo.tools),
+        "add_generation_prompt": True,
+        "chat_template": plan.chat_template,
+    }
     url = ray.get(serving.url.remote()).removesuffix("/v1") + "/tokenize"
     served = httpx.post(url, json=body, timeout=60).json()
     assert served["count"] > 500, served

@@ -12,7 +12,8 @@ solve tasks.
 ``build_tiny_agent()`` returns the cached folder (``<cache>/tiny-agent-<fingerprint>``) or builds it:
 the tiny model (``environments.tiny_model``), the family above for ``per_harness`` train tasks of each
 harness (``environments.demos``, chosen by a fixed stride over the task ids), then a full
-fine-tune with the SFT stage (``actors.sft.train.run_sft``: assistant tokens only). The fingerprint covers
+fine-tune with the SFT stage (``actors.sft.train.run_sft``: assistant tokens only), saved with the template
+SFT rendered with, so that it is served what it was taught. The fingerprint covers
 the recipe, the base model's fingerprint, the demonstrations' bytes and the SFT code, so a change gives
 a new folder. ``python -m actors.sft.tiny_agent [--agent NAME] [--force]`` builds it and prints its figures.
 
@@ -188,11 +189,26 @@ def _build(recipe: TinyAgentRecipe, base: Path, staging: Path, log) -> dict[str,
             logging_steps=10,
         )
         figures = run_sft(cfg, log=log)
+    _serve_the_trained_template(staging)
     figures.update(demonstrations=counts, build_s=round(time.perf_counter() - started, 1))
     (staging / "tiny_agent.json").write_text(
         json.dumps({"recipe": asdict(recipe), "figures": figures}, indent=2, default=str) + "\n"
     )
     return figures
+
+
+def _serve_the_trained_template(folder: Path) -> None:
+    """Give the agent the template SFT rendered its examples with (TRL's training variant), as a converted
+    GGUF checkpoint has (``actors.serving.gguf.served_template``). Served with Qwen3's own, which drops
+    earlier turns' empty ``<think>`` blocks, the row-count agent made its first call, then wrote text
+    instead of its second in every session: pass@1 0.00 at the start of the main job."""
+    from transformers import AutoTokenizer
+
+    from actors.serving.gguf import served_template
+
+    tokenizer = AutoTokenizer.from_pretrained(str(folder))
+    tokenizer.chat_template = served_template(tokenizer)
+    tokenizer.save_pretrained(str(folder))
 
 
 def main(argv: list[str] | None = None) -> None:

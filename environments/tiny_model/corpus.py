@@ -13,7 +13,8 @@ import json
 import random
 from collections.abc import Iterator
 
-from environments.harness_prompts import HARNESSES, harness_request
+from environments.harness_prompts import HARNESSES
+from environments.harness_prompts import harness_request as _as_stored
 
 CORPUS_VERSION = 1
 
@@ -145,9 +146,15 @@ def tool_output(rng: random.Random) -> str:
     )
 
 
+def _sorted_request(harness: str) -> dict:
+    """The harness's captured request with every object's keys sorted: the tiny model's text does not
+    follow the order a harness happens to send (and so stays the same when a capture is re-extracted)."""
+    return json.loads(json.dumps(_as_stored(harness), sort_keys=True))
+
+
 def tool_call_text(rng: random.Random, harness: str) -> str:
     """One assistant tool call in the chat template's ``<tool_call>`` form, in the harness's vocabulary."""
-    tools = [t["function"] for t in harness_request(harness)["tools"]]
+    tools = [t["function"] for t in _sorted_request(harness)["tools"]]
     tool = rng.choice(tools)
     args: dict[str, object] = {}
     for name in (
@@ -168,7 +175,7 @@ def corpus_documents(seed: int, documents: int = 2400) -> Iterator[str]:
     """The tokenizer's training text, one document at a time, fixed by ``seed``."""
     rng = random.Random(seed)
     for harness in HARNESSES:
-        request = harness_request(harness)
+        request = _sorted_request(harness)
         yield json.dumps(request, ensure_ascii=False)
         for message in request["messages"]:
             content = message.get("content")

@@ -80,8 +80,9 @@ class TinyModelRecipe:
         versions = {
             name: metadata.version(name) for name in ("tokenizers", "transformers", "torch", "safetensors")
         }
-        prompts = {  # in their key order: the corpus writes them as stored
-            h: hashlib.sha256(json.dumps(harness_request(h)).encode()).hexdigest() for h in HARNESSES
+        prompts = {  # keys sorted, as the corpus reads them
+            h: hashlib.sha256(json.dumps(harness_request(h), sort_keys=True).encode()).hexdigest()
+            for h in HARNESSES
         }
         payload = json.dumps(
             {

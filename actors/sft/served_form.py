@@ -46,9 +46,8 @@ def served_tools(tools: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
 
 
 def served_arguments(arguments: object) -> dict[str, Any]:
-    """A tool call's arguments as the object the template receives (empty or missing: ``{}``)."""
-    if not arguments:
-        return {}
+    """A tool call's arguments as the object the template receives. Stricter than the server, which
+    renders empty or broken arguments as ``{}``: SFT does not teach a call it cannot read."""
     if isinstance(arguments, str):
         try:
             arguments = json.loads(arguments)

@@ -76,7 +76,8 @@ class TinyAgentRecipe:
         digest = hashlib.sha256(json.dumps(asdict(self), sort_keys=True).encode())
         digest.update(base_fingerprint.encode())
         digest.update(demonstrations_digest(self).encode())
-        digest.update(inspect.getsource(_build).encode())  # this module's build step, not its docs or agents
+        for step in (_build, _serve_the_trained_template):  # this module's build, not its docs or agents
+            digest.update(inspect.getsource(step).encode())
         for name in SFT_MODULES:
             digest.update((Path(__file__).resolve().parent / name).read_bytes())
         return digest.hexdigest()[:16]

@@ -3,6 +3,8 @@ until it is run again, and the totals count every seed the file holds."""
 
 from __future__ import annotations
 
+import pytest
+
 from benchmarks import learning_check
 
 
@@ -32,3 +34,14 @@ def test_totals_count_every_seed_held():
         "runs_out_of_reach": 2,
         "regressions": ["seed 1, pi"],
     }
+
+
+def test_the_jobs_output_is_shown_as_it_comes_and_its_last_line_read(capsys):
+    script = "print('[train] pi step 1/12'); print('{\"report\": \"r.md\"}'); print()"
+    assert learning_check.streamed_last_line(["-c", script]) == '{"report": "r.md"}'
+    assert "[train] pi step 1/12" in capsys.readouterr().err
+
+
+def test_a_job_that_fails_stops_the_benchmark_with_its_exit_status():
+    with pytest.raises(SystemExit, match="exited with 3"):
+        learning_check.streamed_last_line(["-c", "import sys; print('half'); sys.exit(3)"])

@@ -4,6 +4,7 @@ ActorError
 ├── ServingError                  the vLLM server process
 │   ├── ServerStartError          it did not become healthy in time (log tail attached)
 │   └── ServerUnavailableError    it is down and could not be brought back
+├── RolloutsFailingError          every rollout fails before it is scored (a harness that cannot run)
 └── AdapterError                  one named LoRA adapter
     ├── AdapterExistsError        the name is already live: publish a new name, never overwrite
     ├── AdapterNotFoundError      no live adapter has that name
@@ -12,6 +13,8 @@ ActorError
 """
 
 from __future__ import annotations
+
+from environments.errors import UserError
 
 
 class ActorError(RuntimeError):
@@ -28,6 +31,10 @@ class ServerStartError(ServingError):
 
 class ServerUnavailableError(ServingError):
     pass
+
+
+class RolloutsFailingError(ActorError, UserError):
+    """One line for the person running the job: the fix is on this machine (install, sandbox), not in code."""
 
 
 class AdapterError(ActorError):

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
+from actors.errors import RolloutsFailingError
 from actors.grpo.advantages import row_advantage
 from actors.grpo.backoff import Backoff
 from actors.grpo.groups import Attempt, CompletedGroup, GroupCollector, ScoredRollout
@@ -183,6 +184,20 @@ def _actor_death_errors() -> tuple[type[BaseException], ...]:
     return (ActorDiedError, ActorUnavailableError, RayActorError)
 
 
+def failing_problem(failures_in_a_row: int, limit: int, latest: str) -> str:
+    """Why the pool counts as unable to run sessions ("" if it does not): the last ``limit`` attempts all
+    failed before they were scored, none scored in between (0: never). Failures count as progress to the
+    stall check, so without this a harness that cannot start here retries, backs off and drops groups for
+    as long as the run lasts, the console silent."""
+    if not limit or failures_in_a_row < limit:
+        return ""
+    return (
+        f"the last {failures_in_a_row} rollouts all failed before they were scored (latest: {latest}): the "
+        "harness or its sandbox cannot run here; the log's 'rollout ... failed' lines say why, and "
+        "scripts/harness-deps.sh installs the harnesses"
+    )
+
+
 _ACTOR_DEATH = _actor_death_errors()
 
 
@@ -195,6 +210,9 @@ class PoolConfig:
     max_attempts: int = 3
     backoff: Backoff = Backoff()
     """After failures in a row, retries and new groups wait (doubling), so failures cannot storm."""
+    max_failures_in_a_row: int = 32
+    """This many failed attempts with none scored in between stop the run (``failing_problem``; 0: never):
+    eight groups of 4 with every attempt failing, minutes at the backoff's pace."""
     synchronous: bool = False
     """The baseline schedule (``benchmarks/async_vs_sync.py``): one batch of ``max_sessions // group_size``
     groups per adapter version, started only when the previous batch is done and a new version is out,
@@ -204,6 +222,10 @@ class PoolConfig:
         if self.max_sessions < self.groups.group_size:
             raise ValueError(
                 f"pool: max_sessions ({self.max_sessions}) must be >= group_size ({self.groups.group_size})"
+            )
+        if self.max_failures_in_a_row < 0:
+            raise ValueError(
+                f"pool: max_failures_in_a_row ({self.max_failures_in_a_row}) must be >= 0 (0: never)"
             )
 
 
@@ -234,6 +256,7 @@ class RolloutPool:
         self._retries: list[tuple[float, RolloutRequest]] = []
         """Failed attempts waiting out the backoff: (monotonic start time, request)."""
         self._failures_in_a_row = 0
+        self._latest_failure = ""
         self._quiet_until = 0.0
         """No new group starts before this (monotonic), after a failure."""
         self.session_spans: deque[tuple[float, float]] = deque(maxlen=4096)
@@ -272,6 +295,11 @@ class RolloutPool:
         )
         if problem:
             raise RuntimeError(f"rollout pool for {self.cfg.harness} {problem}")
+        failing = failing_problem(
+            self._failures_in_a_row, self.cfg.max_failures_in_a_row, self._latest_failure
+        )
+        if failing:
+            raise RolloutsFailingError(f"rollout pool for {self.cfg.harness}: {failing}")
 
     # -- the loop -------------------------------------------------------------------------------
     def may_publish(self, held_s: float) -> bool:
@@ -394,6 +422,7 @@ class RolloutPool:
             log.warning("rollout %s failed (%s): %s", request.rollout_id, decision.value, outcome.failure)
             self.metrics.outcome("retried" if decision is Attempt.RETRY else "dropped")
             self._failures_in_a_row += 1
+            self._latest_failure = outcome.failure
             wait_s = self.cfg.backoff.delay_s(self._failures_in_a_row)
             self._quiet_until = time.monotonic() + wait_s
             if decision is Attempt.RETRY:

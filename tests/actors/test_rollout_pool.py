@@ -13,10 +13,19 @@ from dataclasses import replace
 
 import pytest
 
+from actors.errors import RolloutsFailingError
 from actors.grpo import TrainingRow
+from actors.grpo.backoff import Backoff
 from actors.pool_settings import PoolSettings
 from actors.rollout import RolloutOutcome, RolloutRequest
-from actors.rollout_pool import PoolConfig, RolloutPool, adapter_name, session_deadline, stall_problem
+from actors.rollout_pool import (
+    PoolConfig,
+    RolloutPool,
+    adapter_name,
+    failing_problem,
+    session_deadline,
+    stall_problem,
+)
 from environments.core.types import AnswerOracle, Kind, Reference, Source, Task
 
 
@@ -394,3 +403,31 @@ def test_a_sessions_time_is_its_tasks_agent_and_verifier_limits_and_slack() -> N
     from environments.core.types import Limits
 
     assert session_deadline(Limits(agent_timeout_s=600, verify_timeout_s=60)) == 600 + 60 + 120
+
+
+def test_a_harness_that_cannot_run_here_stops_the_run_with_one_line_naming_it():
+    """Failures count as progress to the stall check: a harness that fails every session (its install
+    unreachable from the sandbox) would retry and drop groups for the whole run, the console silent."""
+    from environments.errors import user_error
+
+    failure = "HostFailure: pi: harness_records_missing: the harness's session log is gone"
+    sessions = ScriptedSessions(lambda r, a: RolloutOutcome(r.rollout_id, r.group_id, failure=failure))
+    cfg = PoolConfig("pi", PoolSettings(group_size=2), max_sessions=2, max_failures_in_a_row=3)
+    with running(replace(cfg, backoff=Backoff(base_s=0.0, max_s=0.0)), sessions) as pool:
+        deadline = time.monotonic() + 30
+        with pytest.raises(RolloutsFailingError) as raised:
+            while time.monotonic() < deadline:
+                pool.check_health(60)
+                time.sleep(0.01)
+    message = str(raised.value)
+    assert "rollout pool for pi" in message and "harness_records_missing" in message
+    assert "scripts/harness-deps.sh" in message and "\n" not in message
+    assert user_error(raised.value) is raised.value  # the job prints it as one line, no traceback
+
+
+def test_failures_with_a_scored_rollout_between_them_do_not_stop_the_run():
+    assert failing_problem(2, 3, "crash") == ""
+    assert failing_problem(3, 3, "crash") != ""
+    assert failing_problem(500, 0, "crash") == "", "0 turns the check off"
+    with pytest.raises(ValueError, match="max_failures_in_a_row"):
+        PoolConfig("pi", max_failures_in_a_row=-1)

@@ -44,7 +44,9 @@ class HarnessError(UserError, RuntimeError):
 
 
 def install_root() -> Path:
-    return Path(os.environ.get("HA_HARNESSES") or DEFAULT_INSTALL)
+    """The install folder with links resolved: the sandbox binds the real folder (``harness_binds``), so a
+    binary named through a link (``.harnesses`` linked from another checkout) would not exist inside."""
+    return Path(os.environ.get("HA_HARNESSES") or DEFAULT_INSTALL).resolve()
 
 
 @dataclass(frozen=True, slots=True)

@@ -310,3 +310,20 @@ def test_a_harness_ended_from_outside_names_the_signal(exit_code, timed_out, sig
 
     result = LaunchResult("pi", exit_code, timed_out, 1.0, "", "")
     assert result.killed_by == signal
+
+
+def test_harnesses_installed_behind_a_link_run_from_the_folder_the_sandbox_binds(tmp_path, monkeypatch):
+    """``.harnesses`` linked from another checkout: the sandbox binds the real folder, so each binary must
+    be named by its real path (through the link it did not exist inside, and every session failed)."""
+    from environments.harnesses import PiLauncher
+    from environments.harnesses.sandboxed import harness_binds
+
+    real = tmp_path / "real-install"
+    (real / "pi").mkdir(parents=True)
+    link = tmp_path / "checkout" / ".harnesses"
+    link.parent.mkdir()
+    link.symlink_to(real)
+    monkeypatch.setenv("HA_HARNESSES", str(link))
+    binds = harness_binds()
+    assert binds[0] == real
+    assert PiLauncher().binary.is_relative_to(binds[0])

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from actors.grpo.collapse import CollapseWatch
+from actors.memory import ModelShape, activations_bytes
 from actors.pool_settings import PoolSettings
 from actors.progress import StepProgress, step_progress
 from actors.serving.config import ServingConfig
@@ -82,7 +83,13 @@ def _node_ip() -> str:
 
 
 CHECKPOINTING_MIN_TOKENS = 16384
-"""Token budget from which ``auto`` turns gradient checkpointing on (GPU only)."""
+"""Token budget from which ``auto`` turns gradient checkpointing on (GPU)."""
+
+CPU_CHECKPOINTING_SHARE = 0.25
+"""Share of the host's memory from which ``auto`` turns gradient checkpointing on for a CPU trainer: the
+float32 activations of its longest micro-batch (``cpu_activations_share``). SmolLM2-135M's rows reach its
+8,192-token context (40% of a 24 GiB host by the estimate; a 4,096-token row took 9.4 GiB without
+checkpointing and 5.1 with, measured): unsaved, its trainer grew to 16.2 GB and Ray killed it."""
 
 
 ADAPTER_WEIGHTS = "adapter_model.safetensors"
@@ -159,13 +166,43 @@ def _assigned_gpus() -> list[Any]:
     return list(ray.get_gpu_ids()) if ray.is_initialized() else []
 
 
-def checkpointing_wanted(setting: str, cuda: bool, token_budget: int) -> bool:
+def checkpointing_wanted(setting: str, cuda: bool, token_budget: int, cpu_share: float = 0.0) -> bool:
     """Whether to recompute activations in the backward pass: an explicit ``on``/``off``, else on for GPU
     training once a packed micro-batch holds ``CHECKPOINTING_MIN_TOKENS`` tokens or more (0 = one sample
-    per micro-batch, whose length is not bounded, so it counts as large)."""
+    per micro-batch, whose length is not bounded, so it counts as large), and for CPU training once the
+    longest micro-batch's activations would take ``CPU_CHECKPOINTING_SHARE`` of the host's memory
+    (``cpu_share``, from ``cpu_activations_share``)."""
     if setting in ("on", "off"):
         return setting == "on"
-    return cuda and (token_budget == 0 or token_budget >= CHECKPOINTING_MIN_TOKENS)
+    if cuda:
+        return token_budget == 0 or token_budget >= CHECKPOINTING_MIN_TOKENS
+    return cpu_share >= CPU_CHECKPOINTING_SHARE
+
+
+def longest_micro_batch(settings: TrainerSettings, context_tokens: int) -> int:
+    """Tokens of a trainer's longest micro-batch: its token budget, else its samples, each as long as the
+    context a row can reach (the serving limit, or the model's own if lower)."""
+    return settings.token_budget or settings.micro_batch_samples * context_tokens
+
+
+def cpu_activations_share(shape: ModelShape, tokens: int, host_bytes: float) -> float:
+    """What the activations of a micro-batch of ``tokens`` take without checkpointing, as a share of the
+    host's memory: ``actors.memory``'s bf16 estimate, doubled for the CPU trainer's float32."""
+    return 2 * activations_bytes(shape, tokens, checkpointing=False) / host_bytes
+
+
+def cpu_share_of(cfg: TrainerConfig, model_folder: Path) -> float:
+    """``cpu_activations_share`` of this trainer's longest micro-batch on this host (0 without the model's
+    ``config.json``: nothing to estimate from)."""
+    import psutil
+
+    config = model_folder / "config.json"
+    if not config.is_file():
+        return 0.0
+    shape = ModelShape.from_config(config, params=0)
+    limit = json.loads(config.read_text()).get("max_position_embeddings") or cfg.serving.max_model_len
+    tokens = longest_micro_batch(cfg.settings, min(cfg.serving.max_model_len, limit))
+    return cpu_activations_share(shape, tokens, psutil.virtual_memory().total)
 
 
 def gpu_problem(assigned_gpus: Sequence[Any], cuda: bool) -> str | None:
@@ -209,8 +246,9 @@ class TrainerConfig:
         return self.settings.adapter_for(self.harness)
 
 
-def grpo_arguments(cfg: TrainerConfig, cuda: bool) -> dict[str, Any]:
-    """TRL's ``AsyncGRPOConfig`` for ``cfg`` on this device (a plain dict, so it can be checked alone)."""
+def grpo_arguments(cfg: TrainerConfig, cuda: bool, cpu_share: float = 0.0) -> dict[str, Any]:
+    """TRL's ``AsyncGRPOConfig`` for ``cfg`` on this device (a plain dict, so it can be checked alone);
+    ``cpu_share``: ``cpu_share_of`` this trainer on a CPU host."""
     cpu = not cuda
     return dict(
         output_dir=cfg.output_dir,
@@ -227,7 +265,7 @@ def grpo_arguments(cfg: TrainerConfig, cuda: bool) -> dict[str, Any]:
         dtype="float32" if cpu else cfg.serving.device_dtype("gpu"),
         use_cpu=cpu,  # else Accelerate ignores a CPU process group of several ranks (gloo)
         gradient_checkpointing=checkpointing_wanted(
-            cfg.settings.gradient_checkpointing, not cpu, cfg.settings.token_budget
+            cfg.settings.gradient_checkpointing, not cpu, cfg.settings.token_budget, cpu_share
         ),
         logging_steps=1,
         report_to=["trackio"] if cfg.trackio_project else [],
@@ -285,7 +323,17 @@ class HarnessTrainer:
         cpu = not torch.cuda.is_available()
         if problem := gpu_problem(_assigned_gpus(), cuda=not cpu):
             raise RuntimeError(problem)
-        args = AsyncGRPOConfig(**grpo_arguments(cfg, cuda=not cpu))
+        from actors.serving.weights import local_weights
+
+        weights = local_weights(cfg.serving)  # a Hub id: this node's cache, at the pinned commit
+        cpu_share = cpu_share_of(cfg, Path(weights)) if cpu else 0.0
+        args = AsyncGRPOConfig(**grpo_arguments(cfg, cuda=not cpu, cpu_share=cpu_share))
+        if args.gradient_checkpointing and cfg.settings.gradient_checkpointing == "auto" and cpu:
+            print(
+                f"[trainer] {cfg.harness}: gradient checkpointing on (auto): the longest micro-batch's "
+                f"activations would take ~{cpu_share:.0%} of this host's memory",
+                flush=True,
+            )
         init_adapter = local_copy(cfg.init_adapter, Path(cfg.output_dir) / "init-adapter")
         if init_adapter:
             peft = warm_start_config(init_adapter)
@@ -300,13 +348,11 @@ class HarnessTrainer:
         placeholder = datasets.Dataset.from_dict({"prompt": [f"{cfg.harness} rollouts come from the pool"]})
         from transformers import set_seed
 
-        from actors.serving.weights import local_weights
-
         set_seed(
             cfg.settings.seed
         )  # before the model is built: TRL seeds only later, after the LoRA's weights exist
         trainer = AsyncGRPOTrainer(
-            model=str(local_weights(cfg.serving)),  # a Hub id: this node's cache, at the pinned commit
+            model=str(weights),
             args=args,
             train_dataset=placeholder,
             peft_config=peft,

@@ -2,11 +2,23 @@
 
 from __future__ import annotations
 
+import json
+
+import psutil
 import pytest
 
+from actors.memory import ModelShape
 from actors.pool_settings import PoolSettings
 from actors.serving.config import ServingConfig
-from actors.trainer import CHECKPOINTING_MIN_TOKENS, TrainerConfig, checkpointing_wanted
+from actors.trainer import (
+    CHECKPOINTING_MIN_TOKENS,
+    CPU_CHECKPOINTING_SHARE,
+    TrainerConfig,
+    checkpointing_wanted,
+    cpu_activations_share,
+    cpu_share_of,
+    longest_micro_batch,
+)
 from actors.trainer_settings import TrainerSettings
 
 MODEL = ServingConfig("m")
@@ -15,7 +27,7 @@ MODEL = ServingConfig("m")
 @pytest.mark.parametrize(
     ("setting", "cuda", "budget", "wanted"),
     [
-        ("auto", False, 131072, False),  # CPU: the tiny model needs no saving
+        ("auto", False, 131072, False),  # CPU: decided by the activations' share of the host (below)
         ("auto", True, 131072, True),  # a 24B preset's 128K-token micro-batches
         ("auto", True, CHECKPOINTING_MIN_TOKENS, True),
         ("auto", True, 4096, False),
@@ -26,6 +38,47 @@ MODEL = ServingConfig("m")
 )
 def test_gradient_checkpointing_follows_the_setting_then_device_and_budget(setting, cuda, budget, wanted):
     assert checkpointing_wanted(setting, cuda, budget) is wanted
+
+
+GIB = 1024**3
+SMOLLM2 = ModelShape(134.5e6, hidden=576, layers=30, intermediate=1536, vocab=49152, kv_dim=192)
+TINY = ModelShape(5e6, hidden=256, layers=4, intermediate=1024, vocab=4096, kv_dim=256)
+
+
+def test_a_cpu_trainer_saves_activations_once_its_longest_row_would_crowd_the_host():
+    """SmolLM2-135M at its full 8,192-token context on 24 GiB: unsaved, Ray killed that trainer for memory."""
+    real = cpu_activations_share(SMOLLM2, 8192, 24 * GIB)
+    assert real > CPU_CHECKPOINTING_SHARE
+    assert checkpointing_wanted("auto", False, 0, real)
+    half = cpu_activations_share(SMOLLM2, 4096, 24 * GIB)  # measured: fits without (9.4 GiB)
+    assert half == pytest.approx(real / 2)
+    assert not checkpointing_wanted("auto", False, 0, half)
+    tiny = cpu_activations_share(TINY, 65536, 24 * GIB)  # the main job's model at its serving limit
+    assert not checkpointing_wanted("auto", False, 0, tiny)
+    assert not checkpointing_wanted("off", False, 0, real)  # an explicit setting wins
+
+
+def test_the_longest_micro_batch_is_the_budget_or_its_samples_at_full_context():
+    assert longest_micro_batch(TrainerSettings(token_budget=4096), 8192) == 4096
+    assert longest_micro_batch(TrainerSettings(token_budget=0, micro_batch_samples=2), 8192) == 16384
+
+
+def test_the_share_is_estimated_from_the_model_folder_within_its_own_position_limit(tmp_path):
+    config = {
+        "hidden_size": 576,
+        "num_hidden_layers": 30,
+        "num_attention_heads": 9,
+        "num_key_value_heads": 3,
+        "intermediate_size": 1536,
+        "vocab_size": 49152,
+        "max_position_embeddings": 8192,
+    }
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    serving = ServingConfig("m", max_model_len=65536)
+    cfg = TrainerConfig("pi", serving, "http://x/v1", "/tmp/o", TrainerSettings(token_budget=0))
+    host = psutil.virtual_memory().total
+    assert cpu_share_of(cfg, tmp_path) == pytest.approx(cpu_activations_share(SMOLLM2, 8192, host))
+    assert cpu_share_of(cfg, tmp_path / "no-such-folder") == 0.0
 
 
 def test_a_bad_checkpointing_setting_names_the_choices():

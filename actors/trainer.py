@@ -86,10 +86,10 @@ CHECKPOINTING_MIN_TOKENS = 16384
 """Token budget from which ``auto`` turns gradient checkpointing on (GPU)."""
 
 CPU_CHECKPOINTING_SHARE = 0.25
-"""Share of the host's memory from which ``auto`` turns gradient checkpointing on for a CPU trainer: the
-float32 activations of its longest micro-batch (``cpu_activations_share``). SmolLM2-135M's rows reach its
-8,192-token context (40% of a 24 GiB host by the estimate; a 4,096-token row took 9.4 GiB without
-checkpointing and 5.1 with, measured): unsaved, its trainer grew to 16.2 GB and Ray killed it."""
+"""Share of the host's memory from which a CPU trainer under ``auto`` checkpoints a micro-batch: the float32
+activations of its tokens (``cpu_activations_share``). SmolLM2-135M's rows reach its 8,192-token context
+(39% of a 24 GiB host by the estimate): unsaved, its trainer grew to 16.2 GB and Ray killed it
+(``benchmarks/cpu_checkpointing.py``). The tiny model's packed steps stay far below and run unsaved."""
 
 
 ADAPTER_WEIGHTS = "adapter_model.safetensors"
@@ -166,23 +166,14 @@ def _assigned_gpus() -> list[Any]:
     return list(ray.get_gpu_ids()) if ray.is_initialized() else []
 
 
-def checkpointing_wanted(setting: str, cuda: bool, token_budget: int, cpu_share: float = 0.0) -> bool:
-    """Whether to recompute activations in the backward pass: an explicit ``on``/``off``, else on for GPU
-    training once a packed micro-batch holds ``CHECKPOINTING_MIN_TOKENS`` tokens or more (0 = one sample
-    per micro-batch, whose length is not bounded, so it counts as large), and for CPU training once the
-    longest micro-batch's activations would take ``CPU_CHECKPOINTING_SHARE`` of the host's memory
-    (``cpu_share``, from ``cpu_activations_share``)."""
+def checkpointing_wanted(setting: str, cuda: bool, token_budget: int) -> bool:
+    """Whether to recompute activations in the backward pass from the start: an explicit ``on``/``off``,
+    else on for GPU training once a packed micro-batch holds ``CHECKPOINTING_MIN_TOKENS`` tokens or more
+    (0 = one sample per micro-batch, whose length is not bounded, so it counts as large). A CPU trainer
+    under ``auto`` starts without and decides per micro-batch (``checkpoint_long_micro_batches``)."""
     if setting in ("on", "off"):
         return setting == "on"
-    if cuda:
-        return token_budget == 0 or token_budget >= CHECKPOINTING_MIN_TOKENS
-    return cpu_share >= CPU_CHECKPOINTING_SHARE
-
-
-def longest_micro_batch(settings: TrainerSettings, context_tokens: int) -> int:
-    """Tokens of a trainer's longest micro-batch: its token budget, else its samples, each as long as the
-    context a row can reach (the serving limit, or the model's own if lower)."""
-    return settings.token_budget or settings.micro_batch_samples * context_tokens
+    return cuda and (token_budget == 0 or token_budget >= CHECKPOINTING_MIN_TOKENS)
 
 
 def cpu_activations_share(shape: ModelShape, tokens: int, host_bytes: float) -> float:
@@ -191,18 +182,42 @@ def cpu_activations_share(shape: ModelShape, tokens: int, host_bytes: float) -> 
     return 2 * activations_bytes(shape, tokens, checkpointing=False) / host_bytes
 
 
-def cpu_share_of(cfg: TrainerConfig, model_folder: Path) -> float:
-    """``cpu_activations_share`` of this trainer's longest micro-batch on this host (0 without the model's
-    ``config.json``: nothing to estimate from)."""
+def micro_batch_wants_checkpointing(tokens: int, share_per_token: float) -> bool:
+    """Whether a CPU micro-batch of ``tokens`` is long enough to checkpoint (``CPU_CHECKPOINTING_SHARE``)."""
+    return tokens * share_per_token >= CPU_CHECKPOINTING_SHARE
+
+
+def checkpoint_long_micro_batches(trainer: Any, share_per_token: float) -> Callable[[], int]:
+    """Make ``trainer`` (TRL's) checkpoint each micro-batch that ``micro_batch_wants_checkpointing`` and no
+    other: the length of a row is known only when it comes, and a bound from the context (8 packed rows of
+    the tiny model's 65,536 positions) would slow every short step. Returns a count of the micro-batches
+    checkpointed so far."""
+    model, step = trainer.model, trainer.training_step
+    state = {"on": False, "checkpointed": 0}
+
+    def training_step(model_: Any, inputs: dict[str, Any], num_items_in_batch: Any = None) -> Any:
+        wanted = micro_batch_wants_checkpointing(int(inputs["attention_mask"].sum()), share_per_token)
+        if wanted and not state["on"]:
+            model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+        elif state["on"] and not wanted:
+            model.gradient_checkpointing_disable()
+        state["on"] = wanted
+        state["checkpointed"] += wanted
+        return step(model_, inputs, num_items_in_batch)
+
+    trainer.training_step = training_step
+    return lambda: state["checkpointed"]
+
+
+def host_share_per_token(model_folder: Path) -> float:
+    """``cpu_activations_share`` of one token of the model in ``model_folder`` on this host (0 without its
+    ``config.json``: nothing to estimate from, so nothing is checkpointed)."""
     import psutil
 
     config = model_folder / "config.json"
     if not config.is_file():
         return 0.0
-    shape = ModelShape.from_config(config, params=0)
-    limit = json.loads(config.read_text()).get("max_position_embeddings") or cfg.serving.max_model_len
-    tokens = longest_micro_batch(cfg.settings, min(cfg.serving.max_model_len, limit))
-    return cpu_activations_share(shape, tokens, psutil.virtual_memory().total)
+    return cpu_activations_share(ModelShape.from_config(config, params=0), 1, psutil.virtual_memory().total)
 
 
 def gpu_problem(assigned_gpus: Sequence[Any], cuda: bool) -> str | None:
@@ -246,9 +261,8 @@ class TrainerConfig:
         return self.settings.adapter_for(self.harness)
 
 
-def grpo_arguments(cfg: TrainerConfig, cuda: bool, cpu_share: float = 0.0) -> dict[str, Any]:
-    """TRL's ``AsyncGRPOConfig`` for ``cfg`` on this device (a plain dict, so it can be checked alone);
-    ``cpu_share``: ``cpu_share_of`` this trainer on a CPU host."""
+def grpo_arguments(cfg: TrainerConfig, cuda: bool) -> dict[str, Any]:
+    """TRL's ``AsyncGRPOConfig`` for ``cfg`` on this device (a plain dict, so it can be checked alone)."""
     cpu = not cuda
     return dict(
         output_dir=cfg.output_dir,
@@ -265,7 +279,7 @@ def grpo_arguments(cfg: TrainerConfig, cuda: bool, cpu_share: float = 0.0) -> di
         dtype="float32" if cpu else cfg.serving.device_dtype("gpu"),
         use_cpu=cpu,  # else Accelerate ignores a CPU process group of several ranks (gloo)
         gradient_checkpointing=checkpointing_wanted(
-            cfg.settings.gradient_checkpointing, not cpu, cfg.settings.token_budget, cpu_share
+            cfg.settings.gradient_checkpointing, not cpu, cfg.settings.token_budget
         ),
         logging_steps=1,
         report_to=["trackio"] if cfg.trackio_project else [],
@@ -295,6 +309,8 @@ class HarnessTrainer:
         self.publisher = ServingPublisher(server)
         self.trainer: Any = None
         self.held_s = 0.0
+        self.checkpointed: Callable[[], int] = lambda: 0
+        """Micro-batches a CPU trainer under ``auto`` checkpointed (``checkpoint_long_micro_batches``)."""
         """Seconds publishes waited for slow groups (the off-policy window's gate)."""
         self.tasks_drawn: list[dict[str, int]] = []
         """At each step's end: the groups started so far per task source (cumulative)."""
@@ -326,14 +342,7 @@ class HarnessTrainer:
         from actors.serving.weights import local_weights
 
         weights = local_weights(cfg.serving)  # a Hub id: this node's cache, at the pinned commit
-        cpu_share = cpu_share_of(cfg, Path(weights)) if cpu else 0.0
-        args = AsyncGRPOConfig(**grpo_arguments(cfg, cuda=not cpu, cpu_share=cpu_share))
-        if args.gradient_checkpointing and cfg.settings.gradient_checkpointing == "auto" and cpu:
-            print(
-                f"[trainer] {cfg.harness}: gradient checkpointing on (auto): the longest micro-batch's "
-                f"activations would take ~{cpu_share:.0%} of this host's memory",
-                flush=True,
-            )
+        args = AsyncGRPOConfig(**grpo_arguments(cfg, cuda=not cpu))
         init_adapter = local_copy(cfg.init_adapter, Path(cfg.output_dir) / "init-adapter")
         if init_adapter:
             peft = warm_start_config(init_adapter)
@@ -361,6 +370,8 @@ class HarnessTrainer:
         )
         if init_adapter:
             load_adapter_weights(trainer.model, init_adapter)
+        if cpu and cfg.settings.gradient_checkpointing == "auto":
+            self.checkpointed = checkpoint_long_micro_batches(trainer, host_share_per_token(Path(weights)))
         if not trainer._lora_sync:
             raise RuntimeError(
                 "the serving actor does not take runtime LoRA updates: start it with enable_lora and "
@@ -586,6 +597,7 @@ class HarnessTrainer:
             "published": [name for name, _ in self.publisher.published],
             "publish_ms": [round(ms, 2) for _, ms in self.publisher.published],
             "publish_held_s": round(self.held_s, 1),
+            "checkpointed_micro_batches": self.checkpointed(),
             "tasks_drawn": self.tasks_drawn,
             "collapses": self.collapses,
             "adapter_transfers": list(getattr(self.server, "transfers", [])),

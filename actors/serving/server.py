@@ -129,7 +129,8 @@ class VLLMServer:
         self.device = resolve_device(cfg.device, _cuda_available())
         self.work_dir = Path(work_dir or tempfile.mkdtemp(prefix="ha-serving-"))
         self.store = self.work_dir / "adapters"
-        self.store.mkdir(parents=True, exist_ok=True)
+        shutil.rmtree(self.store, ignore_errors=True)  # an earlier server's versions: no vLLM serves them,
+        self.store.mkdir(parents=True)  # and a rerun in the same folder must publish the same names again
         self.host = bind_address(cfg.host)
         """The address vLLM binds; ``url()`` advertises it (the node's IP on a cluster)."""
         self.port = port or _free_port(self.host)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from types import SimpleNamespace
 
 import psutil
 import pytest
@@ -12,12 +13,12 @@ from actors.pool_settings import PoolSettings
 from actors.serving.config import ServingConfig
 from actors.trainer import (
     CHECKPOINTING_MIN_TOKENS,
-    CPU_CHECKPOINTING_SHARE,
     TrainerConfig,
+    checkpoint_long_micro_batches,
     checkpointing_wanted,
     cpu_activations_share,
-    cpu_share_of,
-    longest_micro_batch,
+    host_share_per_token,
+    micro_batch_wants_checkpointing,
 )
 from actors.trainer_settings import TrainerSettings
 
@@ -27,7 +28,7 @@ MODEL = ServingConfig("m")
 @pytest.mark.parametrize(
     ("setting", "cuda", "budget", "wanted"),
     [
-        ("auto", False, 131072, False),  # CPU: decided by the activations' share of the host (below)
+        ("auto", False, 131072, False),  # CPU: decided per micro-batch (below)
         ("auto", True, 131072, True),  # a 24B preset's 128K-token micro-batches
         ("auto", True, CHECKPOINTING_MIN_TOKENS, True),
         ("auto", True, 4096, False),
@@ -45,25 +46,17 @@ SMOLLM2 = ModelShape(134.5e6, hidden=576, layers=30, intermediate=1536, vocab=49
 TINY = ModelShape(5e6, hidden=256, layers=4, intermediate=1024, vocab=4096, kv_dim=256)
 
 
-def test_a_cpu_trainer_saves_activations_once_its_longest_row_would_crowd_the_host():
+def test_a_cpu_micro_batch_is_checkpointed_once_its_activations_would_crowd_the_host():
     """SmolLM2-135M at its full 8,192-token context on 24 GiB: unsaved, Ray killed that trainer for memory."""
-    real = cpu_activations_share(SMOLLM2, 8192, 24 * GIB)
-    assert real > CPU_CHECKPOINTING_SHARE
-    assert checkpointing_wanted("auto", False, 0, real)
-    half = cpu_activations_share(SMOLLM2, 4096, 24 * GIB)  # measured: fits without (9.4 GiB)
-    assert half == pytest.approx(real / 2)
-    assert not checkpointing_wanted("auto", False, 0, half)
-    tiny = cpu_activations_share(TINY, 65536, 24 * GIB)  # the main job's model at its serving limit
-    assert not checkpointing_wanted("auto", False, 0, tiny)
-    assert not checkpointing_wanted("off", False, 0, real)  # an explicit setting wins
+    per_token = cpu_activations_share(SMOLLM2, 1, 24 * GIB)
+    assert micro_batch_wants_checkpointing(8192, per_token)
+    assert not micro_batch_wants_checkpointing(4096, per_token)  # measured: fits unsaved (9.4 GiB)
+    tiny = cpu_activations_share(TINY, 1, 24 * GIB)
+    assert not micro_batch_wants_checkpointing(8 * 2048, tiny)  # the main job's packed step
+    assert cpu_activations_share(SMOLLM2, 8192, 24 * GIB) == pytest.approx(8192 * per_token)
 
 
-def test_the_longest_micro_batch_is_the_budget_or_its_samples_at_full_context():
-    assert longest_micro_batch(TrainerSettings(token_budget=4096), 8192) == 4096
-    assert longest_micro_batch(TrainerSettings(token_budget=0, micro_batch_samples=2), 8192) == 16384
-
-
-def test_the_share_is_estimated_from_the_model_folder_within_its_own_position_limit(tmp_path):
+def test_the_share_a_token_takes_is_read_from_the_model_folder(tmp_path):
     config = {
         "hidden_size": 576,
         "num_hidden_layers": 30,
@@ -71,14 +64,45 @@ def test_the_share_is_estimated_from_the_model_folder_within_its_own_position_li
         "num_key_value_heads": 3,
         "intermediate_size": 1536,
         "vocab_size": 49152,
-        "max_position_embeddings": 8192,
     }
     (tmp_path / "config.json").write_text(json.dumps(config))
-    serving = ServingConfig("m", max_model_len=65536)
-    cfg = TrainerConfig("pi", serving, "http://x/v1", "/tmp/o", TrainerSettings(token_budget=0))
     host = psutil.virtual_memory().total
-    assert cpu_share_of(cfg, tmp_path) == pytest.approx(cpu_activations_share(SMOLLM2, 8192, host))
-    assert cpu_share_of(cfg, tmp_path / "no-such-folder") == 0.0
+    assert host_share_per_token(tmp_path) == pytest.approx(cpu_activations_share(SMOLLM2, 1, host))
+    assert host_share_per_token(tmp_path / "no-such-folder") == 0.0
+
+
+def test_only_the_long_micro_batches_of_a_real_model_run_checkpointed():
+    """TRL's step wrapped on a real (small) Llama with a LoRA: checkpointing switches on for a long
+    micro-batch, off again for a short one, and the step itself still runs and trains."""
+    import torch
+    from peft import LoraConfig, get_peft_model
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    torch.manual_seed(0)
+    shape = dict(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4)
+    model = get_peft_model(
+        LlamaForCausalLM(LlamaConfig(vocab_size=128, **shape)), LoraConfig(r=4, target_modules="all-linear")
+    )
+    model.train()
+    seen = []
+
+    def step(model_, inputs, num_items_in_batch=None):
+        seen.append(model.base_model.model.is_gradient_checkpointing)
+        ids = inputs["input_ids"]
+        loss = model_(input_ids=ids, labels=ids).loss
+        loss.backward()
+        return loss.detach()
+
+    trainer = SimpleNamespace(model=model, training_step=step)
+    checkpointed = checkpoint_long_micro_batches(trainer, share_per_token=1 / 64)  # 16 tokens: a quarter
+    lengths = [8, 20, 20, 4, 16]
+    for length in lengths:
+        ids = torch.randint(0, 128, (1, length))
+        loss = trainer.training_step(model, {"input_ids": ids, "attention_mask": torch.ones_like(ids)})
+        assert torch.isfinite(loss)
+    assert seen == [False, True, True, False, True]
+    assert checkpointed() == 3
+    assert all(p.grad is not None for n, p in model.named_parameters() if "lora_" in n)
 
 
 def test_a_bad_checkpointing_setting_names_the_choices():

@@ -85,11 +85,13 @@ def _node_ip() -> str:
 CHECKPOINTING_MIN_TOKENS = 16384
 """Token budget from which ``auto`` turns gradient checkpointing on (GPU)."""
 
-CPU_CHECKPOINTING_SHARE = 0.25
-"""Share of the host's memory from which a CPU trainer under ``auto`` checkpoints a micro-batch: the float32
-activations of its tokens (``cpu_activations_share``). SmolLM2-135M's rows reach its 8,192-token context
-(39% of a 24 GiB host by the estimate): unsaved, its trainer grew to 16.2 GB and Ray killed it
-(``benchmarks/cpu_checkpointing.py``). The tiny model's packed steps stay far below and run unsaved."""
+CPU_CHECKPOINTING_SHARE = 0.125
+"""Share of the host's memory from which a CPU trainer under ``auto`` checkpoints a micro-batch, by the
+estimate of its tokens' float32 activations (``cpu_activations_share``). The estimate counts about half of
+what a CPU row takes (``benchmarks/cpu_checkpointing.py``: 4,096 tokens of SmolLM2-135M, 4.5 GiB estimated,
+9.4 measured), so this is about a quarter of the host as measured. SmolLM2-135M's rows reach its 8,192-token
+context: unsaved, its trainer grew to 16.2 GB on a 24 GiB host and Ray killed it. The tiny model's packed
+steps stay far below and run unsaved."""
 
 
 ADAPTER_WEIGHTS = "adapter_model.safetensors"

@@ -87,11 +87,11 @@ CHECKPOINTING_MIN_TOKENS = 16384
 
 CPU_CHECKPOINTING_SHARE = 0.125
 """Share of the host's memory from which a CPU trainer under ``auto`` checkpoints a micro-batch, by the
-estimate of its tokens' float32 activations (``cpu_activations_share``). The estimate counts about half of
-what a CPU row takes (``benchmarks/cpu_checkpointing.py``: 4,096 tokens of SmolLM2-135M, 4.5 GiB estimated,
-9.4 measured), so this is about a quarter of the host as measured. SmolLM2-135M's rows reach its 8,192-token
-context: unsaved, its trainer grew to 16.2 GB on a 24 GiB host and Ray killed it. The tiny model's packed
-steps stay far below and run unsaved."""
+estimate of its tokens' float32 activations (``cpu_activations_share``). One plain SmolLM2-135M row takes
+1.1-1.4x the estimate (``benchmarks/cpu_checkpointing.py``), but the record-lookup trainer peaked at about
+twice that: unsaved, it grew to 16.2 GB on a 24 GiB host and Ray killed it; checkpointing from a quarter
+of the host by the estimate, it still reached 15.8 GB in its second step. Hence an eighth. The tiny
+model's packed steps stay far below and run unsaved."""
 
 
 ADAPTER_WEIGHTS = "adapter_model.safetensors"

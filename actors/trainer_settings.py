@@ -56,8 +56,8 @@ class TrainerSettings:
     independent run, change it and ``tasks.seed`` (the learning check's runs use 0, 1, 2)."""
     gradient_checkpointing: str = "auto"
     """``on``, ``off`` or ``auto``: on for GPU training at token budgets of 16K and more, where activations
-    dominate memory; on CPU, per micro-batch, for those whose activations would take about a quarter of
-    the host's memory (SmolLM2-135M's long rows; the tiny model's steps stay unsaved):
+    dominate memory; on CPU, per micro-batch, for those whose activations would take an eighth of the
+    host's memory by the estimate (SmolLM2-135M's long rows; the tiny model's steps stay unsaved):
     ``actors.trainer.checkpointing_wanted``."""
     attention: str = "sdpa"
     """Packed batches' variable-length attention on GPU: ``sdpa`` (PyTorch, nothing from a hub) or

@@ -50,7 +50,7 @@ def test_a_cpu_micro_batch_is_checkpointed_once_its_activations_would_crowd_the_
     """SmolLM2-135M at its full 8,192-token context on 24 GiB: unsaved, Ray killed that trainer for memory."""
     per_token = cpu_activations_share(SMOLLM2, 1, 24 * GIB)
     assert micro_batch_wants_checkpointing(8192, per_token)
-    assert micro_batch_wants_checkpointing(4096, per_token)  # measured unsaved: 9.4 GiB, 39% of the host
+    assert micro_batch_wants_checkpointing(4096, per_token)  # its trainer would near twice the row's 6.1 GiB
     assert not micro_batch_wants_checkpointing(2048, per_token)
     tiny = cpu_activations_share(TINY, 1, 24 * GIB)
     assert not micro_batch_wants_checkpointing(8 * 2048, tiny)  # the main job's packed step

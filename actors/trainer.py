@@ -195,20 +195,19 @@ def checkpoint_long_micro_batches(trainer: Any, share_per_token: float) -> Calla
     the tiny model's 65,536 positions) would slow every short step. Returns a count of the micro-batches
     checkpointed so far."""
     model, step = trainer.model, trainer.training_step
-    state = {"on": False, "checkpointed": 0}
+    checkpointed = [0]
 
     def training_step(model_: Any, inputs: dict[str, Any], num_items_in_batch: Any = None) -> Any:
         wanted = micro_batch_wants_checkpointing(int(inputs["attention_mask"].sum()), share_per_token)
-        if wanted and not state["on"]:
+        if wanted and not model.is_gradient_checkpointing:
             model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
-        elif state["on"] and not wanted:
+        elif model.is_gradient_checkpointing and not wanted:
             model.gradient_checkpointing_disable()
-        state["on"] = wanted
-        state["checkpointed"] += wanted
+        checkpointed[0] += wanted
         return step(model_, inputs, num_items_in_batch)
 
     trainer.training_step = training_step
-    return lambda: state["checkpointed"]
+    return lambda: checkpointed[0]
 
 
 def host_share_per_token(model_folder: Path) -> float:
@@ -311,9 +310,9 @@ class HarnessTrainer:
         self.publisher = ServingPublisher(server)
         self.trainer: Any = None
         self.held_s = 0.0
+        """Seconds publishes waited for slow groups (the off-policy window's gate)."""
         self.checkpointed: Callable[[], int] = lambda: 0
         """Micro-batches a CPU trainer under ``auto`` checkpointed (``checkpoint_long_micro_batches``)."""
-        """Seconds publishes waited for slow groups (the off-policy window's gate)."""
         self.tasks_drawn: list[dict[str, int]] = []
         """At each step's end: the groups started so far per task source (cumulative)."""
         self.watch = CollapseWatch(cfg.settings.collapse)

@@ -192,8 +192,12 @@ def micro_batch_wants_checkpointing(tokens: int, share_per_token: float) -> bool
 def checkpoint_long_micro_batches(trainer: Any, share_per_token: float) -> Callable[[], int]:
     """Make ``trainer`` (TRL's) checkpoint each micro-batch that ``micro_batch_wants_checkpointing`` and no
     other: the length of a row is known only when it comes, and a bound from the context (8 packed rows of
-    the tiny model's 65,536 positions) would slow every short step. Returns a count of the micro-batches
-    checkpointed so far."""
+    the tiny model's 65,536 positions) would slow every short step. Such a micro-batch also runs with its
+    large blocks mapped on their own, and the heap's free pages go back to the host after it
+    (``actors.cpu_memory``): glibc's arenas otherwise keep a long row's peak, and more. Returns a count of
+    the micro-batches checkpointed so far."""
+    from actors.cpu_memory import map_large_blocks, release_free_heap
+
     model, step = trainer.model, trainer.training_step
     checkpointed = [0]
 
@@ -204,7 +208,14 @@ def checkpoint_long_micro_batches(trainer: Any, share_per_token: float) -> Calla
         elif model.is_gradient_checkpointing and not wanted:
             model.gradient_checkpointing_disable()
         checkpointed[0] += wanted
-        return step(model_, inputs, num_items_in_batch)
+        if not wanted:
+            return step(model_, inputs, num_items_in_batch)
+        map_large_blocks(True)
+        try:
+            return step(model_, inputs, num_items_in_batch)
+        finally:
+            map_large_blocks(False)
+            release_free_heap()
 
     trainer.training_step = training_step
     return lambda: checkpointed[0]
@@ -260,6 +271,14 @@ class TrainerConfig:
     def init_adapter(self) -> str:
         """The adapter this trainer starts from ("": a fresh one)."""
         return self.settings.adapter_for(self.harness)
+
+
+def peak_rss_gib() -> float:
+    """This process's peak resident memory so far, in GiB (what the host's memory monitor weighs)."""
+    import resource
+
+    kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
+    return round(kib / 1024**2, 2)
 
 
 def grpo_arguments(cfg: TrainerConfig, cuda: bool) -> dict[str, Any]:
@@ -599,6 +618,7 @@ class HarnessTrainer:
             "publish_ms": [round(ms, 2) for _, ms in self.publisher.published],
             "publish_held_s": round(self.held_s, 1),
             "checkpointed_micro_batches": self.checkpointed(),
+            "peak_rss_gib": peak_rss_gib(),
             "tasks_drawn": self.tasks_drawn,
             "collapses": self.collapses,
             "adapter_transfers": list(getattr(self.server, "transfers", [])),

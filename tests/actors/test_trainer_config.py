@@ -19,6 +19,7 @@ from actors.trainer import (
     cpu_activations_share,
     host_share_per_token,
     micro_batch_wants_checkpointing,
+    peak_rss_gib,
 )
 from actors.trainer_settings import TrainerSettings
 
@@ -72,10 +73,17 @@ def test_the_share_a_token_takes_is_read_from_the_model_folder(tmp_path):
     assert host_share_per_token(tmp_path / "no-such-folder") == 0.0
 
 
-def test_only_the_long_micro_batches_of_a_real_model_run_checkpointed():
+def test_only_the_long_micro_batches_of_a_real_model_run_checkpointed(monkeypatch):
     """TRL's step wrapped on a real (small) Llama with a LoRA: checkpointing switches on for a long
-    micro-batch, off again for a short one, and the step itself still runs and trains."""
+    micro-batch, off again for a short one, and the step itself still runs and trains. A long one runs
+    with large blocks mapped, and the heap is trimmed after it."""
     import torch
+
+    from actors import cpu_memory
+
+    mapped, trims = [False], []
+    monkeypatch.setattr(cpu_memory, "map_large_blocks", lambda on: mapped.__setitem__(0, on) or True)
+    monkeypatch.setattr(cpu_memory, "release_free_heap", lambda: trims.append(mapped[0]) or True)
     from peft import LoraConfig, get_peft_model
     from transformers import LlamaConfig, LlamaForCausalLM
 
@@ -88,7 +96,7 @@ def test_only_the_long_micro_batches_of_a_real_model_run_checkpointed():
     seen = []
 
     def step(model_, inputs, num_items_in_batch=None):
-        seen.append(model.base_model.model.is_gradient_checkpointing)
+        seen.append((model.base_model.model.is_gradient_checkpointing, mapped[0]))
         ids = inputs["input_ids"]
         loss = model_(input_ids=ids, labels=ids).loss
         loss.backward()
@@ -101,8 +109,9 @@ def test_only_the_long_micro_batches_of_a_real_model_run_checkpointed():
         ids = torch.randint(0, 128, (1, length))
         loss = trainer.training_step(model, {"input_ids": ids, "attention_mask": torch.ones_like(ids)})
         assert torch.isfinite(loss)
-    assert seen == [False, True, True, False, True]
+    assert seen == [(False, False), (True, True), (True, True), (False, False), (True, True)]
     assert checkpointed() == 3
+    assert trims == [False, False, False] and not mapped[0]  # each long one: unmapped again, then trimmed
     assert all(p.grad is not None for n, p in model.named_parameters() if "lora_" in n)
 
 
@@ -193,3 +202,8 @@ def test_gpus_assigned_but_no_cuda_stop_training_with_the_fix():
     problem = gpu_problem(["0"], cuda=False)
     assert problem and "torch sees no CUDA device" in problem and "trainer.gpus=0" in problem
     assert gpu_problem(["0"], cuda=True) is None and gpu_problem([], cuda=False) is None
+
+
+def test_the_peak_resident_memory_is_in_gib_and_not_below_what_is_held_now():
+    now_gib = psutil.Process().memory_info().rss / 1024**3
+    assert now_gib - 0.01 <= peak_rss_gib() < psutil.virtual_memory().total / 1024**3  # rounded to 0.01

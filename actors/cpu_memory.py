@@ -1,0 +1,63 @@
+"""A CPU trainer hands a long row's freed activations back to the operating system.
+
+glibc's ``malloc`` serves a block under its mmap threshold from a heap arena, and a freed block stays in
+the arena for reuse; the threshold itself rises (up to 32 MiB) each time a larger mapped block is freed.
+A long row's activations are mostly such blocks (8,192 positions x 576 features in float32 are 18 MiB),
+so the arenas grow past what the row needs at once, and keep it after the row: the host counts that
+memory as used, and Ray's memory monitor kills the trainer. Measured on one SmolLM2 row of 2,048 tokens
+with checkpointing (``python -m benchmarks.cpu_checkpointing``), glibc's default peaked 2.9 GiB above the
+loaded model and still held 2.0 after the row; with every block from 128 KiB mapped on its own, 0.8 and
+0.5. Mapping costs time (each new mapping's pages are faulted in and zeroed), so the trainer maps blocks
+only for the micro-batches it checkpoints (``actors.trainer.checkpoint_long_micro_batches``).
+
+Other C libraries (musl, macOS) are left as they are: each function returns whether it did anything.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import logging
+import platform
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+M_MMAP_THRESHOLD = -3
+"""glibc's ``mallopt`` parameter number for the mmap threshold (``malloc.h``)."""
+MAPPED_FROM_BYTES = 128 * 1024
+"""Long micro-batches: every block from glibc's own starting threshold is its own mapping."""
+HEAP_UP_TO_BYTES = 32 * 1024 * 1024
+"""Other micro-batches: blocks up to the ceiling of glibc's dynamic threshold come from the heap (setting
+the threshold ends the dynamic rise, so the ceiling stands in for it)."""
+
+
+def _glibc() -> Any | None:
+    if platform.libc_ver()[0] != "glibc":
+        return None
+    return ctypes.CDLL(None)
+
+
+def map_large_blocks(enabled: bool) -> bool:
+    """``enabled``: blocks from ``MAPPED_FROM_BYTES`` are mapped on their own and unmapped when freed;
+    else blocks up to ``HEAP_UP_TO_BYTES`` come from the heap again. ``False``: not glibc, nothing set."""
+    libc = _glibc()
+    if libc is None or not hasattr(libc, "mallopt"):
+        return False
+    libc.mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
+    libc.mallopt.restype = ctypes.c_int
+    threshold = MAPPED_FROM_BYTES if enabled else HEAP_UP_TO_BYTES
+    if not libc.mallopt(M_MMAP_THRESHOLD, threshold):
+        log.warning("glibc refused mallopt(M_MMAP_THRESHOLD, %d): the threshold stays as it was", threshold)
+        return False
+    return True
+
+
+def release_free_heap() -> bool:
+    """Hand the heap's free pages back to the operating system (``malloc_trim(0)``). ``False``: not glibc,
+    or nothing to hand back."""
+    libc = _glibc()
+    if libc is None or not hasattr(libc, "malloc_trim"):
+        return False
+    libc.malloc_trim.argtypes = [ctypes.c_size_t]
+    libc.malloc_trim.restype = ctypes.c_int
+    return bool(libc.malloc_trim(0))

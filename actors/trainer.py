@@ -87,11 +87,12 @@ CHECKPOINTING_MIN_TOKENS = 16384
 
 CPU_CHECKPOINTING_SHARE = 0.125
 """Share of the host's memory from which a CPU trainer under ``auto`` checkpoints a micro-batch, by the
-estimate of its tokens' float32 activations (``cpu_activations_share``). One plain SmolLM2-135M row takes
-1.1-1.4x the estimate (``benchmarks/cpu_checkpointing.py``), but the record-lookup trainer peaked at about
-twice that: unsaved, it grew to 16.2 GB on a 24 GiB host and Ray killed it; checkpointing from a quarter
-of the host by the estimate, it still reached 15.8 GB in its second step. Hence an eighth. The tiny
-model's packed steps stay far below and run unsaved."""
+estimate of its tokens' float32 activations (``cpu_activations_share``), and maps its large blocks on
+their own (``actors.cpu_memory``). Under glibc's default heap a checkpointed 8,192-token SmolLM2-135M row
+took 8.4 GiB, mapped 1.5 (``benchmarks/cpu_checkpointing.py``); the record-lookup trainer, saved from a
+quarter of the host and with glibc's heap, still reached 15.8 GB in its second step. Mapping costs time
+on short rows (40% at 2,048 tokens, 4% at 8,192), hence an eighth: SmolLM2 rows from about 2,700 tokens.
+The tiny model's packed steps stay far below and run unsaved."""
 
 
 ADAPTER_WEIGHTS = "adapter_model.safetensors"

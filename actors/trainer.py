@@ -89,10 +89,11 @@ CPU_CHECKPOINTING_SHARE = 0.125
 """Share of the host's memory from which a CPU trainer under ``auto`` checkpoints a micro-batch, by the
 estimate of its tokens' float32 activations (``cpu_activations_share``), and maps its large blocks on
 their own (``actors.cpu_memory``). Under glibc's default heap a checkpointed 8,192-token SmolLM2-135M row
-took 8.4 GiB, mapped 1.5 (``benchmarks/cpu_checkpointing.py``); the record-lookup trainer, saved from a
-quarter of the host and with glibc's heap, still reached 15.8 GB in its second step. Mapping costs time
-on short rows (40% at 2,048 tokens, 4% at 8,192), hence an eighth: SmolLM2 rows from about 2,700 tokens.
-The tiny model's packed steps stay far below and run unsaved."""
+took 8.4 GiB, mapped 1.5 (``benchmarks/cpu_checkpointing.py``, one run each); the record-lookup trainer,
+saved from a quarter of the host and with glibc's heap, still reached 15.8 GB in its second step. Mapping
+costs time on a checkpointed row (54% at 2,048 tokens, 18% at 4,096, 4% at 8,192), so it is kept to rows
+long enough to need it: an eighth of a 24 GiB host is SmolLM2 rows from about 2,700 tokens. The tiny
+model's packed steps stay far below and run unsaved."""
 
 
 ADAPTER_WEIGHTS = "adapter_model.safetensors"
@@ -275,7 +276,8 @@ class TrainerConfig:
 
 
 def peak_rss_gib() -> float:
-    """This process's peak resident memory so far, in GiB (what the host's memory monitor weighs)."""
+    """This process's peak resident memory so far, in GiB (Linux: ``ru_maxrss`` counts KiB), to set beside
+    the host's memory: Ray's monitor kills the largest process once the node passes 95%."""
     import resource
 
     kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux

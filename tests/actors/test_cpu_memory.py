@@ -5,6 +5,7 @@ process, so this test process's allocator is left as it was."""
 
 from __future__ import annotations
 
+import os
 import platform
 import subprocess
 import sys
@@ -29,7 +30,9 @@ first = bytearray(16 * MIB); del first  # a freed mapped block: glibc's dynamic 
 before = rss()
 blocks, pins = [], []
 for _ in range(64):
-    blocks.append(bytearray(4 * MIB))
+    block = bytearray(4 * MIB)
+    block[::4096] = bytes(MIB // 1024)  # every page touched, whether or not bytearray zero-fills
+    blocks.append(block)
     pins.append(bytearray(2048))
 peak = rss()
 del blocks
@@ -39,9 +42,14 @@ print((peak - before) // MIB, (rss() - before) // MIB)
 """
 
 
+ALLOCATOR_VARS = {"GLIBC_TUNABLES", "LD_PRELOAD", "PYTHONMALLOC"}
+"""What would change the allocator the child measures (its own glibc malloc, as a trainer has)."""
+
+
 def held_mib(setting: str) -> tuple[int, int]:
     child = [sys.executable, "-c", FRAGMENTS, setting]
-    done = subprocess.run(child, capture_output=True, text=True, cwd=ROOT, check=True, timeout=60)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MALLOC_") and k not in ALLOCATOR_VARS}
+    done = subprocess.run(child, capture_output=True, text=True, cwd=ROOT, check=True, timeout=60, env=env)
     peak, after = done.stdout.split()
     return int(peak), int(after)
 

@@ -51,6 +51,24 @@ def test_segments_do_not_see_each_other():
     torch.testing.assert_close(sdpa_varlen(q, k, v2, cu, cu, 3, 3)[:3], first)
 
 
+def test_square_segments_run_on_the_fused_kernel_with_its_gradients():
+    """SDPA takes its fused (flash) kernel only for 4-D inputs; a 3-D call falls back to the math kernel,
+    which keeps every layer's attention weights for the backward (``benchmarks/packed_step.py``).
+    Restricted to the fused kernel, a square causal segment must still run, forward and backward."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    torch.manual_seed(0)
+    q = torch.randn(12, 4, 8, requires_grad=True)
+    k = torch.randn(12, 2, 8, requires_grad=True)
+    v = torch.randn(12, 2, 8, requires_grad=True)
+    cu = torch.tensor([0, 5, 12])
+    with sdpa_kernel([SDPBackend.FLASH_ATTENTION]):
+        got = sdpa_varlen(q, k, v, cu, cu, 7, 7)
+        got.sum().backward()
+    torch.testing.assert_close(got, reference(q, k, v, [5, 7], [5, 7]), atol=1e-5, rtol=1e-5)
+    assert all(t.grad is not None and torch.isfinite(t.grad).all() for t in (q, k, v))
+
+
 def test_an_unknown_attention_names_the_choices():
     with pytest.raises(ValueError, match="attention='flash3': use sdpa"):
         use_packed_attention("flash3")

@@ -22,6 +22,7 @@ from __future__ import annotations
 import ctypes
 import logging
 import platform
+from functools import cache
 from typing import Any
 
 log = logging.getLogger(__name__)
@@ -36,22 +37,27 @@ heap. Setting the threshold ends the dynamic rise for the process, so the ceilin
 trainer's dynamic threshold climbs to its largest freed activation, 18 MiB for an 8,192-token SmolLM2 row)."""
 
 
-def _glibc() -> Any | None:
-    if platform.libc_ver()[0] != "glibc":
-        return None
-    return ctypes.CDLL(None)
+def on_glibc() -> bool:
+    """Whether this process's C library is glibc (the only one these settings apply to)."""
+    return platform.libc_ver()[0] == "glibc"
+
+
+@cache
+def _libc() -> Any:
+    """glibc's ``mallopt`` and ``malloc_trim`` with their C signatures, loaded once."""
+    libc = ctypes.CDLL(None)
+    libc.mallopt.argtypes, libc.mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
+    libc.malloc_trim.argtypes, libc.malloc_trim.restype = [ctypes.c_size_t], ctypes.c_int
+    return libc
 
 
 def map_large_blocks(enabled: bool) -> bool:
     """``enabled``: blocks from ``MAPPED_FROM_BYTES`` are mapped on their own and unmapped when freed;
     else blocks up to ``HEAP_UP_TO_BYTES`` come from the heap again. ``False``: not glibc, nothing set."""
-    libc = _glibc()
-    if libc is None or not hasattr(libc, "mallopt"):
+    if not on_glibc():
         return False
-    libc.mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
-    libc.mallopt.restype = ctypes.c_int
     threshold = MAPPED_FROM_BYTES if enabled else HEAP_UP_TO_BYTES
-    if not libc.mallopt(M_MMAP_THRESHOLD, threshold):
+    if not _libc().mallopt(M_MMAP_THRESHOLD, threshold):
         log.warning("glibc refused mallopt(M_MMAP_THRESHOLD, %d): the threshold stays as it was", threshold)
         return False
     return True
@@ -60,9 +66,4 @@ def map_large_blocks(enabled: bool) -> bool:
 def release_free_heap() -> bool:
     """Hand the heap's free pages back to the operating system (``malloc_trim(0)``). ``False``: not glibc,
     or nothing to hand back."""
-    libc = _glibc()
-    if libc is None or not hasattr(libc, "malloc_trim"):
-        return False
-    libc.malloc_trim.argtypes = [ctypes.c_size_t]
-    libc.malloc_trim.restype = ctypes.c_int
-    return bool(libc.malloc_trim(0))
+    return on_glibc() and bool(_libc().malloc_trim(0))

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import platform
 import resource
 import subprocess
 import sys
@@ -94,6 +93,7 @@ def main(argv: list[str] | None = None) -> None:
         model, tokens, ckpt, allocator = args.row
         print(json.dumps(one_row(model, int(tokens), ckpt == "on", allocator)))
         return
+    from actors.cpu_memory import on_glibc
     from actors.models import resolve_model_path
 
     model = resolve_model_path(args.preset)
@@ -103,7 +103,7 @@ def main(argv: list[str] | None = None) -> None:
         for setting in args.checkpointing:
             for allocator in args.allocator:
                 key = f"t{tokens}_ckpt_{setting}_{allocator}"
-                if allocator == "mmap" and platform.libc_ver()[0] != "glibc":
+                if allocator == "mmap" and not on_glibc():
                     figures[f"{key}_status"] = "not glibc: nothing to map"
                     continue
                 child = [sys.executable, "-m", "benchmarks.cpu_checkpointing"]

@@ -6,7 +6,6 @@ process, so this test process's allocator is left as it was."""
 from __future__ import annotations
 
 import os
-import platform
 import subprocess
 import sys
 from pathlib import Path
@@ -54,7 +53,7 @@ def held_mib(setting: str) -> tuple[int, int]:
     return int(peak), int(after)
 
 
-@pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="the settings are glibc's")
+@pytest.mark.skipif(not cpu_memory.on_glibc(), reason="the settings are glibc's")
 def test_freed_large_blocks_go_back_to_the_host_only_when_mapped_or_trimmed():
     held = {setting: held_mib(setting) for setting in ("default", "mapped", "trimmed")}
     assert all(peak >= 240 for peak, _ in held.values()), held  # each held the 256 MiB while it lived

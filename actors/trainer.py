@@ -544,8 +544,11 @@ class HarnessTrainer:
         set_peft_model_state_dict(model, self.snapshots[version])
 
     def _smaller_step(self, factor: float) -> float:
-        """Scale the learning rate (the optimizer's and the scheduler's base) by ``factor`` and forget the
-        optimizer's moments, which the collapsed steps filled; returns the new base learning rate."""
+        """Scale the learning rate (the optimizer's, the scheduler's base and its last value) by ``factor``
+        and forget the optimizer's moments, which the collapsed steps filled; returns the new base learning
+        rate. The last value matters for the log: Transformers logs a step's learning rate from the
+        scheduler's last value, read before the scheduler steps, so without it the next step's log would
+        give the rate from before the rollback while the optimizer applies the smaller one."""
         optimizer = getattr(self.trainer.optimizer, "optimizer", self.trainer.optimizer)
         optimizer.state.clear()
         for group in optimizer.param_groups:
@@ -553,6 +556,7 @@ class HarnessTrainer:
         scheduler = getattr(self.trainer.lr_scheduler, "scheduler", self.trainer.lr_scheduler)
         if hasattr(scheduler, "base_lrs"):
             scheduler.base_lrs = [lr * factor for lr in scheduler.base_lrs]
+            scheduler._last_lr = [group["lr"] for group in optimizer.param_groups]
             return float(scheduler.base_lrs[0])
         return float(optimizer.param_groups[0]["lr"])
 

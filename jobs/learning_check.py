@@ -108,7 +108,8 @@ def run_seed(cfg: LearningCheckConfig, seed: int) -> Path:
 
 def run_validation(cfg: LearningCheckConfig, seed: int) -> Path | None:
     """The validation pass over a finished run's checkpoints (kept from before when ``reuse``); returns its
-    ``results.json``, or None without ``validation_overrides``."""
+    ``results.json``, or None without ``validation_overrides`` or when no harness has two checkpoints to
+    choose between (a short run that saved only its last: the pass would cost an evaluation and choose it)."""
     if not cfg.validation_overrides:
         return None
     from jobs import evaluate, smoke
@@ -124,6 +125,17 @@ def run_validation(cfg: LearningCheckConfig, seed: int) -> Path | None:
         smoke.locate(smoke_cfg.eval_config),
         (f"train_dir={out / 'train'}", f"out_dir={out / 'validation'}", *overrides),
     )
+    trained = [
+        c
+        for h in eval_cfg.harnesses
+        for c in evaluate.discover_checkpoints(out / "train", h, eval_cfg.checkpoints, include_base=False)
+    ]
+    if all(sum(c.harness == h for c in trained) < 2 for h in eval_cfg.harnesses):
+        print(
+            f"[learning check] seed {seed}: no validation pass, one checkpoint per harness at most",
+            flush=True,
+        )
+        return None
     print(f"[learning check] seed {seed}: the validation pass chooses the checkpoint", flush=True)
     evaluate.run(eval_cfg)
     return results

@@ -112,6 +112,8 @@ def test_a_collapse_rolls_back_to_the_kept_version_with_a_smaller_step(tiny_mode
     assert all(torch.equal(restored[k], kept[4][k]) for k in restored)
     assert not optimizer.state and optimizer.param_groups[0]["lr"] == pytest.approx(lr_before / 2)
     assert owner.trainer.lr_scheduler.base_lrs[0] == pytest.approx(base_before / 2)
+    # the next step's log reads the scheduler's last value: it gives the rate the optimizer applies
+    assert owner.trainer.lr_scheduler.get_last_lr()[0] == pytest.approx(lr_before / 2)
     assert pool.retracted == [(5, 6)] and owner.watch.withdrawn == [(5, 6)]
     assert all(torch.equal(owner.snapshots[7][k], kept[4][k]) for k in restored)  # published next as v7
     (record,) = owner.collapses

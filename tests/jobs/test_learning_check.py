@@ -243,6 +243,9 @@ def test_the_validation_pass_evaluates_the_runs_checkpoints_on_the_validation_ta
     seen = []
     monkeypatch.setattr(evaluate, "run", lambda cfg: seen.append(cfg))
     cfg = LearningCheckConfig(out_dir=str(tmp_path), eval_overrides=("rollouts.max_sessions=2",))
+    (tmp_path / "seed-4" / "train" / "pi" / "checkpoint-12").mkdir(parents=True)
+    assert run_validation(cfg, 4) is None and not seen  # one checkpoint: nothing to choose
+    (tmp_path / "seed-4" / "train" / "pi" / "checkpoint-24").mkdir()
     results = run_validation(cfg, 4)
     (eval_cfg,) = seen
     assert results == tmp_path / "seed-4" / "validation" / "results.json"

@@ -125,12 +125,10 @@ def run_validation(cfg: LearningCheckConfig, seed: int) -> Path | None:
         smoke.locate(smoke_cfg.eval_config),
         (f"train_dir={out / 'train'}", f"out_dir={out / 'validation'}", *overrides),
     )
-    trained = [
-        c
+    if all(
+        len(evaluate.discover_checkpoints(out / "train", h, eval_cfg.checkpoints, include_base=False)) < 2
         for h in eval_cfg.harnesses
-        for c in evaluate.discover_checkpoints(out / "train", h, eval_cfg.checkpoints, include_base=False)
-    ]
-    if all(sum(c.harness == h for c in trained) < 2 for h in eval_cfg.harnesses):
+    ):
         print(
             f"[learning check] seed {seed}: no validation pass, one checkpoint per harness at most",
             flush=True,
